@@ -1,0 +1,30 @@
+# Entry points. Each target does its own set-up on a fresh Debian 12 machine.
+#   make deps    install missing Debian packages (apt-get)
+#   make build   configure and build; binaries in build/bin/
+#   make test    build, then run the whole test suite (ctest)
+#   make bench   build, then print the benchmarks (dsekp bench handshake / frames)
+#   make format  clang-format every C++ file in place
+BUILD_DIR ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= 2
+
+.PHONY: all deps build test bench format
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	@$(BUILD_DIR)/bin/dsekp bench handshake
+	@$(BUILD_DIR)/bin/dsekp bench frames
+
+format:
+	@git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i

@@ -1,0 +1,182 @@
+// Frame size and per-frame cost measurement (see frames_bench.hpp).
+#include "frames_bench.hpp"
+
+#include <array>
+#include <ctime>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cpu_timer.hpp"
+#include "dsekp/codec.hpp"
+#include "dsekp/device_session.hpp"
+#include "dsekp/edge_session.hpp"
+#include "dsekp/psk_baseline.hpp"
+
+namespace dsekp::bench {
+namespace {
+
+const std::string kReading = R"({"t":24.0,"h":51.0})";
+constexpr std::uint64_t kSendTs = 1'764'460'800'123;  // 13 digits, like the paper's sendts_ms
+
+ByteView reading_bytes() {
+  return ByteView(reinterpret_cast<const std::uint8_t*>(kReading.data()), kReading.size());
+}
+
+void require(Error e, const char* step) {
+  if (e != Error::ok) throw std::runtime_error(std::string(step) + ": " + error_name(e));
+}
+
+DeviceCredentials credentials_for(const std::string& dev_id) {
+  DeviceCredentials c;
+  require(c.dev_id.assign(dev_id), "dev_id");
+  std::array<std::uint8_t, kDevSecretSize> secret{};
+  secret.fill(0x11);
+  c.dev_secret = DevSecret::from(secret);
+  std::array<std::uint8_t, 16> salt{};
+  salt.fill(0x5A);
+  require(c.edge_salt.assign(salt), "salt");
+  return c;
+}
+
+std::vector<std::uint8_t> encoded(const auto& frame, Encoding enc) {
+  std::vector<std::uint8_t> buf(kMaxFrameSize);
+  std::size_t n = 0;
+  require(encode(frame, enc, buf, n), "encode");
+  buf.resize(n);
+  return buf;
+}
+
+// An established device/edge pair; the edge table holds `devices` entries like a real gateway.
+struct Testbed {
+  Testbed(CryptoBackend& crypto, Rng& rng, std::size_t devices)
+      : credentials(credentials_for("esp32-01")),
+        edge(crypto,
+             [&] {
+               EdgeConfig c;
+               c.edge_salt = credentials.edge_salt;
+               c.init_rate.capacity = 0;
+               return c;
+             }()),
+        device(crypto, credentials) {
+    for (std::size_t i = 0; i < devices; ++i) table["filler-" + std::to_string(i)];
+    EdgeDeviceState& state = table["esp32-01"];
+    const auto now_s = static_cast<std::uint32_t>(kSendTs / 1000);
+    InitFrame init;
+    require(device.start_handshake(now_s, rng, init), "start_handshake");
+    InitOutcome out;
+    require(edge.handle_init(init, credentials.dev_secret, state, kSendTs, rng, out),
+            "handle_init");
+    require(device.handle_ack(out.ack), "handle_ack");
+  }
+  DeviceCredentials credentials;
+  EdgeProtocol edge;
+  DeviceSession device;
+  std::unordered_map<std::string, EdgeDeviceState> table;
+};
+
+// Thread CPU ns per call of `body(i)` for i in [0, n), median over repetitions.
+template <typename Body>
+double ns_per_call(std::size_t n, std::size_t repetitions, Body body) {
+  std::vector<double> samples;
+  std::size_t offset = 0;
+  for (std::size_t r = 0; r < repetitions; ++r) {
+    const std::uint64_t start = thread_cpu_ns();
+    for (std::size_t i = 0; i < n; ++i) body(offset + i);
+    samples.push_back(static_cast<double>(thread_cpu_ns() - start) / static_cast<double>(n));
+    offset += n;
+  }
+  return median_of(samples);
+}
+
+}  // namespace
+
+FrameSizes measure_frame_sizes(CryptoBackend& crypto, Rng& rng) {
+  Testbed bed(crypto, rng, 0);
+  FrameSizes sizes;
+  sizes.plaintext = kReading.size();
+  DataFrame frame;
+  require(bed.device.seal(reading_bytes(), kSendTs, frame), "seal");
+  frame.sessctr = 54321;  // size with a 5-digit sessctr, independent of the random draw
+  sizes.dsekp_json = encoded(frame, Encoding::json).size();
+  sizes.dsekp_compact = encoded(frame, Encoding::compact).size();
+  PskFrame psk;
+  const PskKey key = PskKey::from(std::array<std::uint8_t, 16>{});
+  require(psk_seal(crypto, key, bed.credentials.dev_id, 0, kSendTs, reading_bytes(), rng, psk),
+          "psk_seal");
+  sizes.psk_json = encoded(psk, Encoding::json).size();
+  sizes.psk_compact = encoded(psk, Encoding::compact).size();
+  return sizes;
+}
+
+FrameCosts measure_frame_costs(CryptoBackend& crypto, Rng& rng, std::size_t frames,
+                               std::size_t repetitions, std::size_t devices) {
+  FrameCosts costs;
+  costs.backend = crypto.name();
+  costs.frames = frames;
+  const std::size_t total = frames * repetitions;
+  std::array<std::uint8_t, kMaxPayloadSize> plaintext{};
+
+  // Floor: a bare AES-128-GCM open of the same plaintext under one key.
+  {
+    std::array<std::uint8_t, 16> key{};
+    key.fill(0x42);
+    AeadNonce nonce;
+    AeadTag tag;
+    std::vector<std::uint8_t> ct(kReading.size());
+    require(crypto.aes128_gcm_seal(key, nonce, ByteView(), reading_bytes(), ct, tag), "seal");
+    // Warm up, then measure.
+    for (int i = 0; i < 1000; ++i)
+      require(crypto.aes128_gcm_open(key, nonce, ByteView(), ct, tag,
+                                     MutableByteView(plaintext).first(ct.size())),
+              "open");
+    costs.bare_gcm_open_ns = ns_per_call(frames, repetitions, [&](std::size_t) {
+      require(crypto.aes128_gcm_open(key, nonce, ByteView(), ct, tag,
+                                     MutableByteView(plaintext).first(ct.size())),
+              "open");
+    });
+  }
+
+  // Device seal + JSON encode, then the edge's two open paths on the frames it produced.
+  for (Encoding enc : {Encoding::json, Encoding::compact}) {
+    Testbed bed(crypto, rng, devices);
+    std::vector<std::vector<std::uint8_t>> wire(total);
+    DataFrame sealed;
+    const double seal_ns = ns_per_call(frames, repetitions, [&](std::size_t i) {
+      require(bed.device.seal(reading_bytes(), kSendTs + i, sealed), "seal");
+      wire[i] = encoded(sealed, enc);
+    });
+    if (enc == Encoding::json) costs.device_seal_json_ns = seal_ns;
+
+    DataFrame received;
+    DataOutcome outcome;
+    const double open_ns = ns_per_call(frames, repetitions, [&](std::size_t i) {
+      require(decode_data(wire[i], Direction::uplink, received), "decode");
+      // The edge finds the device by the dev_id in the frame, as the gateway does.
+      auto it = bed.table.find(std::string(received.dev_id.str()));
+      if (it == bed.table.end()) throw std::runtime_error("unknown device");
+      require(bed.edge.open_data(received, it->second, kSendTs, plaintext, outcome), "open_data");
+    });
+    (enc == Encoding::json ? costs.edge_open_json_ns : costs.edge_open_compact_ns) = open_ns;
+  }
+
+  // Baseline PSK: decode + decrypt, nothing else (it has no sessions and no replay window).
+  {
+    const PskKey key = PskKey::from(std::array<std::uint8_t, 16>{});
+    DevId dev_id;
+    require(dev_id.assign("esp32-01"), "dev_id");
+    PskFrame frame;
+    require(psk_seal(crypto, key, dev_id, 0, kSendTs, reading_bytes(), rng, frame), "psk_seal");
+    const std::vector<std::uint8_t> wire = encoded(frame, Encoding::json);
+    PskFrame received;
+    std::size_t n = 0;
+    costs.psk_open_json_ns = ns_per_call(frames, repetitions, [&](std::size_t) {
+      require(decode_psk(wire, received), "decode_psk");
+      require(psk_open(crypto, key, received, plaintext, n), "psk_open");
+    });
+  }
+  return costs;
+}
+
+}  // namespace dsekp::bench

@@ -1,0 +1,22 @@
+// `dsekp`: the one command-line entry point. Each subcommand lives in its own file under cli/.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "bench_command.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"DSEKP: Dynamic Session Enhanced Key Protocol (protocol v1) tools", "dsekp"};
+  app.set_version_flag("--version", "dsekp 0.1.0 (protocol v1)");
+  app.require_subcommand(1);
+  dsekp::cli::add_bench_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dsekp: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,100 @@
+// The public codec API (dsekp/codec.hpp): size limits, encoding detection, encoder argument
+// checks, and dispatch to the JSON or compact profile.
+#include "dsekp/codec.hpp"
+
+#include "codec_compact.hpp"
+#include "codec_json.hpp"
+#include "codec_limits.hpp"
+
+namespace dsekp {
+namespace {
+
+using codec_detail::kMaxSendTs;
+
+constexpr std::uint8_t kJsonFirstByte = '{';
+
+// Checks common to every decoder, before the encoding is even known.
+Error check_size(ByteView wire) noexcept {
+  if (wire.empty()) return Error::frame_empty;
+  if (wire.size() > kMaxFrameSize) return Error::frame_too_large;
+  return Error::ok;
+}
+
+// Encoders refuse values the decoders would reject, so that we never put a frame on the wire that
+// our own peer cannot read. A default-constructed DevId (empty) is the likely caller mistake.
+Error check_values(const DevId& dev_id, std::uint64_t sendts_ms = 0) noexcept {
+  if (dev_id.size() == 0 || sendts_ms > kMaxSendTs) return Error::invalid_argument;
+  return Error::ok;
+}
+
+template <typename Frame>
+Error dispatch_encode(const Frame& f, Encoding enc, MutableByteView out,
+                      std::size_t& written) noexcept {
+  return enc == Encoding::json ? codec_detail::json::encode(f, out, written)
+                               : codec_detail::compact::encode(f, out, written);
+}
+
+}  // namespace
+
+Encoding detect_encoding(ByteView wire) noexcept {
+  return !wire.empty() && wire[0] == kJsonFirstByte ? Encoding::json : Encoding::compact;
+}
+
+Error encode(const InitFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept {
+  written = 0;
+  if (const Error e = check_values(f.dev_id); e != Error::ok) return e;
+  return dispatch_encode(f, enc, out, written);
+}
+
+Error encode(const AckFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept {
+  written = 0;
+  if (const Error e = check_values(f.dev_id); e != Error::ok) return e;
+  return dispatch_encode(f, enc, out, written);
+}
+
+Error encode(const DataFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept {
+  written = 0;
+  if (const Error e = check_values(f.dev_id, f.sendts_ms); e != Error::ok) return e;
+  return dispatch_encode(f, enc, out, written);
+}
+
+Error encode(const PskFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept {
+  written = 0;
+  if (const Error e = check_values(f.dev_id, f.sendts_ms); e != Error::ok) return e;
+  return dispatch_encode(f, enc, out, written);
+}
+
+Error decode_init(ByteView wire, InitFrame& out) noexcept {
+  if (const Error e = check_size(wire); e != Error::ok) return e;
+  return detect_encoding(wire) == Encoding::json ? codec_detail::json::decode_init(wire, out)
+                                                 : codec_detail::compact::decode_init(wire, out);
+}
+
+Error decode_ack(ByteView wire, AckFrame& out) noexcept {
+  if (const Error e = check_size(wire); e != Error::ok) return e;
+  return detect_encoding(wire) == Encoding::json ? codec_detail::json::decode_ack(wire, out)
+                                                 : codec_detail::compact::decode_ack(wire, out);
+}
+
+Error decode_data(ByteView wire, Direction direction, DataFrame& out) noexcept {
+  if (const Error e = check_size(wire); e != Error::ok) return e;
+  return detect_encoding(wire) == Encoding::json
+             ? codec_detail::json::decode_data(wire, direction, out)
+             : codec_detail::compact::decode_data(wire, direction, out);
+}
+
+Error decode_psk(ByteView wire, PskFrame& out) noexcept {
+  if (const Error e = check_size(wire); e != Error::ok) return e;
+  return detect_encoding(wire) == Encoding::json ? codec_detail::json::decode_psk(wire, out)
+                                                 : codec_detail::compact::decode_psk(wire, out);
+}
+
+std::size_t max_encoded_data_size(std::size_t payload_size) noexcept {
+  // JSON is always the larger encoding (base64 and member names); take the max anyway so the
+  // bound stays right if either layout changes.
+  const std::size_t json = codec_detail::json::max_data_frame_size(payload_size);
+  const std::size_t compact = codec_detail::compact::data_frame_size(kDevIdMaxSize, payload_size);
+  return json > compact ? json : compact;
+}
+
+}  // namespace dsekp

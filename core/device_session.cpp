@@ -1,0 +1,136 @@
+// The device-side handshake state machine and data path (see device_session.hpp).
+#include "dsekp/device_session.hpp"
+
+#include <array>
+
+#include "dsekp/data_frame.hpp"
+
+namespace dsekp {
+namespace {
+constexpr std::uint64_t kSeqSpace = std::uint64_t{1} << 32;
+
+Error random_u16(Rng& rng, std::uint16_t& out) noexcept {
+  std::array<std::uint8_t, 2> b{};
+  Error e = rng.fill(MutableByteView(b));
+  out = load_be16(b.data());
+  return e;
+}
+}  // namespace
+
+DeviceSession::DeviceSession(CryptoBackend& crypto, const DeviceCredentials& credentials,
+                             const DeviceConfig& config) noexcept
+    : crypto_(crypto),
+      credentials_{credentials.dev_id, credentials.dev_secret.clone(), credentials.edge_salt},
+      config_(config),
+      downlink_window_(config.downlink_window) {}
+
+Error DeviceSession::start_handshake(std::uint32_t now_unix_s, Rng& rng, InitFrame& out) noexcept {
+  pending_ = false;
+  InitFrame init;
+  init.dev_id = credentials_.dev_id;
+  init.t = now_unix_s;
+  // A new session must not reuse the live session's sessctr: the edge identifies sessions by
+  // (dev_id, sessctr). A few redraws make a repeat practically impossible; the fallback is exact.
+  std::uint16_t sessctr = 0;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    if (Error e = random_u16(rng, sessctr); e != Error::ok) return e;
+    if (!established_ || sessctr != sessctr_) break;
+  }
+  if (established_ && sessctr == sessctr_) sessctr = static_cast<std::uint16_t>(sessctr + 1);
+  init.sessctr = sessctr;
+  if (Error e = rng.fill(init.dev_nonce.mutable_view()); e != Error::ok) return e;
+
+  const InitParams params{&init.dev_id, init.sessctr, init.t, init.dev_nonce};
+  if (Error e = derive_handshake_keys(crypto_, credentials_.dev_secret, credentials_.edge_salt,
+                                      params, handshake_keys_);
+      e != Error::ok)
+    return e;
+  if (Error e = compute_init_proof(crypto_, handshake_keys_.k_init, params, init.proof);
+      e != Error::ok)
+    return e;
+
+  init_ = init;
+  pending_ = true;
+  backoff_ms_ = 0;
+  next_send_ms_ = 0;  // due at once
+  out = init;
+  return Error::ok;
+}
+
+bool DeviceSession::retransmit_due(std::uint64_t now_ms) const noexcept {
+  return pending_ && now_ms >= next_send_ms_;
+}
+
+Error DeviceSession::note_init_sent(std::uint64_t now_ms, Rng& rng) noexcept {
+  if (!pending_) return Error::no_pending_handshake;
+  const std::uint32_t initial =
+      config_.retransmit_initial_ms == 0 ? 1 : config_.retransmit_initial_ms;
+  const std::uint32_t ceiling =
+      config_.retransmit_max_ms < initial ? initial : config_.retransmit_max_ms;
+  backoff_ms_ =
+      backoff_ms_ == 0 ? initial : (backoff_ms_ > ceiling / 2 ? ceiling : backoff_ms_ * 2);
+  // Jitter in [backoff/2, backoff] keeps a fleet that rebooted together from retrying in step.
+  std::array<std::uint8_t, 4> r{};
+  if (Error e = rng.fill(MutableByteView(r)); e != Error::ok) return e;
+  const std::uint32_t half = backoff_ms_ / 2;
+  next_send_ms_ = now_ms + half + load_be32(r.data()) % (backoff_ms_ - half + 1);
+  return Error::ok;
+}
+
+Error DeviceSession::handle_ack(const AckFrame& ack) noexcept {
+  if (!pending_) return Error::no_pending_handshake;
+  if (!(ack.dev_id == init_.dev_id) || ack.sessctr != init_.sessctr) return Error::ack_mismatch;
+
+  // Authenticate the edge before anything else: only an edge that knows DEV_SECRET can compute it.
+  Proof expected;
+  if (Error e = compute_ack_proof(crypto_, handshake_keys_.k_ack, init_.proof, ack.edge_nonce,
+                                  ack.status, expected);
+      e != Error::ok)
+    return e;
+  if (!expected.equals(ack.proof)) return Error::bad_ack_proof;
+  if (ack.status != kAckStatusOk) return Error::ack_rejected;
+
+  TrafficKeys fresh;
+  if (Error e = derive_traffic_keys(crypto_, handshake_keys_.session_secret, ack.edge_nonce, fresh);
+      e != Error::ok)
+    return e;
+  traffic_ = static_cast<TrafficKeys&&>(fresh);  // the old session's keys are wiped by the move
+  sessctr_ = init_.sessctr;
+  next_seq_ = config_.first_seq;
+  downlink_window_ = ReplayWindow(config_.downlink_window);
+  established_ = true;
+  pending_ = false;
+  handshake_keys_ = HandshakeKeys{};  // wipes SS, K_init, K_ack
+  return Error::ok;
+}
+
+bool DeviceSession::rekey_due() const noexcept {
+  return established_ && next_seq_ >= config_.rekey_at_seq;
+}
+
+Error DeviceSession::seal(ByteView plaintext, std::uint64_t sendts_ms, DataFrame& out) noexcept {
+  if (!established_) return Error::no_session;
+  if (next_seq_ >= kSeqSpace) return Error::session_exhausted;
+  if (plaintext.size() > kMaxPayloadSize) return Error::payload_too_large;
+  // The seq is consumed before sealing, so even a failed seal can never lead to nonce reuse.
+  const auto seq = static_cast<std::uint32_t>(next_seq_++);
+  return seal_data_frame(crypto_, traffic_.up, Direction::uplink, credentials_.dev_id, sessctr_,
+                         seq, sendts_ms, plaintext, out);
+}
+
+Error DeviceSession::open_downlink(const DataFrame& frame, MutableByteView plaintext,
+                                   std::size_t& plaintext_size) noexcept {
+  plaintext_size = 0;
+  if (!established_) return Error::no_session;
+  if (frame.direction != Direction::downlink) return Error::invalid_argument;
+  if (!(frame.dev_id == credentials_.dev_id)) return Error::dev_id_mismatch;
+  if (frame.sessctr != sessctr_) return Error::unknown_session;
+  // check() does not move the window; it only spares a decryption for an obvious replay.
+  if (Error e = downlink_window_.check(frame.seq); e != Error::ok) return e;
+  if (Error e = open_data_frame(crypto_, traffic_.down, frame, plaintext, plaintext_size);
+      e != Error::ok)
+    return e;
+  return downlink_window_.accept(frame.seq);
+}
+
+}  // namespace dsekp

@@ -1,0 +1,146 @@
+// DSEKP v1 key schedule and handshake transcripts (formulas in key_schedule.hpp / PROTOCOL.md).
+#include "dsekp/key_schedule.hpp"
+
+#include <array>
+
+namespace dsekp {
+namespace {
+
+ByteView label_bytes(std::string_view label) noexcept {
+  return ByteView(reinterpret_cast<const std::uint8_t*>(label.data()), label.size());
+}
+
+// u8 len || dev_id, the length-prefixed form used in every transcript and info string.
+struct LengthPrefixedDevId {
+  std::array<std::uint8_t, 1> length;
+  ByteView bytes;
+  explicit LengthPrefixedDevId(const DevId& dev_id) noexcept
+      : length{static_cast<std::uint8_t>(dev_id.size())}, bytes(dev_id.view()) {}
+};
+
+// Truncates HMAC output to a 16-byte proof.
+Proof truncate_to_proof(const Sha256Digest& digest) noexcept {
+  return Proof::from(digest.view().first(kProofSize));
+}
+
+}  // namespace
+
+Error derive_handshake_keys(CryptoBackend& crypto, const DevSecret& dev_secret,
+                            const EdgeSalt& edge_salt, const InitParams& init,
+                            HandshakeKeys& out) noexcept {
+  if (init.dev_id == nullptr || edge_salt.view().empty()) return Error::invalid_argument;
+  std::array<std::uint8_t, 2> sessctr{};
+  std::array<std::uint8_t, 4> t{};
+  store_be16(sessctr.data(), init.sessctr);
+  store_be32(t.data(), init.t);
+
+  // IKM = DEV_SECRET || DevNonce || SessCtr || T  (paper, Algorithm 1)
+  const std::array<ByteView, 4> ikm{dev_secret.view(), init.dev_nonce.view(), ByteView(sessctr),
+                                    ByteView(t)};
+  Prk prk;  // PRK = HKDF-Extract(EDGE_SALT, IKM)
+  if (Error e = crypto.hkdf_extract(edge_salt.view(), ikm, prk.mutable_view()); e != Error::ok)
+    return e;
+
+  // SS = HKDF-Expand(PRK, "DSEKP1 session" || u8 len || dev_id, 32)
+  const LengthPrefixedDevId id(*init.dev_id);
+  const std::array<ByteView, 3> session_info{label_bytes(kLabelSession), ByteView(id.length),
+                                             id.bytes};
+  if (Error e = crypto.hkdf_expand(prk.view(), session_info, out.session_secret.mutable_view());
+      e != Error::ok)
+    return e;
+
+  // K_init = HKDF-Expand(SS, "DSEKP1 init", 32); K_ack = HKDF-Expand(SS, "DSEKP1 ack", 32)
+  const std::array<ByteView, 1> init_info{label_bytes(kLabelInitKey)};
+  const std::array<ByteView, 1> ack_info{label_bytes(kLabelAckKey)};
+  if (Error e = crypto.hkdf_expand(out.session_secret.view(), init_info, out.k_init.mutable_view());
+      e != Error::ok)
+    return e;
+  return crypto.hkdf_expand(out.session_secret.view(), ack_info, out.k_ack.mutable_view());
+}
+
+Error compute_init_proof(CryptoBackend& crypto, const ProofKey& k_init, const InitParams& init,
+                         Proof& out) noexcept {
+  if (init.dev_id == nullptr) return Error::invalid_argument;
+  std::array<std::uint8_t, 6> sessctr_t{};
+  store_be16(sessctr_t.data(), init.sessctr);
+  store_be32(sessctr_t.data() + 2, init.t);
+  const LengthPrefixedDevId id(*init.dev_id);
+  // "DSEKP1 INIT" || u8 len || dev_id || u16 sessctr || u32 t || dev_nonce
+  const std::array<ByteView, 5> transcript{label_bytes(kLabelInitProof), ByteView(id.length),
+                                           id.bytes, ByteView(sessctr_t), init.dev_nonce.view()};
+  Sha256Digest mac;
+  if (Error e = crypto.hmac_sha256(k_init.view(), transcript, mac); e != Error::ok) return e;
+  out = truncate_to_proof(mac);
+  return Error::ok;
+}
+
+Error compute_ack_proof(CryptoBackend& crypto, const ProofKey& k_ack, const Proof& init_proof,
+                        const EdgeNonce& edge_nonce, std::uint8_t status, Proof& out) noexcept {
+  const std::array<std::uint8_t, 1> status_byte{status};
+  // "DSEKP1 ACK" || init proof || edge_nonce || u8 status: binds the ACK to exactly one INIT.
+  const std::array<ByteView, 4> transcript{label_bytes(kLabelAckProof), init_proof.view(),
+                                           edge_nonce.view(), ByteView(status_byte)};
+  Sha256Digest mac;
+  if (Error e = crypto.hmac_sha256(k_ack.view(), transcript, mac); e != Error::ok) return e;
+  out = truncate_to_proof(mac);
+  return Error::ok;
+}
+
+Error derive_traffic_keys(CryptoBackend& crypto, const SessionSecret& session_secret,
+                          const EdgeNonce& edge_nonce, TrafficKeys& out) noexcept {
+  // TS = HKDF-Extract(salt = EdgeNonce, IKM = SS): the edge's fresh nonce makes every session's
+  // traffic keys new even if an old INIT is replayed.
+  const std::array<ByteView, 1> ikm{session_secret.view()};
+  Prk traffic_secret;
+  if (Error e = crypto.hkdf_extract(edge_nonce.view(), ikm, traffic_secret.mutable_view());
+      e != Error::ok)
+    return e;
+
+  std::array<std::uint8_t, kAeadKeySize + kNonceSize> okm{};
+  const auto expand_direction = [&](std::string_view label, DirectionKeys& keys) noexcept {
+    const std::array<ByteView, 1> info{label_bytes(label)};
+    Error e = crypto.hkdf_expand(traffic_secret.view(), info, MutableByteView(okm));
+    if (e == Error::ok) {
+      keys.key = AeadKey::from(ByteView(okm).first(kAeadKeySize));
+      keys.iv_base = IvBase::from(ByteView(okm).subspan(kAeadKeySize));
+    }
+    secure_wipe(MutableByteView(okm));
+    return e;
+  };
+  // K_up || IV_up = HKDF-Expand(TS, "DSEKP1 up", 28); K_down || IV_down likewise with "down".
+  if (Error e = expand_direction(kLabelUp, out.up); e != Error::ok) return e;
+  return expand_direction(kLabelDown, out.down);
+}
+
+AeadNonce make_nonce(const IvBase& iv_base, std::uint32_t seq) noexcept {
+  // nonce = IV_base XOR (0x00000000 || u64 seq)
+  AeadNonce nonce = AeadNonce::from(iv_base.view());
+  std::array<std::uint8_t, 8> seq_be{};
+  store_be64(seq_be.data(), seq);
+  std::uint8_t* n = nonce.data();
+  for (std::size_t i = 0; i < seq_be.size(); ++i) n[4 + i] ^= seq_be[i];
+  return nonce;
+}
+
+std::size_t data_aad_size(const DevId& dev_id) noexcept {
+  return kLabelDataAad.size() + 1 + dev_id.size() + 2 + 4 + 8;
+}
+
+std::size_t build_data_aad(Direction direction, const DevId& dev_id, std::uint16_t sessctr,
+                           std::uint32_t seq, std::uint64_t sendts_ms,
+                           MutableByteView out) noexcept {
+  static_assert(kLabelDataAad.size() == kLabelDownAad.size());
+  const std::size_t size = data_aad_size(dev_id);
+  if (out.size() < size) return 0;
+  const std::string_view label = direction == Direction::uplink ? kLabelDataAad : kLabelDownAad;
+  std::uint8_t* p = out.data();
+  for (char c : label) *p++ = static_cast<std::uint8_t>(c);
+  *p++ = static_cast<std::uint8_t>(dev_id.size());
+  for (std::uint8_t b : dev_id.view()) *p++ = b;
+  store_be16(p, sessctr);
+  store_be32(p + 2, seq);
+  store_be64(p + 6, sendts_ms);
+  return size;
+}
+
+}  // namespace dsekp

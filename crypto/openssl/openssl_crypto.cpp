@@ -1,0 +1,251 @@
+// OpenSSL 3 backend: HMAC-SHA256 and HKDF over a reused EVP_MAC context, AES-128-GCM over a reused
+// EVP_CIPHER_CTX, randomness from RAND_bytes. See openssl_crypto.hpp for why state is kept.
+#include "crypto/openssl/openssl_crypto.hpp"
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+
+namespace dsekp {
+namespace {
+
+constexpr std::size_t kMaxOkmSize = 255 * kHashSize;  // RFC 5869 2.3: L <= 255 * HashLen
+
+// HMAC pads its key with zeros to the block size, so an empty key and 32 zero bytes give the same
+// MAC; RFC 5869 2.2 defines the empty salt as exactly that. EVP_MAC_init treats a null key as
+// "no new key", and an empty span may have a null data(), so empty keys are replaced by this.
+constexpr std::array<std::uint8_t, kHashSize> kZeroKey{};
+
+void wipe(MutableByteView bytes) noexcept {
+  if (!bytes.empty()) OPENSSL_cleanse(bytes.data(), bytes.size());
+}
+
+bool overlap(ByteView a, ByteView b) noexcept {
+  if (a.empty() || b.empty()) return false;
+  const auto a0 = reinterpret_cast<std::uintptr_t>(a.data());
+  const auto b0 = reinterpret_cast<std::uintptr_t>(b.data());
+  return a0 < b0 + b.size() && b0 < a0 + a.size();
+}
+
+// GCM can work in place (same start address) but not on buffers that overlap otherwise.
+bool partial_overlap(ByteView in, ByteView out) noexcept {
+  return overlap(in, out) && in.data() != out.data();
+}
+
+bool fits_int(std::size_t n) noexcept {
+  return n <= static_cast<std::size_t>(INT_MAX);
+}
+
+}  // namespace
+
+OpenSslCrypto::OpenSslCrypto() noexcept {
+  mac_ = EVP_MAC_fetch(nullptr, OSSL_MAC_NAME_HMAC, nullptr);
+  if (mac_ != nullptr) mac_ctx_ = EVP_MAC_CTX_new(mac_);
+  gcm_ = EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr);
+  gcm_ctx_ = EVP_CIPHER_CTX_new();
+  if (mac_ctx_ == nullptr || gcm_ == nullptr || gcm_ctx_ == nullptr) return;
+
+  // The digest is set once: the per-call EVP_MAC_init then only installs the key.
+  char digest[] = "SHA256";
+  const OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_end(),
+  };
+  if (EVP_MAC_CTX_set_params(mac_ctx_, params) != 1) return;
+  // Binding the cipher here lets every later init pass a null cipher. Passing the cipher again
+  // would make OpenSSL free and re-create the provider context on every message.
+  if (EVP_CipherInit_ex2(gcm_ctx_, gcm_, nullptr, nullptr, 1, nullptr) != 1) return;
+  ready_ = true;
+}
+
+OpenSslCrypto::~OpenSslCrypto() {
+  EVP_CIPHER_CTX_free(gcm_ctx_);  // cleanses the key schedule
+  EVP_CIPHER_free(gcm_);
+  EVP_MAC_CTX_free(mac_ctx_);  // cleanses the keyed HMAC state
+  EVP_MAC_free(mac_);
+  OPENSSL_cleanse(gcm_key_.data(), gcm_key_.size());
+}
+
+bool OpenSslCrypto::hmac(ByteView key, ByteView prefix, std::span<const ByteView> parts,
+                         ByteView suffix, std::uint8_t* out) noexcept {
+  if (key.empty()) key = ByteView(kZeroKey);
+  if (EVP_MAC_init(mac_ctx_, key.data(), key.size(), nullptr) != 1) return false;
+  auto update = [this](ByteView bytes) {
+    return bytes.empty() || EVP_MAC_update(mac_ctx_, bytes.data(), bytes.size()) == 1;
+  };
+  if (!update(prefix)) return false;
+  for (ByteView part : parts) {
+    if (!update(part)) return false;
+  }
+  if (!update(suffix)) return false;
+  std::size_t written = 0;
+  return EVP_MAC_final(mac_ctx_, out, &written, kHashSize) == 1 && written == kHashSize;
+}
+
+Error OpenSslCrypto::hmac_sha256(ByteView key, std::span<const ByteView> parts,
+                                 Sha256Digest& out) noexcept {
+  if (ready_ && hmac(key, {}, parts, {}, out.data())) return Error::ok;
+  wipe(out.mutable_view());
+  return Error::crypto_failure;
+}
+
+Error OpenSslCrypto::hkdf_extract(ByteView salt, std::span<const ByteView> ikm_parts,
+                                  MutableByteView prk_out) noexcept {
+  if (prk_out.size() != kHashSize) {
+    wipe(prk_out);
+    return Error::invalid_argument;
+  }
+  // Why not EVP_KDF "HKDF": in OpenSSL 3.0 each derivation through it costs several us (context
+  // creation, parameter parsing, an internal MAC fetch), against one HMAC here. HKDF-Extract is
+  // by definition PRK = HMAC-Hash(salt, IKM), so the library's HMAC on the reused context suffices.
+  if (ready_ && hmac(salt, {}, ikm_parts, {}, prk_out.data())) return Error::ok;
+  wipe(prk_out);
+  return Error::crypto_failure;
+}
+
+Error OpenSslCrypto::hkdf_expand(ByteView prk, std::span<const ByteView> info_parts,
+                                 MutableByteView okm) noexcept {
+  // A PRK shorter than HashLen is outside RFC 5869 2.3 (and mbedTLS refuses it): refuse it here too
+  // so both backends agree. Output that overlaps an input would overwrite it between blocks.
+  bool bad = okm.empty() || okm.size() > kMaxOkmSize || prk.size() < kHashSize || overlap(okm, prk);
+  for (ByteView part : info_parts) bad = bad || overlap(okm, part);
+  if (bad) {
+    wipe(okm);
+    return Error::invalid_argument;
+  }
+  if (!ready_) {
+    wipe(okm);
+    return Error::crypto_failure;
+  }
+  // RFC 5869 2.3: T(i) = HMAC-Hash(PRK, T(i-1) || info || i), T(0) empty, OKM = first L bytes of
+  // T(1) || T(2) || ... Built on the library's HMAC for the same reason as hkdf_extract above.
+  std::array<std::uint8_t, kHashSize> block{};
+  std::size_t previous = 0;  // length of T(i-1): 0 for i = 1
+  std::uint8_t counter = 1;
+  for (std::size_t offset = 0; offset < okm.size(); ++counter) {
+    const ByteView counter_byte(&counter, 1);
+    if (!hmac(prk, ByteView(block.data(), previous), info_parts, counter_byte, block.data())) {
+      OPENSSL_cleanse(block.data(), block.size());
+      wipe(okm);
+      return Error::crypto_failure;
+    }
+    const std::size_t n = std::min(kHashSize, okm.size() - offset);
+    std::memcpy(okm.data() + offset, block.data(), n);
+    offset += n;
+    previous = kHashSize;
+  }
+  OPENSSL_cleanse(block.data(), block.size());
+  return Error::ok;
+}
+
+bool OpenSslCrypto::gcm_begin(bool encrypt, ByteView key, const AeadNonce& nonce) noexcept {
+  // Re-keying costs an AES key expansion plus the GHASH key setup; a session seals and opens many
+  // messages under one key, so the schedule is kept while the key stays the same. The comparison
+  // is constant-time because both operands are secret.
+  const bool same_key = gcm_keyed_ && constant_time_equal(key, ByteView(gcm_key_));
+  gcm_keyed_ = false;  // until the init below has succeeded
+  const unsigned char* new_key = same_key ? nullptr : key.data();
+  if (EVP_CipherInit_ex2(gcm_ctx_, nullptr, new_key, nonce.data(), encrypt ? 1 : 0, nullptr) != 1) {
+    return false;
+  }
+  if (!same_key) std::memcpy(gcm_key_.data(), key.data(), gcm_key_.size());
+  gcm_keyed_ = true;
+  return true;
+}
+
+Error OpenSslCrypto::aes128_gcm_seal(ByteView key, const AeadNonce& nonce, ByteView aad,
+                                     ByteView plaintext, MutableByteView ciphertext,
+                                     AeadTag& tag) noexcept {
+  auto fail = [&](Error e) {
+    wipe(ciphertext);
+    wipe(tag.mutable_view());
+    return e;
+  };
+  if (key.size() != kAeadKeySize || ciphertext.size() != plaintext.size() ||
+      partial_overlap(plaintext, ciphertext) || !fits_int(plaintext.size()) ||
+      !fits_int(aad.size())) {
+    return fail(Error::invalid_argument);
+  }
+  if (!ready_ || !gcm_begin(true, key, nonce)) return fail(Error::crypto_failure);
+
+  int written = 0;
+  // A null output marks the input as AAD.
+  if (!aad.empty() && EVP_EncryptUpdate(gcm_ctx_, nullptr, &written, aad.data(),
+                                        static_cast<int>(aad.size())) != 1) {
+    return fail(Error::crypto_failure);
+  }
+  if (!plaintext.empty()) {
+    const int n = static_cast<int>(plaintext.size());
+    if (EVP_EncryptUpdate(gcm_ctx_, ciphertext.data(), &written, plaintext.data(), n) != 1 ||
+        written != n) {
+      return fail(Error::crypto_failure);
+    }
+  }
+  std::uint8_t none[16];  // GCM's final step writes no bytes; OpenSSL still wants a buffer
+  if (EVP_EncryptFinal_ex(gcm_ctx_, none, &written) != 1 ||
+      EVP_CIPHER_CTX_ctrl(gcm_ctx_, EVP_CTRL_AEAD_GET_TAG, static_cast<int>(kTagSize),
+                          tag.data()) != 1) {
+    return fail(Error::crypto_failure);
+  }
+  return Error::ok;
+}
+
+Error OpenSslCrypto::aes128_gcm_open(ByteView key, const AeadNonce& nonce, ByteView aad,
+                                     ByteView ciphertext, const AeadTag& tag,
+                                     MutableByteView plaintext) noexcept {
+  auto fail = [&](Error e) {
+    wipe(plaintext);
+    return e;
+  };
+  if (key.size() != kAeadKeySize || ciphertext.size() != plaintext.size() ||
+      partial_overlap(ciphertext, plaintext) || !fits_int(ciphertext.size()) ||
+      !fits_int(aad.size())) {
+    return fail(Error::invalid_argument);
+  }
+  if (!ready_ || !gcm_begin(false, key, nonce)) return fail(Error::crypto_failure);
+
+  // The ctrl takes a non-const pointer; the tag is public, so a local copy is simplest.
+  AeadTag expected = tag;
+  int written = 0;
+  if (EVP_CIPHER_CTX_ctrl(gcm_ctx_, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(kTagSize),
+                          expected.data()) != 1) {
+    return fail(Error::crypto_failure);
+  }
+  if (!aad.empty() && EVP_DecryptUpdate(gcm_ctx_, nullptr, &written, aad.data(),
+                                        static_cast<int>(aad.size())) != 1) {
+    return fail(Error::crypto_failure);
+  }
+  if (!ciphertext.empty()) {
+    const int n = static_cast<int>(ciphertext.size());
+    if (EVP_DecryptUpdate(gcm_ctx_, plaintext.data(), &written, ciphertext.data(), n) != 1 ||
+        written != n) {
+      return fail(Error::crypto_failure);
+    }
+  }
+  // OpenSSL has already written the unauthenticated plaintext; it is zeroed unless the tag holds.
+  std::uint8_t none[16];
+  if (EVP_DecryptFinal_ex(gcm_ctx_, none, &written) != 1) return fail(Error::auth_failed);
+  return Error::ok;
+}
+
+Error OpenSslRng::fill(MutableByteView out) noexcept {
+  // RAND_bytes takes an int length, so very large requests go in chunks.
+  for (std::size_t offset = 0; offset < out.size();) {
+    const std::size_t n = std::min(out.size() - offset, static_cast<std::size_t>(INT_MAX));
+    if (RAND_bytes(out.data() + offset, static_cast<int>(n)) != 1) {
+      wipe(out);
+      return Error::crypto_failure;
+    }
+    offset += n;
+  }
+  return Error::ok;
+}
+
+}  // namespace dsekp

@@ -1,0 +1,140 @@
+// Byte views, fixed-size strong byte types, constant-time comparison and secret wiping.
+//
+// Every key, nonce, proof and tag in the protocol has its own fixed-size type, so a tag cannot be
+// passed where a key is expected and a 12-byte nonce cannot be confused with a 16-byte proof.
+// Secret types wipe themselves when destroyed. Comparison of authenticators is constant-time.
+// Nothing here allocates or throws: this header is part of the device path.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace dsekp {
+
+using ByteView = std::span<const std::uint8_t>;
+using MutableByteView = std::span<std::uint8_t>;
+
+/// Overwrites `bytes` with zeros in a way the optimiser may not remove.
+void secure_wipe(MutableByteView bytes) noexcept;
+
+/// True when `a` and `b` have equal length and contents. Time depends only on the lengths.
+[[nodiscard]] bool constant_time_equal(ByteView a, ByteView b) noexcept;
+
+/// A fixed-size, non-secret byte string with a distinct type per `Tag` (nonces, proofs, tags).
+template <std::size_t N, typename Tag>
+class FixedBytes {
+ public:
+  static constexpr std::size_t size_bytes = N;
+  constexpr FixedBytes() noexcept = default;
+  static FixedBytes from(ByteView src) noexcept {  // caller guarantees src.size() == N
+    FixedBytes out;
+    for (std::size_t i = 0; i < N && i < src.size(); ++i) out.bytes_[i] = src[i];
+    return out;
+  }
+  [[nodiscard]] ByteView view() const noexcept { return ByteView(bytes_); }
+  [[nodiscard]] MutableByteView mutable_view() noexcept { return MutableByteView(bytes_); }
+  [[nodiscard]] const std::uint8_t* data() const noexcept { return bytes_.data(); }
+  [[nodiscard]] std::uint8_t* data() noexcept { return bytes_.data(); }
+  [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
+  /// Constant-time equality: these values are often authenticators.
+  [[nodiscard]] bool equals(const FixedBytes& other) const noexcept {
+    return constant_time_equal(view(), other.view());
+  }
+
+ private:
+  std::array<std::uint8_t, N> bytes_{};
+};
+
+/// A fixed-size secret (keys, IV bases, PRKs). Wiped on destruction and on move-from; copies are
+/// explicit (`clone`) so that secret material is not duplicated by accident.
+template <std::size_t N, typename Tag>
+class SecretBytes {
+ public:
+  static constexpr std::size_t size_bytes = N;
+  SecretBytes() noexcept = default;
+  ~SecretBytes() { secure_wipe(MutableByteView(bytes_)); }
+  SecretBytes(const SecretBytes&) = delete;
+  SecretBytes& operator=(const SecretBytes&) = delete;
+  SecretBytes(SecretBytes&& other) noexcept : bytes_(other.bytes_) {
+    secure_wipe(MutableByteView(other.bytes_));
+  }
+  SecretBytes& operator=(SecretBytes&& other) noexcept {
+    if (this != &other) {
+      bytes_ = other.bytes_;
+      secure_wipe(MutableByteView(other.bytes_));
+    }
+    return *this;
+  }
+  static SecretBytes from(ByteView src) noexcept {  // caller guarantees src.size() == N
+    SecretBytes out;
+    for (std::size_t i = 0; i < N && i < src.size(); ++i) out.bytes_[i] = src[i];
+    return out;
+  }
+  [[nodiscard]] SecretBytes clone() const noexcept { return from(view()); }
+  [[nodiscard]] ByteView view() const noexcept { return ByteView(bytes_); }
+  [[nodiscard]] MutableByteView mutable_view() noexcept { return MutableByteView(bytes_); }
+  [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
+  void wipe() noexcept { secure_wipe(MutableByteView(bytes_)); }
+
+ private:
+  std::array<std::uint8_t, N> bytes_{};
+};
+
+/// A byte buffer of at most `Capacity` bytes stored inline (no heap): ciphertexts, plaintexts.
+template <std::size_t Capacity>
+class BoundedBytes {
+ public:
+  static constexpr std::size_t capacity = Capacity;
+  [[nodiscard]] bool assign(ByteView src) noexcept {
+    if (src.size() > Capacity) return false;
+    for (std::size_t i = 0; i < src.size(); ++i) bytes_[i] = src[i];
+    size_ = src.size();
+    return true;
+  }
+  /// Sets the length after writing through `storage()`; fails if `n` exceeds the capacity.
+  [[nodiscard]] bool resize(std::size_t n) noexcept {
+    if (n > Capacity) return false;
+    size_ = n;
+    return true;
+  }
+  [[nodiscard]] ByteView view() const noexcept { return ByteView(bytes_.data(), size_); }
+  [[nodiscard]] MutableByteView storage() noexcept { return MutableByteView(bytes_); }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  void clear() noexcept {
+    secure_wipe(MutableByteView(bytes_.data(), size_));
+    size_ = 0;
+  }
+
+ private:
+  std::array<std::uint8_t, Capacity> bytes_{};
+  std::size_t size_ = 0;
+};
+
+// Big-endian integer helpers: every integer on the wire and in every transcript is big-endian.
+inline void store_be16(std::uint8_t* p, std::uint16_t v) noexcept {
+  p[0] = static_cast<std::uint8_t>(v >> 8);
+  p[1] = static_cast<std::uint8_t>(v);
+}
+inline void store_be32(std::uint8_t* p, std::uint32_t v) noexcept {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
+}
+inline void store_be64(std::uint8_t* p, std::uint64_t v) noexcept {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (56 - 8 * i));
+}
+inline std::uint16_t load_be16(const std::uint8_t* p) noexcept {
+  return static_cast<std::uint16_t>((p[0] << 8) | p[1]);
+}
+inline std::uint32_t load_be32(const std::uint8_t* p) noexcept {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v = (v << 8) | p[i];
+  return v;
+}
+inline std::uint64_t load_be64(const std::uint8_t* p) noexcept {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+}  // namespace dsekp

@@ -1,0 +1,58 @@
+// The decoded form of every DSEKP v1 frame. Codecs (codec.hpp) turn these into wire bytes and back;
+// the handshake and data-path code only ever sees these structs.
+// All storage is inline (no heap); variable-length payloads are bounded by kMaxPayloadSize.
+#pragma once
+
+#include <cstdint>
+
+#include "dsekp/bytes.hpp"
+#include "dsekp/spec.hpp"
+
+namespace dsekp {
+
+/// INIT, device -> edge on dsekp/init.
+struct InitFrame {
+  DevId dev_id;
+  std::uint16_t sessctr = 0;  // random per session
+  std::uint32_t t = 0;        // device clock, Unix seconds (0 allowed for clockless devices)
+  DevNonce dev_nonce;
+  Proof proof;  // HMAC-SHA256(K_init, init transcript)[:16]
+};
+
+/// ACK, edge -> device on dsekp/init/ack/{dev_id}.
+struct AckFrame {
+  DevId dev_id;
+  std::uint16_t sessctr = 0;  // echoes the INIT
+  EdgeNonce edge_nonce;
+  std::uint8_t status = kAckStatusOk;
+  Proof proof;  // HMAC-SHA256(K_ack, ack transcript)[:16]
+};
+
+/// DATA (device -> edge, dsekp/data) and downlink (edge -> device, dsekp/down/{dev_id}) share
+/// one shape; `direction` says which keys, AAD label and compact type byte apply.
+enum class Direction : std::uint8_t { uplink, downlink };
+
+struct DataFrame {
+  Direction direction = Direction::uplink;
+  DevId dev_id;
+  std::uint16_t sessctr = 0;
+  std::uint32_t seq = 0;
+  std::uint64_t sendts_ms = 0;  // sender clock, Unix milliseconds; authenticated (AAD)
+  bool has_iv = false;          // JSON carries the nonce as `iv`; compact leaves it implicit
+  AeadNonce iv;
+  BoundedBytes<kMaxPayloadSize> ciphertext;
+  AeadTag tag;
+};
+
+/// The paper's static-PSK baseline frame on psk/data (kept for comparison; no replay protection,
+/// no header authentication, random IV).
+struct PskFrame {
+  DevId dev_id;
+  std::uint32_t seq = 0;
+  std::uint64_t sendts_ms = 0;
+  AeadNonce iv;
+  BoundedBytes<kMaxPayloadSize> ciphertext;
+  AeadTag tag;
+};
+
+}  // namespace dsekp

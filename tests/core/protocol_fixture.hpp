@@ -1,0 +1,98 @@
+// Shared set-up for protocol tests: a device and an edge on chosen crypto backends, provisioned
+// with the same credentials, and helpers that carry frames through the wire codecs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crypto/mbedtls/mbedtls_crypto.hpp"
+#include "crypto/openssl/openssl_crypto.hpp"
+#include "crypto/testing/seeded_rng.hpp"
+#include "dsekp/codec.hpp"
+#include "dsekp/device_session.hpp"
+#include "dsekp/edge_session.hpp"
+
+namespace dsekp::testing {
+
+enum class Backend { openssl, mbedtls };
+
+/// Owns one instance of each backend; `get` picks one (backends are used by reference only).
+class Backends {
+ public:
+  CryptoBackend& get(Backend b) {
+    if (b == Backend::openssl) return openssl_;
+    return mbedtls_;
+  }
+
+ private:
+  OpenSslCrypto openssl_;
+  MbedtlsCrypto mbedtls_;
+};
+
+inline const char* backend_name(Backend b) {
+  return b == Backend::openssl ? "openssl" : "mbedtls";
+}
+
+struct BackendPair {
+  Backend device;
+  Backend edge;
+};
+
+inline std::string pair_name(const ::testing::TestParamInfo<BackendPair>& info) {
+  return std::string("device_") + backend_name(info.param.device) + "_edge_" +
+         backend_name(info.param.edge);
+}
+
+inline ByteView as_bytes(const std::string& s) {
+  return ByteView(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+}
+
+inline std::string as_string(ByteView b) {
+  return std::string(b.begin(), b.end());
+}
+
+/// Fixed provisioning used by every protocol test.
+inline DeviceCredentials make_credentials(const std::string& dev_id = "esp32-01",
+                                          std::uint8_t secret_fill = 0x11) {
+  DeviceCredentials c;
+  EXPECT_EQ(c.dev_id.assign(dev_id), Error::ok);
+  std::vector<std::uint8_t> secret(kDevSecretSize, secret_fill);
+  c.dev_secret = DevSecret::from(secret);
+  std::vector<std::uint8_t> salt(16, 0x5A);
+  EXPECT_EQ(c.edge_salt.assign(salt), Error::ok);
+  return c;
+}
+
+inline EdgeConfig make_edge_config(const DeviceCredentials& c) {
+  EdgeConfig config;
+  config.edge_salt = c.edge_salt;
+  return config;
+}
+
+/// Sends a frame through the encoder and decoder of `enc`, as the broker would carry it.
+template <typename Frame, typename Decode>
+Frame over_the_wire(const Frame& f, Encoding enc, Decode decode) {
+  std::vector<std::uint8_t> buf(kMaxFrameSize);
+  std::size_t n = 0;
+  EXPECT_EQ(encode(f, enc, buf, n), Error::ok);
+  Frame out;
+  EXPECT_EQ(decode(ByteView(buf.data(), n), out), Error::ok);
+  return out;
+}
+
+inline InitFrame wire(const InitFrame& f, Encoding enc) {
+  return over_the_wire(f, enc, [](ByteView w, InitFrame& o) { return decode_init(w, o); });
+}
+inline AckFrame wire(const AckFrame& f, Encoding enc) {
+  return over_the_wire(f, enc, [](ByteView w, AckFrame& o) { return decode_ack(w, o); });
+}
+inline DataFrame wire(const DataFrame& f, Encoding enc) {
+  const Direction d = f.direction;
+  return over_the_wire(f, enc, [d](ByteView w, DataFrame& o) { return decode_data(w, d, o); });
+}
+
+}  // namespace dsekp::testing

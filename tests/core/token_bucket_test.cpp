@@ -1,0 +1,45 @@
+// Token bucket: burst, refill with remainder carried over, unlimited mode.
+#include "dsekp/token_bucket.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dsekp {
+namespace {
+
+TEST(TokenBucket, BurstThenRefillOnePerInterval) {
+  const TokenBucketConfig config{3, 1000};
+  TokenBucket b;
+  EXPECT_TRUE(b.try_take(config, 5000));
+  EXPECT_TRUE(b.try_take(config, 5000));
+  EXPECT_TRUE(b.try_take(config, 5000));
+  EXPECT_FALSE(b.try_take(config, 5999));
+  EXPECT_TRUE(b.try_take(config, 6000));
+  EXPECT_FALSE(b.try_take(config, 6500));
+  EXPECT_TRUE(b.try_take(config, 7000));  // the 500 ms remainder was kept
+}
+
+TEST(TokenBucket, RefillNeverExceedsCapacity) {
+  const TokenBucketConfig config{2, 10};
+  TokenBucket b;
+  EXPECT_TRUE(b.try_take(config, 0));
+  EXPECT_TRUE(b.try_take(config, 1'000'000));
+  EXPECT_TRUE(b.try_take(config, 1'000'000));
+  EXPECT_FALSE(b.try_take(config, 1'000'000));
+}
+
+TEST(TokenBucket, ZeroCapacityMeansUnlimited) {
+  TokenBucket b;
+  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(b.try_take({0, 1000}, 0));
+}
+
+TEST(TokenBucket, ClockGoingBackwardsDoesNotRefill) {
+  const TokenBucketConfig config{1, 1000};
+  TokenBucket b;
+  EXPECT_TRUE(b.try_take(config, 10'000));
+  EXPECT_FALSE(b.try_take(config, 5'000));
+  EXPECT_FALSE(b.try_take(config, 10'999));
+  EXPECT_TRUE(b.try_take(config, 11'000));
+}
+
+}  // namespace
+}  // namespace dsekp
