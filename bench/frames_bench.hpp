@@ -21,6 +21,7 @@ struct FrameCosts {
   std::string backend;
   std::size_t frames = 0;           // frames per timed repetition
   double bare_gcm_open_ns = 0;      // floor: AES-128-GCM open of the same plaintext, no AAD
+  double gcm_open_with_aad_ns = 0;  // the same plus the 38-byte AAD DSEKP authenticates
   double device_seal_json_ns = 0;   // DeviceSession::seal + JSON encode
   double edge_open_json_ns = 0;     // decode JSON + base64, device lookup, decrypt, replay window
   double edge_open_compact_ns = 0;  // decode compact, device lookup, decrypt, replay window

@@ -35,8 +35,9 @@ void ReplayWindow::restore(std::uint64_t top,
 }
 
 void ReplayWindow::shift_left(std::uint64_t by) noexcept {
-  constexpr std::size_t words = kMaxSize / 64;
-  if (by >= kMaxSize) {
+  // Only the words that hold the window's `size_` bits are kept up to date; the rest stay zero.
+  const std::size_t words = (size_ + 63) / 64;
+  if (by >= std::uint64_t{words} * 64) {
     bits_.fill(0);
     return;
   }

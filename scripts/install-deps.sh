@@ -8,7 +8,7 @@ packages=(
   libssl-dev libmbedtls-dev libjsmn-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
-  clang-format
+  clang-format python3
 )
 
 missing=()

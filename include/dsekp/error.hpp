@@ -66,20 +66,4 @@ const char* error_name(Error e) noexcept;
 /// Number of enumerators (for counters indexed by error).
 inline constexpr std::uint8_t kErrorCount = static_cast<std::uint8_t>(Error::crypto_failure) + 1;
 
-/// A value or an error, without exceptions or heap. `T` must be default-constructible.
-template <typename T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) noexcept : value_(static_cast<T&&>(value)) {}  // NOLINT: implicit by design
-  Result(Error error) noexcept : error_(error) {}                // NOLINT: implicit by design
-  [[nodiscard]] bool ok() const noexcept { return error_ == Error::ok; }
-  [[nodiscard]] Error error() const noexcept { return error_; }
-  [[nodiscard]] T& value() noexcept { return value_; }
-  [[nodiscard]] const T& value() const noexcept { return value_; }
-
- private:
-  T value_{};
-  Error error_ = Error::ok;
-};
-
 }  // namespace dsekp
