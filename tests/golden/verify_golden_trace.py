@@ -4,7 +4,9 @@
 This is the "second implementation" check: everything except AES-GCM (not in the standard library;
 the C++ test checks the ciphertexts and tags on two independent backends) is recomputed here from
 the fixed inputs and compared byte for byte: key schedule, proofs, nonces, AAD and every frame in
-both encodings. Usage: verify_golden_trace.py tests/vectors/golden_trace_v1.json
+both encodings. With a second argument (docs/PROTOCOL.md) it also checks that the golden-trace
+table printed in the spec is the committed trace, so the document cannot drift from the tests.
+Usage: verify_golden_trace.py tests/vectors/golden_trace_v1.json [docs/PROTOCOL.md]
 """
 import base64
 import hashlib
@@ -34,7 +36,20 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-def main(path: str) -> int:
+def check_document(trace: dict, doc_path: str) -> list:
+    """Rows `| `name` | `value` |` of the spec's golden-trace table must equal the trace."""
+    rows = {}
+    for line in open(doc_path, encoding="utf-8"):
+        parts = line.rstrip("\n").split(" | ")
+        if len(parts) == 2 and parts[0].startswith("| `") and parts[1].endswith("` |"):
+            rows[parts[0][3:-1]] = parts[1][1:-3]
+    problems = [f"{name}: missing from the document" for name in trace if name not in rows]
+    problems += [f"{name}: document has {rows[name]}" for name in trace
+                 if name in rows and rows[name] != trace[name]]
+    return problems
+
+
+def main(path: str, doc_path: str = "") -> int:
     t = json.load(open(path))["trace"]
     h = bytes.fromhex
     failures = []
@@ -109,6 +124,8 @@ def main(path: str) -> int:
           % (dev_id.decode(), b64(psk_ct), b64(psk_iv), b64(psk_tag), sendts0))
     check("psk_compact", b"\x05" + id_lp + u(0, 4) + u(sendts0, 8) + psk_iv + psk_ct + psk_tag)
 
+    if doc_path:
+        failures += check_document(t, doc_path)
     for f in failures:
         print("MISMATCH", f)
     checked = sum(1 for _ in t)
@@ -117,4 +134,4 @@ def main(path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(*sys.argv[1:3]))
