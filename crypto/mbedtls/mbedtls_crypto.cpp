@@ -2,6 +2,8 @@
 // GCM context re-keyed only on key change, CTR-DRBG randomness. See mbedtls_crypto.hpp for why.
 #include "crypto/mbedtls/mbedtls_crypto.hpp"
 
+#include "crypto/argument_rules.hpp"
+
 #include <mbedtls/platform_util.h>
 
 #include <algorithm>
@@ -11,30 +13,12 @@
 namespace dsekp {
 namespace {
 
-constexpr std::size_t kMaxOkmSize = 255 * kHashSize;  // RFC 5869 2.3: L <= 255 * HashLen
-
 // RFC 5869 2.2: an empty salt means HashLen zero bytes.
 constexpr std::array<std::uint8_t, kHashSize> kZeroSalt{};
 
 // Personalisation string of the DRBG (NIST SP 800-90A): separates this use from any other DRBG
 // instance seeded from the same entropy source.
 constexpr char kDrbgPersonalisation[] = "DSEKP1 device rng";
-
-void wipe(MutableByteView bytes) noexcept {
-  if (!bytes.empty()) mbedtls_platform_zeroize(bytes.data(), bytes.size());
-}
-
-bool overlap(ByteView a, ByteView b) noexcept {
-  if (a.empty() || b.empty()) return false;
-  const auto a0 = reinterpret_cast<std::uintptr_t>(a.data());
-  const auto b0 = reinterpret_cast<std::uintptr_t>(b.data());
-  return a0 < b0 + b.size() && b0 < a0 + a.size();
-}
-
-// GCM can work in place (same start address) but not on buffers that overlap otherwise.
-bool partial_overlap(ByteView in, ByteView out) noexcept {
-  return overlap(in, out) && in.data() != out.data();
-}
 
 }  // namespace
 
@@ -70,7 +54,7 @@ Error MbedtlsCrypto::hmac_sha256(ByteView key, std::span<const ByteView> parts,
       hmac_finish({}, parts, {}, out.data())) {
     return Error::ok;
   }
-  wipe(out.mutable_view());
+  secure_wipe(out.mutable_view());
   return Error::crypto_failure;
 }
 
@@ -80,7 +64,7 @@ Error MbedtlsCrypto::hmac_sha256(ByteView key, std::span<const ByteView> parts,
 Error MbedtlsCrypto::hkdf_extract(ByteView salt, std::span<const ByteView> ikm_parts,
                                   MutableByteView prk_out) noexcept {
   if (prk_out.size() != kHashSize) {
-    wipe(prk_out);
+    secure_wipe(prk_out);
     return Error::invalid_argument;
   }
   if (salt.empty()) salt = ByteView(kZeroSalt);
@@ -89,7 +73,7 @@ Error MbedtlsCrypto::hkdf_extract(ByteView salt, std::span<const ByteView> ikm_p
       hmac_finish({}, ikm_parts, {}, prk_out.data())) {
     return Error::ok;
   }
-  wipe(prk_out);
+  secure_wipe(prk_out);
   return Error::crypto_failure;
 }
 
@@ -97,14 +81,12 @@ Error MbedtlsCrypto::hkdf_expand(ByteView prk, std::span<const ByteView> info_pa
                                  MutableByteView okm) noexcept {
   // RFC 5869 2.3 requires a PRK of at least HashLen bytes (mbedtls_hkdf_expand refuses shorter
   // ones too). Output that overlaps an input would overwrite it between blocks.
-  bool bad = okm.empty() || okm.size() > kMaxOkmSize || prk.size() < kHashSize || overlap(okm, prk);
-  for (ByteView part : info_parts) bad = bad || overlap(okm, part);
-  if (bad) {
-    wipe(okm);
+  if (!crypto_rules::hkdf_expand_arguments_ok(prk, info_parts, okm)) {
+    secure_wipe(okm);
     return Error::invalid_argument;
   }
   if (!ready_ || mbedtls_md_hmac_starts(&md_, prk.data(), prk.size()) != 0) {
-    wipe(okm);
+    secure_wipe(okm);
     return Error::crypto_failure;
   }
   // T(i) = HMAC-Hash(PRK, T(i-1) || info || i), T(0) empty; OKM = first L bytes of T(1) || T(2)...
@@ -118,7 +100,7 @@ Error MbedtlsCrypto::hkdf_expand(ByteView prk, std::span<const ByteView> info_pa
     if (!restarted ||
         !hmac_finish(ByteView(block.data(), previous), info_parts, counter_byte, block.data())) {
       mbedtls_platform_zeroize(block.data(), block.size());
-      wipe(okm);
+      secure_wipe(okm);
       return Error::crypto_failure;
     }
     const std::size_t n = std::min(kHashSize, okm.size() - offset);
@@ -146,18 +128,17 @@ bool MbedtlsCrypto::gcm_use_key(ByteView key) noexcept {
 Error MbedtlsCrypto::aes128_gcm_seal(ByteView key, const AeadNonce& nonce, ByteView aad,
                                      ByteView plaintext, MutableByteView ciphertext,
                                      AeadTag& tag) noexcept {
-  if (key.size() != kAeadKeySize || ciphertext.size() != plaintext.size() ||
-      partial_overlap(plaintext, ciphertext)) {
-    wipe(ciphertext);
-    wipe(tag.mutable_view());
+  if (!crypto_rules::gcm_arguments_ok(key, plaintext, ciphertext)) {
+    secure_wipe(ciphertext);
+    secure_wipe(tag.mutable_view());
     return Error::invalid_argument;
   }
   if (!ready_ || !gcm_use_key(key) ||
       mbedtls_gcm_crypt_and_tag(&gcm_, MBEDTLS_GCM_ENCRYPT, plaintext.size(), nonce.data(),
                                 nonce.size(), aad.data(), aad.size(), plaintext.data(),
                                 ciphertext.data(), tag.size(), tag.data()) != 0) {
-    wipe(ciphertext);
-    wipe(tag.mutable_view());
+    secure_wipe(ciphertext);
+    secure_wipe(tag.mutable_view());
     return Error::crypto_failure;
   }
   return Error::ok;
@@ -166,13 +147,12 @@ Error MbedtlsCrypto::aes128_gcm_seal(ByteView key, const AeadNonce& nonce, ByteV
 Error MbedtlsCrypto::aes128_gcm_open(ByteView key, const AeadNonce& nonce, ByteView aad,
                                      ByteView ciphertext, const AeadTag& tag,
                                      MutableByteView plaintext) noexcept {
-  if (key.size() != kAeadKeySize || ciphertext.size() != plaintext.size() ||
-      partial_overlap(ciphertext, plaintext)) {
-    wipe(plaintext);
+  if (!crypto_rules::gcm_arguments_ok(key, ciphertext, plaintext)) {
+    secure_wipe(plaintext);
     return Error::invalid_argument;
   }
   if (!ready_ || !gcm_use_key(key)) {
-    wipe(plaintext);
+    secure_wipe(plaintext);
     return Error::crypto_failure;
   }
   // mbedtls_gcm_auth_decrypt checks the tag in constant time and zeroizes the output itself when
@@ -184,7 +164,7 @@ Error MbedtlsCrypto::aes128_gcm_open(ByteView key, const AeadNonce& nonce, ByteV
                                           aad.data(), aad.size(), tag.data(), tag.size(),
                                           ciphertext.data(), plaintext.data());
   if (rc == 0) return Error::ok;
-  wipe(plaintext);
+  secure_wipe(plaintext);
   return rc == MBEDTLS_ERR_GCM_AUTH_FAILED ? Error::auth_failed : Error::crypto_failure;
 }
 
@@ -203,7 +183,7 @@ MbedtlsRng::~MbedtlsRng() {
 
 Error MbedtlsRng::fill(MutableByteView out) noexcept {
   if (!ready_) {
-    wipe(out);
+    secure_wipe(out);
     return Error::crypto_failure;
   }
   // One DRBG request is limited to MBEDTLS_CTR_DRBG_MAX_REQUEST bytes.
@@ -211,7 +191,7 @@ Error MbedtlsRng::fill(MutableByteView out) noexcept {
     const std::size_t n =
         std::min(out.size() - offset, static_cast<std::size_t>(MBEDTLS_CTR_DRBG_MAX_REQUEST));
     if (mbedtls_ctr_drbg_random(&drbg_, out.data() + offset, n) != 0) {
-      wipe(out);
+      secure_wipe(out);
       return Error::crypto_failure;
     }
     offset += n;

@@ -2,6 +2,8 @@
 // EVP_CIPHER_CTX, randomness from RAND_bytes. See openssl_crypto.hpp for why state is kept.
 #include "crypto/openssl/openssl_crypto.hpp"
 
+#include "crypto/argument_rules.hpp"
+
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -16,28 +18,10 @@
 namespace dsekp {
 namespace {
 
-constexpr std::size_t kMaxOkmSize = 255 * kHashSize;  // RFC 5869 2.3: L <= 255 * HashLen
-
 // HMAC pads its key with zeros to the block size, so an empty key and 32 zero bytes give the same
 // MAC; RFC 5869 2.2 defines the empty salt as exactly that. EVP_MAC_init treats a null key as
 // "no new key", and an empty span may have a null data(), so empty keys are replaced by this.
 constexpr std::array<std::uint8_t, kHashSize> kZeroKey{};
-
-void wipe(MutableByteView bytes) noexcept {
-  if (!bytes.empty()) OPENSSL_cleanse(bytes.data(), bytes.size());
-}
-
-bool overlap(ByteView a, ByteView b) noexcept {
-  if (a.empty() || b.empty()) return false;
-  const auto a0 = reinterpret_cast<std::uintptr_t>(a.data());
-  const auto b0 = reinterpret_cast<std::uintptr_t>(b.data());
-  return a0 < b0 + b.size() && b0 < a0 + a.size();
-}
-
-// GCM can work in place (same start address) but not on buffers that overlap otherwise.
-bool partial_overlap(ByteView in, ByteView out) noexcept {
-  return overlap(in, out) && in.data() != out.data();
-}
 
 bool fits_int(std::size_t n) noexcept {
   return n <= static_cast<std::size_t>(INT_MAX);
@@ -92,21 +76,21 @@ bool OpenSslCrypto::hmac(ByteView key, ByteView prefix, std::span<const ByteView
 Error OpenSslCrypto::hmac_sha256(ByteView key, std::span<const ByteView> parts,
                                  Sha256Digest& out) noexcept {
   if (ready_ && hmac(key, {}, parts, {}, out.data())) return Error::ok;
-  wipe(out.mutable_view());
+  secure_wipe(out.mutable_view());
   return Error::crypto_failure;
 }
 
 Error OpenSslCrypto::hkdf_extract(ByteView salt, std::span<const ByteView> ikm_parts,
                                   MutableByteView prk_out) noexcept {
   if (prk_out.size() != kHashSize) {
-    wipe(prk_out);
+    secure_wipe(prk_out);
     return Error::invalid_argument;
   }
   // Why not EVP_KDF "HKDF": in OpenSSL 3.0 each derivation through it costs several us (context
   // creation, parameter parsing, an internal MAC fetch), against one HMAC here. HKDF-Extract is
   // by definition PRK = HMAC-Hash(salt, IKM), so the library's HMAC on the reused context suffices.
   if (ready_ && hmac(salt, {}, ikm_parts, {}, prk_out.data())) return Error::ok;
-  wipe(prk_out);
+  secure_wipe(prk_out);
   return Error::crypto_failure;
 }
 
@@ -114,14 +98,12 @@ Error OpenSslCrypto::hkdf_expand(ByteView prk, std::span<const ByteView> info_pa
                                  MutableByteView okm) noexcept {
   // A PRK shorter than HashLen is outside RFC 5869 2.3 (and mbedTLS refuses it): refuse it here too
   // so both backends agree. Output that overlaps an input would overwrite it between blocks.
-  bool bad = okm.empty() || okm.size() > kMaxOkmSize || prk.size() < kHashSize || overlap(okm, prk);
-  for (ByteView part : info_parts) bad = bad || overlap(okm, part);
-  if (bad) {
-    wipe(okm);
+  if (!crypto_rules::hkdf_expand_arguments_ok(prk, info_parts, okm)) {
+    secure_wipe(okm);
     return Error::invalid_argument;
   }
   if (!ready_) {
-    wipe(okm);
+    secure_wipe(okm);
     return Error::crypto_failure;
   }
   // RFC 5869 2.3: T(i) = HMAC-Hash(PRK, T(i-1) || info || i), T(0) empty, OKM = first L bytes of
@@ -133,7 +115,7 @@ Error OpenSslCrypto::hkdf_expand(ByteView prk, std::span<const ByteView> info_pa
     const ByteView counter_byte(&counter, 1);
     if (!hmac(prk, ByteView(block.data(), previous), info_parts, counter_byte, block.data())) {
       OPENSSL_cleanse(block.data(), block.size());
-      wipe(okm);
+      secure_wipe(okm);
       return Error::crypto_failure;
     }
     const std::size_t n = std::min(kHashSize, okm.size() - offset);
@@ -164,12 +146,11 @@ Error OpenSslCrypto::aes128_gcm_seal(ByteView key, const AeadNonce& nonce, ByteV
                                      ByteView plaintext, MutableByteView ciphertext,
                                      AeadTag& tag) noexcept {
   auto fail = [&](Error e) {
-    wipe(ciphertext);
-    wipe(tag.mutable_view());
+    secure_wipe(ciphertext);
+    secure_wipe(tag.mutable_view());
     return e;
   };
-  if (key.size() != kAeadKeySize || ciphertext.size() != plaintext.size() ||
-      partial_overlap(plaintext, ciphertext) || !fits_int(plaintext.size()) ||
+  if (!crypto_rules::gcm_arguments_ok(key, plaintext, ciphertext) || !fits_int(plaintext.size()) ||
       !fits_int(aad.size())) {
     return fail(Error::invalid_argument);
   }
@@ -201,11 +182,10 @@ Error OpenSslCrypto::aes128_gcm_open(ByteView key, const AeadNonce& nonce, ByteV
                                      ByteView ciphertext, const AeadTag& tag,
                                      MutableByteView plaintext) noexcept {
   auto fail = [&](Error e) {
-    wipe(plaintext);
+    secure_wipe(plaintext);
     return e;
   };
-  if (key.size() != kAeadKeySize || ciphertext.size() != plaintext.size() ||
-      partial_overlap(ciphertext, plaintext) || !fits_int(ciphertext.size()) ||
+  if (!crypto_rules::gcm_arguments_ok(key, ciphertext, plaintext) || !fits_int(ciphertext.size()) ||
       !fits_int(aad.size())) {
     return fail(Error::invalid_argument);
   }
@@ -240,7 +220,7 @@ Error OpenSslRng::fill(MutableByteView out) noexcept {
   for (std::size_t offset = 0; offset < out.size();) {
     const std::size_t n = std::min(out.size() - offset, static_cast<std::size_t>(INT_MAX));
     if (RAND_bytes(out.data() + offset, static_cast<int>(n)) != 1) {
-      wipe(out);
+      secure_wipe(out);
       return Error::crypto_failure;
     }
     offset += n;
