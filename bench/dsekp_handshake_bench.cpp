@@ -7,28 +7,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "bench_credentials.hpp"
 #include "cpu_timer.hpp"
 #include "dsekp/device_session.hpp"
 #include "dsekp/edge_session.hpp"
 
 namespace dsekp::bench {
 namespace {
-
-void require(Error e, const char* step) {
-  if (e != Error::ok) throw std::runtime_error(std::string(step) + ": " + error_name(e));
-}
-
-DeviceCredentials bench_credentials() {
-  DeviceCredentials c;
-  require(c.dev_id.assign("esp32-01"), "dev_id");
-  std::array<std::uint8_t, kDevSecretSize> secret{};
-  secret.fill(0x11);
-  c.dev_secret = DevSecret::from(secret);
-  std::array<std::uint8_t, 16> salt{};
-  salt.fill(0x5A);
-  require(c.edge_salt.assign(salt), "salt");
-  return c;
-}
 
 template <typename Frame, typename Decode>
 Frame through_json(const Frame& f, Decode decode) {

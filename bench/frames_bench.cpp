@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench_credentials.hpp"
 #include "cpu_timer.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/device_session.hpp"
@@ -22,22 +23,6 @@ constexpr std::uint64_t kSendTs = 1'764'460'800'123;  // 13 digits, like the pap
 
 ByteView reading_bytes() {
   return ByteView(reinterpret_cast<const std::uint8_t*>(kReading.data()), kReading.size());
-}
-
-void require(Error e, const char* step) {
-  if (e != Error::ok) throw std::runtime_error(std::string(step) + ": " + error_name(e));
-}
-
-DeviceCredentials credentials_for(const std::string& dev_id) {
-  DeviceCredentials c;
-  require(c.dev_id.assign(dev_id), "dev_id");
-  std::array<std::uint8_t, kDevSecretSize> secret{};
-  secret.fill(0x11);
-  c.dev_secret = DevSecret::from(secret);
-  std::array<std::uint8_t, 16> salt{};
-  salt.fill(0x5A);
-  require(c.edge_salt.assign(salt), "salt");
-  return c;
 }
 
 std::vector<std::uint8_t> encoded(const auto& frame, Encoding enc) {
@@ -60,7 +45,7 @@ struct StringHash {
 // An established device/edge pair; the edge table holds `devices` entries like a real gateway.
 struct Testbed {
   Testbed(CryptoBackend& crypto, Rng& rng, std::size_t devices)
-      : credentials(credentials_for("esp32-01")),
+      : credentials(bench_credentials("esp32-01")),
         edge(crypto,
              [&] {
                EdgeConfig c;

@@ -278,12 +278,7 @@ TEST_P(Handshake, RetransmissionScheduleBacksOffWithJitter) {
   EXPECT_TRUE(device.current_init().dev_nonce.equals(init.dev_nonce));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, Handshake,
-                         ::testing::Values(BackendPair{Backend::openssl, Backend::openssl},
-                                           BackendPair{Backend::mbedtls, Backend::mbedtls},
-                                           BackendPair{Backend::mbedtls, Backend::openssl},
-                                           BackendPair{Backend::openssl, Backend::mbedtls}),
-                         pair_name);
+INSTANTIATE_TEST_SUITE_P(Backends, Handshake, all_backend_pairs(), pair_name);
 
 }  // namespace
 }  // namespace dsekp::testing

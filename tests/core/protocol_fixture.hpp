@@ -42,6 +42,14 @@ struct BackendPair {
   Backend edge;
 };
 
+/// Every pairing: same backend on both sides, and each cross-backend direction.
+inline auto all_backend_pairs() {
+  return ::testing::Values(BackendPair{Backend::openssl, Backend::openssl},
+                           BackendPair{Backend::mbedtls, Backend::mbedtls},
+                           BackendPair{Backend::mbedtls, Backend::openssl},
+                           BackendPair{Backend::openssl, Backend::mbedtls});
+}
+
 inline std::string pair_name(const ::testing::TestParamInfo<BackendPair>& info) {
   return std::string("device_") + backend_name(info.param.device) + "_edge_" +
          backend_name(info.param.edge);

@@ -60,11 +60,7 @@ TEST_P(PskBaseline, FreshRandomIvPerFrame) {
   EXPECT_FALSE(a.iv.equals(b.iv));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, PskBaseline,
-                         ::testing::Values(BackendPair{Backend::openssl, Backend::openssl},
-                                           BackendPair{Backend::mbedtls, Backend::openssl},
-                                           BackendPair{Backend::openssl, Backend::mbedtls}),
-                         pair_name);
+INSTANTIATE_TEST_SUITE_P(Backends, PskBaseline, all_backend_pairs(), pair_name);
 
 }  // namespace
 }  // namespace dsekp::testing

@@ -275,12 +275,7 @@ TEST_P(Session, UnknownSessionBeforeAnyHandshake) {
   EXPECT_EQ(open(f), Error::unknown_session);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, Session,
-                         ::testing::Values(BackendPair{Backend::openssl, Backend::openssl},
-                                           BackendPair{Backend::mbedtls, Backend::mbedtls},
-                                           BackendPair{Backend::mbedtls, Backend::openssl},
-                                           BackendPair{Backend::openssl, Backend::mbedtls}),
-                         pair_name);
+INSTANTIATE_TEST_SUITE_P(Backends, Session, all_backend_pairs(), pair_name);
 
 }  // namespace
 }  // namespace dsekp::testing
