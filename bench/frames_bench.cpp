@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench_credentials.hpp"
+#include "codec_simdjson/simd_codec.hpp"
 #include "cpu_timer.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/device_session.hpp"
@@ -165,8 +166,13 @@ FrameCosts measure_frame_costs(CryptoBackend& crypto, Rng& rng, std::size_t fram
     });
   }
 
-  // Device seal + JSON encode, then the edge's two open paths on the frames it produced.
-  for (Encoding enc : {Encoding::json, Encoding::compact}) {
+  // Device seal + encode, then the edge's open path on the frames it produced: JSON through the
+  // edge's simdjson decoder, JSON through the portable decoder (what a device build has), and
+  // compact. Each variant gets its own session, so no frame is a replay of another variant's.
+  enum class Path { json_simdjson, json_portable, compact };
+  SimdJsonDecoder simd;
+  for (Path path : {Path::json_simdjson, Path::json_portable, Path::compact}) {
+    const Encoding enc = path == Path::compact ? Encoding::compact : Encoding::json;
     Testbed bed(crypto, rng, devices);
     // Frames are stored back to back, as they would arrive in a receive buffer.
     WireLog wire(total);
@@ -175,18 +181,31 @@ FrameCosts measure_frame_costs(CryptoBackend& crypto, Rng& rng, std::size_t fram
       require(bed.device.seal(reading_bytes(), kSendTs + i, sealed), "seal");
       wire.append(sealed, enc);
     });
-    if (enc == Encoding::json) costs.device_seal_json_ns = seal_ns;
+    if (path == Path::json_simdjson) costs.device_seal_json_ns = seal_ns;
 
     DataFrame received;
     DataOutcome outcome;
     const double open_ns = ns_per_call(frames, repetitions, [&](std::size_t i) {
-      require(decode_data(wire.frame(i), Direction::uplink, received), "decode");
+      require(path == Path::json_portable
+                  ? decode_data(wire.frame(i), Direction::uplink, received)
+                  : simd.decode_data(wire.frame(i), Direction::uplink, received),
+              "decode");
       // The edge finds the device by the dev_id in the frame, as the gateway does.
       auto it = bed.table.find(received.dev_id.str());
       if (it == bed.table.end()) throw std::runtime_error("unknown device");
       require(bed.edge.open_data(received, it->second, kSendTs, plaintext, outcome), "open_data");
     });
-    (enc == Encoding::json ? costs.edge_open_json_ns : costs.edge_open_compact_ns) = open_ns;
+    switch (path) {
+      case Path::json_simdjson:
+        costs.edge_open_json_ns = open_ns;
+        break;
+      case Path::json_portable:
+        costs.edge_open_json_portable_ns = open_ns;
+        break;
+      case Path::compact:
+        costs.edge_open_compact_ns = open_ns;
+        break;
+    }
   }
 
   // Baseline PSK: decode + decrypt, nothing else (it has no sessions and no replay window).
@@ -200,7 +219,7 @@ FrameCosts measure_frame_costs(CryptoBackend& crypto, Rng& rng, std::size_t fram
     PskFrame received;
     std::size_t n = 0;
     costs.psk_open_json_ns = ns_per_call(frames, repetitions, [&](std::size_t) {
-      require(decode_psk(wire, received), "decode_psk");
+      require(simd.decode_psk(wire, received), "decode_psk");
       require(psk_open(crypto, key, received, plaintext, n), "psk_open");
     });
   }

@@ -23,9 +23,10 @@ struct FrameCosts {
   double bare_gcm_open_ns = 0;      // floor: AES-128-GCM open of the same plaintext, no AAD
   double gcm_open_with_aad_ns = 0;  // the same plus the 38-byte AAD DSEKP authenticates
   double device_seal_json_ns = 0;   // DeviceSession::seal + JSON encode
-  double edge_open_json_ns = 0;     // decode JSON + base64, device lookup, decrypt, replay window
-  double edge_open_compact_ns = 0;  // decode compact, device lookup, decrypt, replay window
-  double psk_open_json_ns = 0;      // baseline: decode JSON + decrypt, no replay window
+  double edge_open_json_ns = 0;  // simdjson decode + base64, device lookup, decrypt, replay window
+  double edge_open_json_portable_ns = 0;  // the same with the portable (jsmn) decoder
+  double edge_open_compact_ns = 0;        // decode compact, device lookup, decrypt, replay window
+  double psk_open_json_ns = 0;  // baseline: decode JSON (simdjson) + decrypt, no replay window
 };
 
 /// Sizes for the reference reading from dev_id esp32-01 (sessctr 5 digits, sendts 13 digits).

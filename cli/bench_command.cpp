@@ -136,6 +136,7 @@ void run_frames(const FramesOptions& options) {
                   {"gcm_open_with_38_byte_aad", costs.gcm_open_with_aad_ns},
                   {"device_seal_json", costs.device_seal_json_ns},
                   {"edge_open_json", costs.edge_open_json_ns},
+                  {"edge_open_json_portable_decoder", costs.edge_open_json_portable_ns},
                   {"edge_open_compact", costs.edge_open_compact_ns},
                   {"psk_open_json", costs.psk_open_json_ns}}},
                 {"edge_open_json_over_floor", json_ratio},
@@ -163,6 +164,7 @@ void run_frames(const FramesOptions& options) {
   row("AES-128-GCM open + the 38-byte DSEKP AAD", costs.gcm_open_with_aad_ns);
   row("device: seal + JSON encode", costs.device_seal_json_ns);
   row("edge: JSON parse+base64+lookup+decrypt+replay check", costs.edge_open_json_ns);
+  row("  same, portable jsmn decoder instead of simdjson", costs.edge_open_json_portable_ns);
   row("edge: compact parse+lookup+decrypt+replay check", costs.edge_open_compact_ns);
   row("edge: PSK baseline JSON parse+decrypt", costs.psk_open_json_ns);
   std::printf(

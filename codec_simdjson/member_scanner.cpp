@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "dsekp/spec.hpp"
 
@@ -38,13 +39,24 @@ std::string_view trim_trailing_ws(std::string_view s) noexcept {
   return s;
 }
 
-// `key` points just past the opening quote of a member name. The name is `name` exactly iff its
-// bytes follow and then a quote: that quote cannot be escaped, because no name ends in '\'.
-// Reading name.size() + 1 bytes stays inside the input's padding.
-std::size_t find_name(const char* key, std::span<const std::string_view> names) noexcept {
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    const std::string_view name = names[i];
-    if (std::memcmp(key, name.data(), name.size()) == 0 && key[name.size()] == '"') return i;
+// True if the member name at `key` (just past its opening quote) is `name` exactly: its bytes
+// follow and then a quote, which cannot be escaped because no name ends in a backslash. Reads at
+// most name.size() + 1 bytes, which stays inside the input's padding.
+bool is_name(const char* key, std::string_view name) noexcept {
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (key[i] != name[i]) return false;
+  }
+  return key[name.size()] == '"';
+}
+
+// The index of the name at `key` in `names`, or names.size(). Senders write the members in the
+// encoders' order, so the search starts at the member's position `hint` and usually ends there.
+std::size_t find_name(const char* key, std::span<const std::string_view> names,
+                      std::size_t hint) noexcept {
+  std::size_t i = hint < names.size() ? hint : 0;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (is_name(key, names[i])) return i;
+    if (++i == names.size()) i = 0;
   }
   return names.size();
 }
@@ -81,10 +93,11 @@ bool MemberScanner::scan(ByteView wire, std::span<const std::string_view> names,
   if (doc.get_object().get(object) != simdjson::SUCCESS) return false;
 
   std::uint32_t seen = 0;
+  std::size_t position = 0;
   for (auto member : object) {
     ondemand::field field;
-    if (member.get(field) != simdjson::SUCCESS) return false;
-    const std::size_t i = find_name(field.key().raw(), names);
+    if (std::move(member).get(field) != simdjson::SUCCESS) return false;
+    const std::size_t i = find_name(field.key().raw(), names, position++);
     if (i == names.size()) return false;  // unknown (or escaped) name
     const std::uint32_t bit = std::uint32_t{1} << i;
     if ((seen & bit) != 0) return false;  // duplicate
@@ -92,10 +105,11 @@ bool MemberScanner::scan(ByteView wire, std::span<const std::string_view> names,
     // Not consumed: advancing the iterator skips the value, whatever it is.
     values[i] = trim_trailing_ws(field.value().raw_json_token());
   }
-  const std::uint32_t all = names.size() == 32 ? ~std::uint32_t{0}
-                                               : (std::uint32_t{1} << names.size()) - 1U;
-  // at_end(): nothing but whitespace after the object's closing brace.
-  return seen == all && doc.at_end();
+  const std::uint32_t all =
+      names.size() == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << names.size()) - 1U;
+  // Nothing but whitespace after the object's closing brace: no token left. simdjson 3.0 has no
+  // document::at_end(); current_location() reports the end as OUT_OF_BOUNDS.
+  return seen == all && doc.current_location().error() == simdjson::OUT_OF_BOUNDS;
 }
 
 }  // namespace dsekp::simd_detail

@@ -18,8 +18,9 @@
 namespace dsekp::simd_detail::base64 {
 
 /// Decodes canonical padded base64 into `out`. bad_base64 for anything else; buffer_too_small if
-/// the decoded bytes do not fit (checked after the text is validated, as in the portable
-/// decoder). `written` is 0 on error; `out` may have been written to.
+/// the decoded bytes do not fit. The checks run in the portable decoder's order (form, then size,
+/// then unused bits), so both always return the same Error. `written` is 0 on error; `out` may
+/// have been written to.
 Error decode(std::string_view text, MutableByteView out, std::size_t& written) noexcept;
 
 }  // namespace dsekp::simd_detail::base64

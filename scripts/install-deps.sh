@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ make pkg-config binutils
-  libssl-dev libmbedtls-dev libjsmn-dev
+  libssl-dev libmbedtls-dev libjsmn-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
   clang-format python3
