@@ -97,8 +97,9 @@ struct Document {
   std::size_t members = 0;
 
   [[nodiscard]] string_view slice(const jsmntok_t& t) const noexcept {
-    return text.substr(static_cast<std::size_t>(t.start),
-                       static_cast<std::size_t>(t.end - t.start));
+    // Built directly rather than with substr(), which can throw and so would pull the exception
+    // runtime into the device build. jsmn guarantees 0 <= start <= end <= text.size().
+    return string_view(text.data() + t.start, static_cast<std::size_t>(t.end - t.start));
   }
   [[nodiscard]] const jsmntok_t& key(std::size_t m) const noexcept { return tokens[1 + 2 * m]; }
   [[nodiscard]] const jsmntok_t& value(std::size_t m) const noexcept { return tokens[2 + 2 * m]; }

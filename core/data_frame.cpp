@@ -1,5 +1,5 @@
 // Sealing and opening DATA / downlink frames (see data_frame.hpp).
-#include "dsekp/data_frame.hpp"
+#include "data_frame.hpp"
 
 #include <array>
 

@@ -3,11 +3,12 @@
 
 #include <array>
 
-#include "dsekp/data_frame.hpp"
+#include "data_frame.hpp"
 
 namespace dsekp {
 namespace {
 constexpr std::uint64_t kSeqSpace = std::uint64_t{1} << 32;
+constexpr std::uint64_t kMaxSendTs = (std::uint64_t{1} << 53) - 1;  // JSON-safe, as the codecs
 
 Error random_u16(Rng& rng, std::uint16_t& out) noexcept {
   std::array<std::uint8_t, 2> b{};
@@ -26,9 +27,18 @@ DeviceSession::DeviceSession(CryptoBackend& crypto, const DeviceCredentials& cre
 
 Error DeviceSession::start_handshake(std::uint32_t now_unix_s, Rng& rng, InitFrame& out) noexcept {
   pending_ = false;
+  handshake_keys_ = HandshakeKeys{};  // wipes anything left from an earlier attempt
   InitFrame init;
   init.dev_id = credentials_.dev_id;
-  init.t = now_unix_s;
+  // The edge refuses an INIT older than the newest it accepted from this device, so `t` never
+  // goes backwards here; a clockless device's counter must even grow.
+  std::uint32_t t = now_unix_s;
+  if (has_last_t_ && t < last_t_) t = last_t_;
+  if (has_last_t_ && config_.clockless && t == last_t_) {
+    if (t == 0xFFFFFFFFu) return Error::invalid_argument;
+    ++t;
+  }
+  init.t = t;
   // A new session must not reuse the live session's sessctr: the edge identifies sessions by
   // (dev_id, sessctr). A few redraws make a repeat practically impossible; the fallback is exact.
   std::uint16_t sessctr = 0;
@@ -41,18 +51,24 @@ Error DeviceSession::start_handshake(std::uint32_t now_unix_s, Rng& rng, InitFra
   if (Error e = rng.fill(init.dev_nonce.mutable_view()); e != Error::ok) return e;
 
   const InitParams params{&init.dev_id, init.sessctr, init.t, init.dev_nonce};
-  if (Error e = derive_handshake_keys(crypto_, credentials_.dev_secret, credentials_.edge_salt,
-                                      params, handshake_keys_);
-      e != Error::ok)
+  Error e = derive_handshake_keys(crypto_, credentials_.dev_secret, credentials_.edge_salt, params,
+                                  handshake_keys_);
+  if (e == Error::ok) e = compute_init_proof(crypto_, handshake_keys_.k_init, params, init.proof);
+  // K_init is needed only for the proof; SS and K_ack wait for the ACK.
+  handshake_keys_.k_init.wipe();
+  crypto_.forget_keys();
+  if (e != Error::ok) {
+    handshake_keys_ = HandshakeKeys{};
     return e;
-  if (Error e = compute_init_proof(crypto_, handshake_keys_.k_init, params, init.proof);
-      e != Error::ok)
-    return e;
+  }
 
   init_ = init;
   pending_ = true;
+  sent_ = false;
   backoff_ms_ = 0;
   next_send_ms_ = 0;  // due at once
+  has_last_t_ = true;
+  last_t_ = init.t;
   out = init;
   return Error::ok;
 }
@@ -61,8 +77,17 @@ bool DeviceSession::retransmit_due(std::uint64_t now_ms) const noexcept {
   return pending_ && now_ms >= next_send_ms_;
 }
 
+bool DeviceSession::handshake_expired(std::uint64_t now_ms) const noexcept {
+  return pending_ && sent_ && now_ms >= first_sent_ms_ &&
+         now_ms - first_sent_ms_ >= config_.init_max_age_ms;
+}
+
 Error DeviceSession::note_init_sent(std::uint64_t now_ms, Rng& rng) noexcept {
   if (!pending_) return Error::no_pending_handshake;
+  if (!sent_) {
+    sent_ = true;
+    first_sent_ms_ = now_ms;
+  }
   const std::uint32_t initial =
       config_.retransmit_initial_ms == 0 ? 1 : config_.retransmit_initial_ms;
   const std::uint32_t ceiling =
@@ -83,24 +108,24 @@ Error DeviceSession::handle_ack(const AckFrame& ack) noexcept {
 
   // Authenticate the edge before anything else: only an edge that knows DEV_SECRET can compute it.
   Proof expected;
-  if (Error e = compute_ack_proof(crypto_, handshake_keys_.k_ack, init_.proof, ack.edge_nonce,
-                                  ack.status, expected);
-      e != Error::ok)
-    return e;
-  if (!expected.equals(ack.proof)) return Error::bad_ack_proof;
-  if (ack.status != kAckStatusOk) return Error::ack_rejected;
-
+  Error e = compute_ack_proof(crypto_, handshake_keys_.k_ack, init_.proof, ack.edge_nonce,
+                              ack.status, expected);
+  if (e == Error::ok && !expected.equals(ack.proof)) e = Error::bad_ack_proof;
+  if (e == Error::ok && ack.status != kAckStatusOk) e = Error::ack_rejected;
   TrafficKeys fresh;
-  if (Error e = derive_traffic_keys(crypto_, handshake_keys_.session_secret, ack.edge_nonce, fresh);
-      e != Error::ok)
-    return e;
+  if (e == Error::ok)
+    e = derive_traffic_keys(crypto_, handshake_keys_.session_secret, ack.edge_nonce, fresh);
+  crypto_.forget_keys();
+  if (e != Error::ok) return e;  // still pending: a genuine ACK may yet arrive
+
   traffic_ = static_cast<TrafficKeys&&>(fresh);  // the old session's keys are wiped by the move
   sessctr_ = init_.sessctr;
   next_seq_ = config_.first_seq;
   downlink_window_ = ReplayWindow(config_.downlink_window);
   established_ = true;
+  confirmation_pending_ = true;
   pending_ = false;
-  handshake_keys_ = HandshakeKeys{};  // wipes SS, K_init, K_ack
+  handshake_keys_ = HandshakeKeys{};  // wipes SS and K_ack
   return Error::ok;
 }
 
@@ -112,10 +137,13 @@ Error DeviceSession::seal(ByteView plaintext, std::uint64_t sendts_ms, DataFrame
   if (!established_) return Error::no_session;
   if (next_seq_ >= kSeqSpace) return Error::session_exhausted;
   if (plaintext.size() > kMaxPayloadSize) return Error::payload_too_large;
-  // The seq is consumed before sealing, so even a failed seal can never lead to nonce reuse.
+  if (sendts_ms > kMaxSendTs) return Error::invalid_argument;
+  // From here the seq is consumed, so even a failed seal can never lead to nonce reuse.
   const auto seq = static_cast<std::uint32_t>(next_seq_++);
-  return seal_data_frame(crypto_, traffic_.up, Direction::uplink, credentials_.dev_id, sessctr_,
-                         seq, sendts_ms, plaintext, out);
+  const Error e = seal_data_frame(crypto_, traffic_.up, Direction::uplink, credentials_.dev_id,
+                                  sessctr_, seq, sendts_ms, plaintext, out);
+  if (e == Error::ok) confirmation_pending_ = false;
+  return e;
 }
 
 Error DeviceSession::open_downlink(const DataFrame& frame, MutableByteView plaintext,
@@ -130,7 +158,12 @@ Error DeviceSession::open_downlink(const DataFrame& frame, MutableByteView plain
   if (Error e = open_data_frame(crypto_, traffic_.down, frame, plaintext, plaintext_size);
       e != Error::ok)
     return e;
-  return downlink_window_.accept(frame.seq);
+  if (Error e = downlink_window_.accept(frame.seq); e != Error::ok) {
+    secure_wipe(plaintext.first(plaintext_size));
+    plaintext_size = 0;
+    return e;
+  }
+  return Error::ok;
 }
 
 }  // namespace dsekp

@@ -2,7 +2,9 @@
 // (rules and their order in edge_session.hpp).
 #include "dsekp/edge_session.hpp"
 
-#include "dsekp/data_frame.hpp"
+#include <utility>
+
+#include "data_frame.hpp"
 
 namespace dsekp {
 namespace {
@@ -29,6 +31,18 @@ std::uint64_t abs_diff(std::uint64_t a, std::uint64_t b) noexcept {
   return a > b ? a - b : b - a;
 }
 
+// A state may come from storage: clamp every count and index before it is used as one.
+void clamp_loaded_state(EdgeDeviceState& state) noexcept {
+  if (state.established_count > kMaxEstablishedSessions)
+    state.established_count = kMaxEstablishedSessions;
+  state.seen_inits.next %= static_cast<std::uint32_t>(state.seen_inits.entries.size());
+}
+
+// A state bound to another device must not be touched (the caller looked up the wrong row).
+bool bound_elsewhere(const EdgeDeviceState& state, const DevId& dev_id) noexcept {
+  return state.dev_id.size() != 0 && !(state.dev_id == dev_id);
+}
+
 // Forgets entries whose INIT can no longer pass the timestamp check.
 void expire_seen(InitReplayCache& cache, std::uint64_t now_s, std::uint32_t max_skew_s) noexcept {
   if (max_skew_s == 0) return;
@@ -44,27 +58,72 @@ bool seen_before(const InitReplayCache& cache, const DevNonce& nonce) noexcept {
   return false;
 }
 
-// Finds a slot for a new entry. With a clock, a full cache of unexpired entries is a refusal
-// (forgetting one would reopen its replay window); without one the oldest entry is overwritten.
-InitReplayCache::Entry* free_seen_slot(InitReplayCache& cache, std::uint32_t max_skew_s) noexcept {
-  for (auto& entry : cache.entries) {
-    if (!entry.used) return &entry;
+// Index of the slot a new entry would take, or -1. With a clock, a full cache of unexpired
+// entries is a refusal (forgetting one would reopen its replay window); without one the oldest
+// entry is overwritten. Nothing changes until the entry is committed.
+int free_seen_slot(const InitReplayCache& cache, std::uint32_t max_skew_s) noexcept {
+  for (std::size_t i = 0; i < cache.entries.size(); ++i) {
+    if (!cache.entries[i].used) return static_cast<int>(i);
   }
-  if (max_skew_s != 0) return nullptr;
-  InitReplayCache::Entry* slot = &cache.entries[cache.next];
-  cache.next = static_cast<std::uint32_t>((cache.next + 1) % cache.entries.size());
-  return slot;
+  return max_skew_s != 0 ? -1 : static_cast<int>(cache.next);
 }
 
-EdgeSession* oldest_established(EdgeDeviceState& state) noexcept {
-  EdgeSession* oldest = &state.established[0];
-  for (std::uint32_t i = 1; i < state.established_count; ++i) {
-    if (state.established[i].created_ms < oldest->created_ms) oldest = &state.established[i];
+void commit_seen(InitReplayCache& cache, int slot, const InitFrame& init,
+                 std::uint32_t max_skew_s) noexcept {
+  const auto index = static_cast<std::size_t>(slot);
+  if (cache.entries[index].used) {  // FIFO overwrite (max_skew 0): move past it
+    cache.next = static_cast<std::uint32_t>((index + 1) % cache.entries.size());
   }
-  return oldest;
+  cache.entries[index] =
+      InitReplayCache::Entry{init.dev_nonce, std::uint64_t{init.t} + max_skew_s, true};
+}
+
+// Is an INIT with time/counter `t` older than the newest one accepted from this device? With a
+// clock, equal seconds are allowed (a device may reboot within one), and a newest `t` beyond the
+// edge's own freshness window is ignored: then the edge's clock stepped back, and trusting the
+// stored value would lock the device out for as long as the step. Without a clock, `t` is the
+// device's counter and must grow.
+bool superseded(std::uint32_t t, std::uint32_t newest_t, std::uint64_t now_s,
+                std::uint32_t max_skew_s) noexcept {
+  if (max_skew_s == 0) return t <= newest_t;
+  if (std::uint64_t{newest_t} > now_s + max_skew_s) return false;
+  return t < newest_t;
+}
+
+EdgeSession* find_by_serial(EdgeDeviceState& state, bool newest) noexcept {
+  EdgeSession* found = nullptr;
+  for (std::uint32_t i = 0; i < state.established_count; ++i) {
+    EdgeSession& s = state.established[i];
+    if (found == nullptr || (newest ? s.serial > found->serial : s.serial < found->serial))
+      found = &s;
+  }
+  return found;
 }
 
 }  // namespace
+
+EdgeDeviceState::EdgeDeviceState(EdgeDeviceState&& other) noexcept {
+  *this = std::move(other);
+}
+
+EdgeDeviceState& EdgeDeviceState::operator=(EdgeDeviceState&& other) noexcept {
+  if (this == &other) return *this;
+  dev_id = other.dev_id;
+  has_pending = other.has_pending;
+  pending = std::move(other.pending);
+  for (std::size_t i = 0; i < established.size(); ++i)
+    established[i] = std::move(other.established[i]);
+  established_count = other.established_count;
+  has_newest_init = other.has_newest_init;
+  newest_init_t = other.newest_init_t;
+  next_session_serial = other.next_session_serial;
+  seen_inits = other.seen_inits;
+  init_bucket = other.init_bucket;
+  // The source's keys were wiped by the moves; make it empty rather than keyless-but-"live".
+  other.has_pending = false;
+  other.established_count = 0;
+  return *this;
+}
 
 EdgeProtocol::EdgeProtocol(CryptoBackend& crypto, const EdgeConfig& config) noexcept
     : crypto_(crypto), config_(config) {
@@ -76,54 +135,67 @@ EdgeProtocol::EdgeProtocol(CryptoBackend& crypto, const EdgeConfig& config) noex
 Error EdgeProtocol::handle_init(const InitFrame& init, const DevSecret& dev_secret,
                                 EdgeDeviceState& state, std::uint64_t now_ms, Rng& rng,
                                 InitOutcome& out) noexcept {
+  clamp_loaded_state(state);
   const std::uint64_t now_s = now_ms / 1000;
   if (config_.max_skew_s != 0 && abs_diff(init.t, now_s) > config_.max_skew_s)
     return Error::stale_timestamp;
+  if (bound_elsewhere(state, init.dev_id)) return Error::dev_id_mismatch;
 
   // Authenticate before any state is touched.
   const InitParams params{&init.dev_id, init.sessctr, init.t, init.dev_nonce};
   HandshakeKeys keys;
-  if (Error e = derive_handshake_keys(crypto_, dev_secret, config_.edge_salt, params, keys);
-      e != Error::ok)
-    return e;
   Proof expected;
-  if (Error e = compute_init_proof(crypto_, keys.k_init, params, expected); e != Error::ok)
+  Error e = derive_handshake_keys(crypto_, dev_secret, config_.edge_salt, params, keys);
+  if (e == Error::ok) e = compute_init_proof(crypto_, keys.k_init, params, expected);
+  if (e == Error::ok && !expected.equals(init.proof)) e = Error::bad_proof;
+  if (e != Error::ok) {
+    crypto_.forget_keys();
     return e;
-  if (!expected.equals(init.proof)) return Error::bad_proof;
+  }
 
   // A retransmission of the INIT we already answered: the ACK was lost, send the same one.
   if (state.has_pending && same_init(state.pending.init, init)) {
+    crypto_.forget_keys();
     out.ack = make_ack(init, state.pending.edge_nonce, state.pending.ack_proof);
     out.retransmission = true;
     return Error::ok;
   }
 
+  // Replays (and INITs an attacker held back) are refused here, before they can use up the
+  // device's INIT budget or displace its pending session.
+  if (state.has_newest_init && superseded(init.t, state.newest_init_t, now_s, config_.max_skew_s))
+    e = Error::superseded_init;
   expire_seen(state.seen_inits, now_s, config_.max_skew_s);
-  if (seen_before(state.seen_inits, init.dev_nonce)) return Error::duplicate_init;
-  if (!state.init_bucket.try_take(config_.init_rate, now_ms)) return Error::rate_limited;
-  if (config_.admission_hook != nullptr && !config_.admission_hook->admit_init(init.dev_id, now_ms))
-    return Error::rate_limited;
-  InitReplayCache::Entry* slot = free_seen_slot(state.seen_inits, config_.max_skew_s);
-  if (slot == nullptr) return Error::rate_limited;
+  if (e == Error::ok && seen_before(state.seen_inits, init.dev_nonce)) e = Error::duplicate_init;
+  const int slot = free_seen_slot(state.seen_inits, config_.max_skew_s);
+  if (e == Error::ok && slot < 0) e = Error::rate_limited;
+  if (e == Error::ok && config_.admission_hook != nullptr &&
+      !config_.admission_hook->admit_init(init.dev_id, now_ms))
+    e = Error::rate_limited;
+  if (e == Error::ok && !state.init_bucket.try_take(config_.init_rate, now_ms))
+    e = Error::rate_limited;
 
   PendingSession pending;
-  if (Error e = rng.fill(pending.edge_nonce.mutable_view()); e != Error::ok) return e;
-  if (Error e = compute_ack_proof(crypto_, keys.k_ack, init.proof, pending.edge_nonce, kAckStatusOk,
-                                  pending.ack_proof);
-      e != Error::ok)
-    return e;
-  if (Error e = derive_traffic_keys(crypto_, keys.session_secret, pending.edge_nonce,
-                                    pending.session.keys);
-      e != Error::ok)
-    return e;
+  if (e == Error::ok) e = rng.fill(pending.edge_nonce.mutable_view());
+  if (e == Error::ok)
+    e = compute_ack_proof(crypto_, keys.k_ack, init.proof, pending.edge_nonce, kAckStatusOk,
+                          pending.ack_proof);
+  if (e == Error::ok)
+    e = derive_traffic_keys(crypto_, keys.session_secret, pending.edge_nonce, pending.session.keys);
+  crypto_.forget_keys();
+  if (e != Error::ok) return e;
+
   pending.init = init;
   pending.session.sessctr = init.sessctr;
   pending.session.uplink_window = ReplayWindow(config_.replay_window);
   pending.session.created_ms = now_ms;
   pending.session.last_seen_ms = now_ms;
+  pending.session.serial = state.next_session_serial++;
 
-  *slot = InitReplayCache::Entry{init.dev_nonce,
-                                 static_cast<std::uint64_t>(init.t) + config_.max_skew_s, true};
+  commit_seen(state.seen_inits, slot, init, config_.max_skew_s);
+  state.dev_id = init.dev_id;
+  state.has_newest_init = true;
+  state.newest_init_t = init.t;
   state.pending = static_cast<PendingSession&&>(pending);
   state.has_pending = true;
   out.ack = make_ack(init, state.pending.edge_nonce, state.pending.ack_proof);
@@ -134,7 +206,9 @@ Error EdgeProtocol::handle_init(const InitFrame& init, const DevSecret& dev_secr
 Error EdgeProtocol::open_data(const DataFrame& frame, EdgeDeviceState& state, std::uint64_t now_ms,
                               MutableByteView plaintext, DataOutcome& out) noexcept {
   out = DataOutcome{};
+  clamp_loaded_state(state);
   if (frame.direction != Direction::uplink) return Error::invalid_argument;
+  if (bound_elsewhere(state, frame.dev_id)) return Error::dev_id_mismatch;
 
   EdgeSession* established = nullptr;
   for (std::uint32_t i = 0; i < state.established_count; ++i) {
@@ -179,7 +253,7 @@ Error EdgeProtocol::open_data(const DataFrame& frame, EdgeDeviceState& state, st
     if (slot == nullptr && state.established_count < config_.max_established) {
       slot = &state.established[state.established_count++];
     } else if (slot == nullptr) {
-      slot = oldest_established(state);
+      slot = find_by_serial(state, /*newest=*/false);
       evicts = true;
     }
     out.confirmed_session = true;
@@ -192,18 +266,15 @@ Error EdgeProtocol::open_data(const DataFrame& frame, EdgeDeviceState& state, st
   return Error::ok;
 }
 
-Error EdgeProtocol::seal_downlink(const DevId& dev_id, EdgeDeviceState& state, ByteView plaintext,
+Error EdgeProtocol::seal_downlink(EdgeDeviceState& state, ByteView plaintext,
                                   std::uint64_t sendts_ms, DataFrame& out) noexcept {
-  EdgeSession* newest = nullptr;
-  for (std::uint32_t i = 0; i < state.established_count; ++i) {
-    if (newest == nullptr || state.established[i].created_ms >= newest->created_ms)
-      newest = &state.established[i];
-  }
+  clamp_loaded_state(state);
+  EdgeSession* newest = find_by_serial(state, /*newest=*/true);
   if (newest == nullptr) return Error::no_session;
   if (newest->downlink_seq >= kSeqSpace) return Error::session_exhausted;
   const auto seq = static_cast<std::uint32_t>(newest->downlink_seq++);
-  return seal_data_frame(crypto_, newest->keys.down, Direction::downlink, dev_id, newest->sessctr,
-                         seq, sendts_ms, plaintext, out);
+  return seal_data_frame(crypto_, newest->keys.down, Direction::downlink, state.dev_id,
+                         newest->sessctr, seq, sendts_ms, plaintext, out);
 }
 
 }  // namespace dsekp

@@ -52,6 +52,8 @@ const char* error_name(Error e) noexcept {
       return "bad_proof";
     case Error::duplicate_init:
       return "duplicate_init";
+    case Error::superseded_init:
+      return "superseded_init";
     case Error::rate_limited:
       return "rate_limited";
     case Error::unknown_session:

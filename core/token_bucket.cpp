@@ -4,7 +4,7 @@
 namespace dsekp {
 
 bool TokenBucket::try_take(const TokenBucketConfig& config, std::uint64_t now_ms) noexcept {
-  if (config.capacity == 0) return true;
+  if (config.capacity == 0 || config.refill_interval_ms == 0) return true;  // no limit configured
   if (!initialised_) {
     initialised_ = true;
     tokens_ = config.capacity;

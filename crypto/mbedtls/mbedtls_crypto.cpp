@@ -1,5 +1,6 @@
-// mbedTLS 2.28 backend: HMAC-SHA256 and HKDF over one long-lived MD context, AES-128-GCM over one
-// GCM context re-keyed only on key change, CTR-DRBG randomness. See mbedtls_crypto.hpp for why.
+// mbedTLS 2.28 backend: HMAC-SHA256 and HKDF over one long-lived MD context, AES-128-GCM over two
+// GCM contexts that cache the two most recently used keys, CTR-DRBG randomness. See
+// mbedtls_crypto.hpp for why.
 #include "crypto/mbedtls/mbedtls_crypto.hpp"
 
 #include "crypto/argument_rules.hpp"
@@ -13,8 +14,9 @@
 namespace dsekp {
 namespace {
 
-// RFC 5869 2.2: an empty salt means HashLen zero bytes.
-constexpr std::array<std::uint8_t, kHashSize> kZeroSalt{};
+// RFC 5869 2.2: an empty salt means HashLen zero bytes. Also the dummy key forget_keys() installs
+// in the HMAC context.
+constexpr std::array<std::uint8_t, kHashSize> kZeroKey{};
 
 // Personalisation string of the DRBG (NIST SP 800-90A): separates this use from any other DRBG
 // instance seeded from the same entropy source.
@@ -24,15 +26,43 @@ constexpr char kDrbgPersonalisation[] = "DSEKP1 device rng";
 
 MbedtlsCrypto::MbedtlsCrypto() noexcept {
   mbedtls_md_init(&md_);
-  mbedtls_gcm_init(&gcm_);
+  for (GcmSlot& slot : gcm_) mbedtls_gcm_init(&slot.ctx);
   const mbedtls_md_info_t* sha256 = mbedtls_md_info_from_type(MBEDTLS_MD_SHA256);
   ready_ = sha256 != nullptr && mbedtls_md_setup(&md_, sha256, /*hmac=*/1) == 0;
 }
 
 MbedtlsCrypto::~MbedtlsCrypto() {
-  mbedtls_gcm_free(&gcm_);  // zeroizes the key schedule and GHASH key
-  mbedtls_md_free(&md_);    // zeroizes the HMAC pads
-  mbedtls_platform_zeroize(gcm_key_.data(), gcm_key_.size());
+  for (GcmSlot& slot : gcm_) {
+    mbedtls_gcm_free(&slot.ctx);  // zeroizes the key schedule and GHASH key
+    mbedtls_platform_zeroize(slot.key.data(), slot.key.size());
+  }
+  mbedtls_md_free(&md_);  // zeroizes the HMAC pads and the hash state
+}
+
+void MbedtlsCrypto::forget_keys() noexcept {
+  // mbedtls_gcm_free frees the AES state (mbedtls_cipher_free zeroizes it first) and zeroizes the
+  // rest of the context: GHASH tables, counter and tag state. gcm_init leaves it ready for setkey.
+  for (GcmSlot& slot : gcm_) {
+    mbedtls_gcm_free(&slot.ctx);
+    mbedtls_gcm_init(&slot.ctx);
+    mbedtls_platform_zeroize(slot.key.data(), slot.key.size());
+    slot.keyed = false;
+  }
+  if (!ready_) return;
+  // Re-keying replaces ipad||opad with those of the zero key. Finishing one MAC as well overwrites
+  // the SHA-256 state and block buffer, which still hold the last MAC (for hkdf_expand: the last
+  // output block, i.e. key material) and the last inner hash. Four SHA-256 blocks in all.
+  std::array<std::uint8_t, kHashSize> scratch{};
+  if (mbedtls_md_hmac_starts(&md_, kZeroKey.data(), kZeroKey.size()) == 0 &&
+      mbedtls_md_hmac_finish(&md_, scratch.data()) == 0) {
+    return;
+  }
+  // Not reached with the software SHA-256. If it were, freeing the context still zeroizes it;
+  // setting it up again allocates, and a failure there leaves the object not ready.
+  mbedtls_md_free(&md_);
+  mbedtls_md_init(&md_);
+  const mbedtls_md_info_t* sha256 = mbedtls_md_info_from_type(MBEDTLS_MD_SHA256);
+  ready_ = sha256 != nullptr && mbedtls_md_setup(&md_, sha256, /*hmac=*/1) == 0;
 }
 
 bool MbedtlsCrypto::hmac_finish(ByteView prefix, std::span<const ByteView> parts, ByteView suffix,
@@ -67,7 +97,7 @@ Error MbedtlsCrypto::hkdf_extract(ByteView salt, std::span<const ByteView> ikm_p
     secure_wipe(prk_out);
     return Error::invalid_argument;
   }
-  if (salt.empty()) salt = ByteView(kZeroSalt);
+  if (salt.empty()) salt = ByteView(kZeroKey);
   // RFC 5869 2.2: PRK = HMAC-Hash(salt, IKM).
   if (ready_ && mbedtls_md_hmac_starts(&md_, salt.data(), salt.size()) == 0 &&
       hmac_finish({}, ikm_parts, {}, prk_out.data())) {
@@ -112,17 +142,35 @@ Error MbedtlsCrypto::hkdf_expand(ByteView prk, std::span<const ByteView> info_pa
   return Error::ok;
 }
 
-bool MbedtlsCrypto::gcm_use_key(ByteView key) noexcept {
-  // Re-keying frees and re-allocates the cipher context inside mbedtls_gcm_setkey, so it happens
-  // only on a key change. The comparison is constant-time because both operands are secret.
-  if (gcm_keyed_ && constant_time_equal(key, ByteView(gcm_key_))) return true;
-  gcm_keyed_ = false;  // until setkey has succeeded
-  if (mbedtls_gcm_setkey(&gcm_, MBEDTLS_CIPHER_ID_AES, key.data(), 8 * kAeadKeySize) != 0) {
-    return false;
+mbedtls_gcm_context* MbedtlsCrypto::gcm_for_key(ByteView key) noexcept {
+  // Re-keying frees and re-allocates the AES context inside mbedtls_gcm_setkey, so it happens only
+  // for a key that neither context holds. The comparisons are constant-time because both operands
+  // are secret: the time shows at most which cached key, if any, was equal, never how much of a
+  // key matched.
+  static_assert(kGcmSlots == 2, "the replacement rule below assumes two slots");
+  // The most recently used slot is tried first, so a run of messages under one key costs one
+  // comparison, as with a single cached key.
+  const std::size_t recent = gcm_recent_, other = 1 - gcm_recent_;
+  std::size_t hit = kGcmSlots;
+  if (gcm_[recent].keyed && constant_time_equal(key, ByteView(gcm_[recent].key))) {
+    hit = recent;
+  } else if (gcm_[other].keyed && constant_time_equal(key, ByteView(gcm_[other].key))) {
+    hit = other;
   }
-  std::memcpy(gcm_key_.data(), key.data(), gcm_key_.size());
-  gcm_keyed_ = true;
-  return true;
+  if (hit == kGcmSlots) {
+    // Miss: an unused slot if there is one, else the least recently used (of two: not the recent).
+    hit = !gcm_[0].keyed ? 0 : !gcm_[1].keyed ? 1 : other;
+    GcmSlot& slot = gcm_[hit];
+    slot.keyed = false;  // until setkey has succeeded
+    if (mbedtls_gcm_setkey(&slot.ctx, MBEDTLS_CIPHER_ID_AES, key.data(), 8 * kAeadKeySize) != 0) {
+      mbedtls_platform_zeroize(slot.key.data(), slot.key.size());
+      return nullptr;
+    }
+    std::memcpy(slot.key.data(), key.data(), slot.key.size());
+    slot.keyed = true;
+  }
+  gcm_recent_ = hit;
+  return &gcm_[hit].ctx;
 }
 
 Error MbedtlsCrypto::aes128_gcm_seal(ByteView key, const AeadNonce& nonce, ByteView aad,
@@ -133,8 +181,9 @@ Error MbedtlsCrypto::aes128_gcm_seal(ByteView key, const AeadNonce& nonce, ByteV
     secure_wipe(tag.mutable_view());
     return Error::invalid_argument;
   }
-  if (!ready_ || !gcm_use_key(key) ||
-      mbedtls_gcm_crypt_and_tag(&gcm_, MBEDTLS_GCM_ENCRYPT, plaintext.size(), nonce.data(),
+  mbedtls_gcm_context* gcm = ready_ ? gcm_for_key(key) : nullptr;
+  if (gcm == nullptr ||
+      mbedtls_gcm_crypt_and_tag(gcm, MBEDTLS_GCM_ENCRYPT, plaintext.size(), nonce.data(),
                                 nonce.size(), aad.data(), aad.size(), plaintext.data(),
                                 ciphertext.data(), tag.size(), tag.data()) != 0) {
     secure_wipe(ciphertext);
@@ -151,7 +200,8 @@ Error MbedtlsCrypto::aes128_gcm_open(ByteView key, const AeadNonce& nonce, ByteV
     secure_wipe(plaintext);
     return Error::invalid_argument;
   }
-  if (!ready_ || !gcm_use_key(key)) {
+  mbedtls_gcm_context* gcm = ready_ ? gcm_for_key(key) : nullptr;
+  if (gcm == nullptr) {
     secure_wipe(plaintext);
     return Error::crypto_failure;
   }
@@ -160,7 +210,7 @@ Error MbedtlsCrypto::aes128_gcm_open(ByteView key, const AeadNonce& nonce, ByteV
   // gcm.h says otherwise: 2.28's software mbedtls_gcm_update reads each input byte before writing
   // the same output byte, and refuses only an output that starts inside the input. (A port that
   // swaps in a hardware GCM through MBEDTLS_GCM_ALT must re-run the in-place test.)
-  const int rc = mbedtls_gcm_auth_decrypt(&gcm_, ciphertext.size(), nonce.data(), nonce.size(),
+  const int rc = mbedtls_gcm_auth_decrypt(gcm, ciphertext.size(), nonce.data(), nonce.size(),
                                           aad.data(), aad.size(), tag.data(), tag.size(),
                                           ciphertext.data(), plaintext.data());
   if (rc == 0) return Error::ok;

@@ -1,5 +1,6 @@
-// OpenSSL 3 backend: HMAC-SHA256 and HKDF over a reused EVP_MAC context, AES-128-GCM over a reused
-// EVP_CIPHER_CTX, randomness from RAND_bytes. See openssl_crypto.hpp for why state is kept.
+// OpenSSL 3 backend: HMAC-SHA256 and HKDF over a reused EVP_MAC context, AES-128-GCM over two
+// reused EVP_CIPHER_CTXs caching the two most recent keys, randomness from RAND_bytes. See
+// openssl_crypto.hpp for why state is kept.
 #include "crypto/openssl/openssl_crypto.hpp"
 
 #include "crypto/argument_rules.hpp"
@@ -21,7 +22,9 @@ namespace {
 // HMAC pads its key with zeros to the block size, so an empty key and 32 zero bytes give the same
 // MAC; RFC 5869 2.2 defines the empty salt as exactly that. EVP_MAC_init treats a null key as
 // "no new key", and an empty span may have a null data(), so empty keys are replaced by this.
+// forget_keys() installs it (its first 16 bytes for AES) as the dummy key.
 constexpr std::array<std::uint8_t, kHashSize> kZeroKey{};
+static_assert(kAeadKeySize <= kHashSize);
 
 bool fits_int(std::size_t n) noexcept {
   return n <= static_cast<std::size_t>(INT_MAX);
@@ -31,30 +34,68 @@ bool fits_int(std::size_t n) noexcept {
 
 OpenSslCrypto::OpenSslCrypto() noexcept {
   mac_ = EVP_MAC_fetch(nullptr, OSSL_MAC_NAME_HMAC, nullptr);
-  if (mac_ != nullptr) mac_ctx_ = EVP_MAC_CTX_new(mac_);
   gcm_ = EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr);
-  gcm_ctx_ = EVP_CIPHER_CTX_new();
-  if (mac_ctx_ == nullptr || gcm_ == nullptr || gcm_ctx_ == nullptr) return;
+  if (mac_ == nullptr || gcm_ == nullptr || !new_mac_context()) return;
+  for (GcmSlot& slot : gcm_slots_) {
+    slot.ctx = EVP_CIPHER_CTX_new();
+    if (slot.ctx == nullptr || !bind_cipher(slot.ctx)) return;
+  }
+  ready_ = true;
+}
 
+OpenSslCrypto::~OpenSslCrypto() {
+  for (GcmSlot& slot : gcm_slots_) {
+    EVP_CIPHER_CTX_free(slot.ctx);  // cleanses the key schedule
+    OPENSSL_cleanse(slot.key.data(), slot.key.size());
+  }
+  EVP_CIPHER_free(gcm_);
+  EVP_MAC_CTX_free(mac_ctx_);  // cleanses the keyed HMAC state
+  EVP_MAC_free(mac_);
+}
+
+bool OpenSslCrypto::new_mac_context() noexcept {
+  mac_ctx_ = EVP_MAC_CTX_new(mac_);
+  if (mac_ctx_ == nullptr) return false;
   // The digest is set once: the per-call EVP_MAC_init then only installs the key.
   char digest[] = "SHA256";
   const OSSL_PARAM params[] = {
       OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
       OSSL_PARAM_construct_end(),
   };
-  if (EVP_MAC_CTX_set_params(mac_ctx_, params) != 1) return;
-  // Binding the cipher here lets every later init pass a null cipher. Passing the cipher again
-  // would make OpenSSL free and re-create the provider context on every message.
-  if (EVP_CipherInit_ex2(gcm_ctx_, gcm_, nullptr, nullptr, 1, nullptr) != 1) return;
-  ready_ = true;
+  return EVP_MAC_CTX_set_params(mac_ctx_, params) == 1;
 }
 
-OpenSslCrypto::~OpenSslCrypto() {
-  EVP_CIPHER_CTX_free(gcm_ctx_);  // cleanses the key schedule
-  EVP_CIPHER_free(gcm_);
-  EVP_MAC_CTX_free(mac_ctx_);  // cleanses the keyed HMAC state
-  EVP_MAC_free(mac_);
-  OPENSSL_cleanse(gcm_key_.data(), gcm_key_.size());
+bool OpenSslCrypto::bind_cipher(EVP_CIPHER_CTX* ctx) noexcept {
+  // Binding the cipher here lets every later init pass a null cipher. Passing the cipher again
+  // would make OpenSSL free and re-create the provider context on every message.
+  return EVP_CipherInit_ex2(ctx, gcm_, nullptr, nullptr, 1, nullptr) == 1;
+}
+
+void OpenSslCrypto::forget_keys() noexcept {
+  if (!ready_) return;  // a backend that is not ready keys nothing
+  // Keying a GCM context clears its whole GCM state (CRYPTO_gcm128_init starts with a memset)
+  // before deriving the new GHASH key, and overwrites the AES schedule: so the zero key replaces
+  // everything the last real key left. If that ever failed, resetting the context frees and
+  // cleanses the provider state, and the cipher is bound again.
+  for (GcmSlot& slot : gcm_slots_) {
+    OPENSSL_cleanse(slot.key.data(), slot.key.size());
+    slot.keyed = false;
+    if (EVP_CipherInit_ex2(slot.ctx, nullptr, kZeroKey.data(), nullptr, 1, nullptr) != 1) {
+      EVP_CIPHER_CTX_reset(slot.ctx);
+      if (!bind_cipher(slot.ctx)) ready_ = false;
+    }
+  }
+  // Re-keying replaces the ipad/opad states and OpenSSL's copy of the key (freed with a cleanse).
+  // The working hash state still holds the last MAC (for hkdf_expand: the last output block, i.e.
+  // key material); OpenSSL 3.0 replaces it when re-keying, and finishing one MAC under the dummy
+  // key makes sure of it whatever the version. If that ever failed, freeing the context cleanses
+  // all of it, and a fresh one is made. tests/crypto/openssl_key_residue_test.cpp checks the
+  // result.
+  std::array<std::uint8_t, kHashSize> scratch{};
+  if (!hmac(kZeroKey, {}, {}, {}, scratch.data())) {
+    EVP_MAC_CTX_free(mac_ctx_);
+    if (!new_mac_context()) ready_ = false;
+  }
 }
 
 bool OpenSslCrypto::hmac(ByteView key, ByteView prefix, std::span<const ByteView> parts,
@@ -127,19 +168,36 @@ Error OpenSslCrypto::hkdf_expand(ByteView prk, std::span<const ByteView> info_pa
   return Error::ok;
 }
 
-bool OpenSslCrypto::gcm_begin(bool encrypt, ByteView key, const AeadNonce& nonce) noexcept {
+EVP_CIPHER_CTX* OpenSslCrypto::gcm_begin(bool encrypt, ByteView key,
+                                         const AeadNonce& nonce) noexcept {
   // Re-keying costs an AES key expansion plus the GHASH key setup; a session seals and opens many
-  // messages under one key, so the schedule is kept while the key stays the same. The comparison
-  // is constant-time because both operands are secret.
-  const bool same_key = gcm_keyed_ && constant_time_equal(key, ByteView(gcm_key_));
-  gcm_keyed_ = false;  // until the init below has succeeded
-  const unsigned char* new_key = same_key ? nullptr : key.data();
-  if (EVP_CipherInit_ex2(gcm_ctx_, nullptr, new_key, nonce.data(), encrypt ? 1 : 0, nullptr) != 1) {
-    return false;
+  // messages under its two keys, so the schedules of the two most recent keys are kept. The
+  // comparisons are constant-time because both operands are secret: the time shows at most which
+  // cached key, if any, was equal, never how much of a key matched.
+  static_assert(kGcmSlots == 2, "the replacement rule below assumes two slots");
+  // The most recently used slot is tried first, so a run of messages under one key costs one
+  // comparison, as with a single cached key.
+  const std::size_t recent = gcm_recent_, other = 1 - gcm_recent_;
+  std::size_t hit = kGcmSlots;
+  if (gcm_slots_[recent].keyed && constant_time_equal(key, ByteView(gcm_slots_[recent].key))) {
+    hit = recent;
+  } else if (gcm_slots_[other].keyed && constant_time_equal(key, ByteView(gcm_slots_[other].key))) {
+    hit = other;
   }
-  if (!same_key) std::memcpy(gcm_key_.data(), key.data(), gcm_key_.size());
-  gcm_keyed_ = true;
-  return true;
+  const bool cached = hit != kGcmSlots;
+  // Miss: an unused slot if there is one, else the least recently used (of two: not the recent).
+  if (!cached) hit = !gcm_slots_[0].keyed ? 0 : !gcm_slots_[1].keyed ? 1 : other;
+  GcmSlot& slot = gcm_slots_[hit];
+  slot.keyed = false;  // until the init below has succeeded
+  const unsigned char* new_key = cached ? nullptr : key.data();
+  if (EVP_CipherInit_ex2(slot.ctx, nullptr, new_key, nonce.data(), encrypt ? 1 : 0, nullptr) != 1) {
+    OPENSSL_cleanse(slot.key.data(), slot.key.size());
+    return nullptr;
+  }
+  if (!cached) std::memcpy(slot.key.data(), key.data(), slot.key.size());
+  slot.keyed = true;
+  gcm_recent_ = hit;
+  return slot.ctx;
 }
 
 Error OpenSslCrypto::aes128_gcm_seal(ByteView key, const AeadNonce& nonce, ByteView aad,
@@ -154,25 +212,26 @@ Error OpenSslCrypto::aes128_gcm_seal(ByteView key, const AeadNonce& nonce, ByteV
       !fits_int(aad.size())) {
     return fail(Error::invalid_argument);
   }
-  if (!ready_ || !gcm_begin(true, key, nonce)) return fail(Error::crypto_failure);
+  EVP_CIPHER_CTX* ctx = ready_ ? gcm_begin(true, key, nonce) : nullptr;
+  if (ctx == nullptr) return fail(Error::crypto_failure);
 
   int written = 0;
   // A null output marks the input as AAD.
-  if (!aad.empty() && EVP_EncryptUpdate(gcm_ctx_, nullptr, &written, aad.data(),
-                                        static_cast<int>(aad.size())) != 1) {
+  if (!aad.empty() &&
+      EVP_EncryptUpdate(ctx, nullptr, &written, aad.data(), static_cast<int>(aad.size())) != 1) {
     return fail(Error::crypto_failure);
   }
   if (!plaintext.empty()) {
     const int n = static_cast<int>(plaintext.size());
-    if (EVP_EncryptUpdate(gcm_ctx_, ciphertext.data(), &written, plaintext.data(), n) != 1 ||
+    if (EVP_EncryptUpdate(ctx, ciphertext.data(), &written, plaintext.data(), n) != 1 ||
         written != n) {
       return fail(Error::crypto_failure);
     }
   }
   std::uint8_t none[16];  // GCM's final step writes no bytes; OpenSSL still wants a buffer
-  if (EVP_EncryptFinal_ex(gcm_ctx_, none, &written) != 1 ||
-      EVP_CIPHER_CTX_ctrl(gcm_ctx_, EVP_CTRL_AEAD_GET_TAG, static_cast<int>(kTagSize),
-                          tag.data()) != 1) {
+  if (EVP_EncryptFinal_ex(ctx, none, &written) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, static_cast<int>(kTagSize), tag.data()) !=
+          1) {
     return fail(Error::crypto_failure);
   }
   return Error::ok;
@@ -189,29 +248,30 @@ Error OpenSslCrypto::aes128_gcm_open(ByteView key, const AeadNonce& nonce, ByteV
       !fits_int(aad.size())) {
     return fail(Error::invalid_argument);
   }
-  if (!ready_ || !gcm_begin(false, key, nonce)) return fail(Error::crypto_failure);
+  EVP_CIPHER_CTX* ctx = ready_ ? gcm_begin(false, key, nonce) : nullptr;
+  if (ctx == nullptr) return fail(Error::crypto_failure);
 
   // The ctrl takes a non-const pointer; the tag is public, so a local copy is simplest.
   AeadTag expected = tag;
   int written = 0;
-  if (EVP_CIPHER_CTX_ctrl(gcm_ctx_, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(kTagSize),
+  if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(kTagSize),
                           expected.data()) != 1) {
     return fail(Error::crypto_failure);
   }
-  if (!aad.empty() && EVP_DecryptUpdate(gcm_ctx_, nullptr, &written, aad.data(),
-                                        static_cast<int>(aad.size())) != 1) {
+  if (!aad.empty() &&
+      EVP_DecryptUpdate(ctx, nullptr, &written, aad.data(), static_cast<int>(aad.size())) != 1) {
     return fail(Error::crypto_failure);
   }
   if (!ciphertext.empty()) {
     const int n = static_cast<int>(ciphertext.size());
-    if (EVP_DecryptUpdate(gcm_ctx_, plaintext.data(), &written, ciphertext.data(), n) != 1 ||
+    if (EVP_DecryptUpdate(ctx, plaintext.data(), &written, ciphertext.data(), n) != 1 ||
         written != n) {
       return fail(Error::crypto_failure);
     }
   }
   // OpenSSL has already written the unauthenticated plaintext; it is zeroed unless the tag holds.
   std::uint8_t none[16];
-  if (EVP_DecryptFinal_ex(gcm_ctx_, none, &written) != 1) return fail(Error::auth_failed);
+  if (EVP_DecryptFinal_ex(ctx, none, &written) != 1) return fail(Error::auth_failed);
   return Error::ok;
 }
 

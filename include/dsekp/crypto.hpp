@@ -9,8 +9,11 @@
 // against >= 100 ns for the cheapest primitive. Virtual calls need no RTTI, so the device build
 // with -fno-rtti is unaffected.
 //
-// Contract for every method: noexcept, no plaintext or key material left in the backend after it
-// returns (beyond what the library itself keeps), outputs zeroed when the result is not Error::ok.
+// Contract for every method: noexcept, outputs zeroed when the result is not Error::ok, no
+// plaintext left in the backend after it returns. Key material: for speed a backend may keep the
+// most recent HMAC key state and AES key schedules in its library contexts between calls;
+// forget_keys() overwrites all of it, and the protocol core calls it at the end of every handshake
+// step, so handshake secrets (SS, K_init, K_ack, TS) never outlive the step that used them.
 #pragma once
 
 #include <span>
@@ -43,6 +46,10 @@ class CryptoBackend {
   virtual Error aes128_gcm_seal(ByteView key /*16*/, const AeadNonce& nonce, ByteView aad,
                                 ByteView plaintext, MutableByteView ciphertext,
                                 AeadTag& tag) noexcept = 0;
+
+  /// Overwrites every key, key schedule and HMAC state the backend keeps between calls. The next
+  /// call works as usual (it re-keys).
+  virtual void forget_keys() noexcept = 0;
 
   /// AES-128-GCM decryption. Returns auth_failed (and zeroes `plaintext`) if the tag does not
   /// verify; no unauthenticated plaintext is ever left in `plaintext`.

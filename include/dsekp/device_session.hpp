@@ -7,7 +7,16 @@
 // wraps; rekey_due() turns true at DeviceConfig::rekey_at_seq so the caller starts a new session
 // in time, and seal() fails with session_exhausted after seq 2^32-1.
 // Retransmission: the caller resends current_init() bytes-identical whenever retransmit_due();
-// the delay doubles from initial to max, with random jitter in [delay/2, delay].
+// the delay doubles from initial to max, with random jitter in [delay/2, delay]. Once
+// handshake_expired() the INIT is too old to pass the edge's freshness check: start a new one.
+// Key confirmation: after handle_ack() the edge holds the new session as pending until a DATA
+// frame under it arrives, and sends downlink only on confirmed sessions, so while
+// confirmation_pending() the caller should seal and send a frame promptly (an empty one if it
+// has nothing to report).
+// The INIT's `t`: Unix seconds from the device clock; with DeviceConfig::clockless, a counter the
+// application persists across reboots and passes in (the edge then runs with max_skew 0 and
+// requires it to grow). Within one DeviceSession `t` never goes backwards (clockless: strictly
+// increases) whatever the caller passes.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +42,11 @@ struct DeviceConfig {
   std::uint32_t downlink_window = ReplayWindow::kDefaultSize;
   std::uint32_t retransmit_initial_ms = 1'000;
   std::uint32_t retransmit_max_ms = 60'000;
+  /// Age after which an unanswered INIT is abandoned (handshake_expired): well inside the edge's
+  /// default +-300 s freshness window, leaving room for clock offset.
+  std::uint32_t init_max_age_ms = 120'000;
+  /// The device has no clock: `t` is an application-persisted counter (see above).
+  bool clockless = false;
   /// First seq of every session (default 0). Any value is safe, as each session has fresh keys;
   /// tests use it to reach the end of the seq space.
   std::uint32_t first_seq = 0;
@@ -43,10 +57,13 @@ class DeviceSession {
   /// Takes its own copy of the credentials (wiped on destruction).
   DeviceSession(CryptoBackend& crypto, const DeviceCredentials& credentials,
                 const DeviceConfig& config = {}) noexcept;
+  // Not copyable or movable: a moved-from session would keep its counters with wiped keys.
+  DeviceSession(const DeviceSession&) = delete;
+  DeviceSession& operator=(const DeviceSession&) = delete;
 
   /// Draws a fresh sessctr (different from the current one) and DevNonce, derives the handshake
-  /// keys and the INIT. Replaces any outstanding handshake. `now_unix_s` is the device clock (0 for
-  /// a device without a clock; the edge must then run with max_skew 0).
+  /// keys and the INIT. Replaces any outstanding handshake. `now_unix_s` is the device clock, or
+  /// the persisted counter of a clockless device (see above).
   Error start_handshake(std::uint32_t now_unix_s, Rng& rng, InitFrame& out) noexcept;
 
   [[nodiscard]] bool handshake_pending() const noexcept { return pending_; }
@@ -56,11 +73,16 @@ class DeviceSession {
   [[nodiscard]] bool retransmit_due(std::uint64_t now_ms) const noexcept;
   /// Records that the INIT was sent at `now_ms` and schedules the next retransmission.
   Error note_init_sent(std::uint64_t now_ms, Rng& rng) noexcept;
+  /// True when the outstanding INIT was first sent init_max_age_ms ago or more: retransmitting it
+  /// is pointless (the edge would find it stale), call start_handshake() again.
+  [[nodiscard]] bool handshake_expired(std::uint64_t now_ms) const noexcept;
 
   /// Verifies an ACK against the outstanding INIT; on success installs the new session.
   Error handle_ack(const AckFrame& ack) noexcept;
 
   [[nodiscard]] bool established() const noexcept { return established_; }
+  /// True from a successful handle_ack() until the first frame of the new session is sealed.
+  [[nodiscard]] bool confirmation_pending() const noexcept { return confirmation_pending_; }
   [[nodiscard]] bool rekey_due() const noexcept;
   [[nodiscard]] std::uint16_t sessctr() const noexcept { return sessctr_; }
   [[nodiscard]] std::uint64_t next_seq() const noexcept { return next_seq_; }
@@ -83,10 +105,15 @@ class DeviceSession {
   InitFrame init_;
   HandshakeKeys handshake_keys_;
   std::uint64_t next_send_ms_ = 0;
+  std::uint64_t first_sent_ms_ = 0;
+  bool sent_ = false;  // the outstanding INIT was sent at least once
   std::uint32_t backoff_ms_ = 0;
+  bool has_last_t_ = false;
+  std::uint32_t last_t_ = 0;  // `t` of the latest INIT of this session object
 
   // Established session.
   bool established_ = false;
+  bool confirmation_pending_ = false;
   std::uint16_t sessctr_ = 0;
   std::uint64_t next_seq_ = 0;  // 2^32 once exhausted
   TrafficKeys traffic_;

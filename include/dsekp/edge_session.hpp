@@ -1,21 +1,32 @@
 // The edge side of DSEKP v1: INIT verification, ACKs, sessions per device, data and downlink.
 //
 // Sans-I/O and storage-agnostic: the caller looks up the device's secret and its EdgeDeviceState
-// (from memory, SQLite or Redis), calls one of these, and persists the state afterwards.
+// (from memory, SQLite or Redis), calls one of these, and persists the state.
+// Persist BEFORE publishing what a call returned (the ACK, a downlink frame) and hold one writer
+// per device: a downlink frame published from a state that is then lost would have its seq, and
+// so its nonce, used again after a restart.
 //
 // INIT handling, in order (each failure is a named Error, and nothing is sent back):
 //   1. not this protocol version / malformed: rejected by the codec before this point;
 //   2. stale_timestamp: |t - now| > max_skew (skipped when max_skew_s == 0);
-//   3. bad_proof: the proof does not verify under the keys derived from DEV_SECRET;
-//   4. the same INIT as the pending one (a retransmission): the same ACK again, nothing changes;
-//   5. duplicate_init: (dev_id, dev_nonce) seen before (a replay);
-//   6. rate_limited: the per-device token bucket or the admission hook says no, or the replay
-//      cache is full of unexpired entries (fail closed rather than forget a nonce);
-//   7. the session becomes the device's single *pending* session (replacing an older pending one)
+//   3. dev_id_mismatch: the state belongs to another device;
+//   4. bad_proof: the proof does not verify under the keys derived from DEV_SECRET;
+//   5. the same INIT as the pending one (a retransmission): the same ACK again, nothing changes;
+//   6. superseded_init: `t` is older than the newest INIT accepted from this device (with
+//      max_skew_s == 0, `t` is the device's counter and must be strictly greater);
+//   7. duplicate_init: (dev_id, dev_nonce) seen before (a replay within the same `t`);
+//   8. rate_limited: the replay cache is full of unexpired entries (fail closed rather than
+//      forget a nonce), the admission hook says no, or the per-device token bucket is empty;
+//   9. the session becomes the device's single *pending* session (replacing an older pending one)
 //      with a fresh EdgeNonce, and an ACK is returned.
+// Replays and withheld old INITs never reach step 8, so they cannot use up a device's budget.
 // Key confirmation: the pending session becomes *established* when a DATA frame under it
-// authenticates. At most max_established sessions are kept; the oldest is evicted first, and an
-// established session with the same sessctr is replaced. A pending session never evicts one.
+// authenticates. At most max_established sessions are kept; the oldest (by the order the edge
+// accepted their INITs, not by wall clock) is evicted first, and an established session with the
+// same sessctr is replaced. A pending session never evicts one. Downlink uses the newest
+// established session.
+// States loaded from storage are bounds-checked on entry (counts and indexes are clamped), so a
+// corrupted row cannot cause an out-of-bounds access.
 #pragma once
 
 #include <array>
@@ -60,6 +71,7 @@ struct EdgeSession {
   std::uint64_t downlink_seq = 0;  // next seq the edge seals downlink with (2^32 = used up)
   std::uint64_t created_ms = 0;
   std::uint64_t last_seen_ms = 0;
+  std::uint32_t serial = 0;  // per-device order of acceptance: larger is newer
 };
 
 /// The handshake the edge has answered but that no DATA frame has confirmed yet.
@@ -82,14 +94,26 @@ struct InitReplayCache {
   std::uint32_t next = 0;  // FIFO position for max_skew 0
 };
 
-/// Everything the edge keeps for one device.
+/// Everything the edge keeps for one device. Movable (a moved-from state is empty: no sessions),
+/// not copyable (it holds keys).
 struct EdgeDeviceState {
+  DevId dev_id;  // bound by the first accepted INIT; every later call must name the same device
   bool has_pending = false;
   PendingSession pending;
   std::array<EdgeSession, kMaxEstablishedSessions> established{};
   std::uint32_t established_count = 0;
+  bool has_newest_init = false;
+  std::uint32_t newest_init_t = 0;        // `t` of the newest accepted INIT
+  std::uint32_t next_session_serial = 0;  // serial of the next accepted INIT's session
   InitReplayCache seen_inits;
   TokenBucket init_bucket;
+
+  EdgeDeviceState() = default;
+  EdgeDeviceState(EdgeDeviceState&& other) noexcept;
+  EdgeDeviceState& operator=(EdgeDeviceState&& other) noexcept;
+  EdgeDeviceState(const EdgeDeviceState&) = delete;
+  EdgeDeviceState& operator=(const EdgeDeviceState&) = delete;
+  ~EdgeDeviceState() = default;
 };
 
 struct InitOutcome {
@@ -109,7 +133,8 @@ class EdgeProtocol {
   /// `config.max_established` is clamped into [1, kMaxEstablishedSessions].
   EdgeProtocol(CryptoBackend& crypto, const EdgeConfig& config) noexcept;
 
-  /// Verifies `init` from the device whose secret is `dev_secret` (found by init.dev_id).
+  /// Verifies `init` from the device whose secret is `dev_secret` (found by init.dev_id) against
+  /// that device's `state`.
   Error handle_init(const InitFrame& init, const DevSecret& dev_secret, EdgeDeviceState& state,
                     std::uint64_t now_ms, Rng& rng, InitOutcome& out) noexcept;
 
@@ -119,8 +144,8 @@ class EdgeProtocol {
                   MutableByteView plaintext, DataOutcome& out) noexcept;
 
   /// Seals a downlink frame under the device's newest established session.
-  Error seal_downlink(const DevId& dev_id, EdgeDeviceState& state, ByteView plaintext,
-                      std::uint64_t sendts_ms, DataFrame& out) noexcept;
+  Error seal_downlink(EdgeDeviceState& state, ByteView plaintext, std::uint64_t sendts_ms,
+                      DataFrame& out) noexcept;
 
   [[nodiscard]] const EdgeConfig& config() const noexcept { return config_; }
 

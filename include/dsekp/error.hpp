@@ -36,6 +36,7 @@ enum class [[nodiscard]] Error : std::uint8_t{
     stale_timestamp,  // INIT `t` outside +-max_skew of the edge clock
     bad_proof,        // INIT proof does not verify
     duplicate_init,   // (dev_id, dev_nonce) already seen and not the current pending INIT
+    superseded_init,  // INIT older than the newest one accepted from this device (by `t`)
     rate_limited,     // per-device INIT budget exhausted (or the admission hook said no)
 
     // Edge: data.

@@ -7,7 +7,7 @@ namespace dsekp {
 
 struct TokenBucketConfig {
   std::uint32_t capacity = 8;                 // burst size; 0 = unlimited
-  std::uint32_t refill_interval_ms = 30'000;  // one token per interval
+  std::uint32_t refill_interval_ms = 30'000;  // one token per interval; 0 = unlimited too
 };
 
 class TokenBucket {

@@ -81,10 +81,18 @@ TEST_P(Handshake, ReplayedInitIsRejectedOnceSessionMovedOn) {
   EXPECT_EQ(edge_init(old_init), Error::duplicate_init);
 }
 
-TEST_P(Handshake, StaleTimestampsAreRejectedBeforeCrypto) {
-  EXPECT_EQ(edge_init(start(kNowS - 301)), Error::stale_timestamp);
-  EXPECT_EQ(edge_init(start(kNowS + 301)), Error::stale_timestamp);
-  EXPECT_EQ(edge_init(start(kNowS - 300)), Error::ok);
+TEST_P(Handshake, StaleTimestampsAreRejected) {
+  // One device per INIT: a DeviceSession never lets its own `t` go backwards.
+  const auto init_at = [&](std::uint32_t t) {
+    DeviceSession device(device_crypto_, credentials_);
+    InitFrame init;
+    EXPECT_EQ(device.start_handshake(t, device_rng_, init), Error::ok);
+    return init;
+  };
+  EXPECT_EQ(edge_init(init_at(kNowS - 301)), Error::stale_timestamp);
+  EXPECT_EQ(edge_init(init_at(kNowS + 301)), Error::stale_timestamp);
+  EXPECT_EQ(edge_init(init_at(kNowS - 300)), Error::ok);
+  EXPECT_EQ(edge_init(init_at(kNowS + 300)), Error::ok);
 }
 
 TEST_P(Handshake, ClocklessDevicesNeedMaxSkewZero) {
@@ -235,24 +243,60 @@ TEST_P(Handshake, FullReplayCacheFailsClosedWithAClock) {
             Error::ok);
 }
 
-TEST_P(Handshake, ClocklessReplayCacheRemembersTheLastEntries) {
+TEST_P(Handshake, ClocklessReplaysAreRefusedHoweverManyWereRecorded) {
+  // A clockless edge (max_skew 0) relies on the device's counter, not on the 32-entry cache: an
+  // attacker replaying any number of recorded INITs in rotation gets nothing, and in particular
+  // cannot use up the device's INIT budget (all replays are refused before the token bucket).
   EdgeConfig config = make_edge_config(credentials_);
   config.max_skew_s = 0;
-  config.init_rate.capacity = 0;
+  config.init_rate = {3, 3'600'000};
+  EdgeProtocol edge(edge_crypto_, config);
+  DeviceConfig device_config;
+  device_config.clockless = true;
+  DeviceSession device(device_crypto_, credentials_, device_config);
+  std::vector<InitFrame> recorded;
+  InitOutcome out;
+  for (std::uint32_t counter = 1; counter <= 2; ++counter) {
+    InitFrame init;
+    ASSERT_EQ(device.start_handshake(counter, device_rng_, init), Error::ok);
+    ASSERT_EQ(edge.handle_init(init, credentials_.dev_secret, state_, kNowMs, edge_rng_, out),
+              Error::ok);
+    recorded.push_back(init);
+  }
+  for (int round = 0; round < 50; ++round) {
+    for (const InitFrame& old : recorded) {
+      const Error e =
+          edge.handle_init(old, credentials_.dev_secret, state_, kNowMs, edge_rng_, out);
+      // The newest one is still pending: it gets its own ACK back, nothing else changes.
+      if (&old == &recorded.back()) {
+        EXPECT_EQ(e, Error::ok);
+        EXPECT_TRUE(out.retransmission);
+      } else {
+        EXPECT_EQ(e, Error::superseded_init);
+      }
+    }
+  }
+  InitFrame fresh;
+  ASSERT_EQ(device.start_handshake(3, device_rng_, fresh), Error::ok);
+  EXPECT_EQ(edge.handle_init(fresh, credentials_.dev_secret, state_, kNowMs, edge_rng_, out),
+            Error::ok);
+}
+
+TEST_P(Handshake, ClocklessCounterMustGrow) {
+  EdgeConfig config = make_edge_config(credentials_);
+  config.max_skew_s = 0;
   EdgeProtocol edge(edge_crypto_, config);
   InitOutcome out;
-  std::vector<InitFrame> inits;
-  for (std::size_t i = 0; i < kInitReplayCacheSize + 1; ++i) {
-    inits.push_back(start(0));
-    ASSERT_EQ(
-        edge.handle_init(inits.back(), credentials_.dev_secret, state_, kNowMs, edge_rng_, out),
-        Error::ok);
-  }
-  // The most recent (non-pending) ones are remembered; the very first was overwritten (FIFO).
-  EXPECT_EQ(edge.handle_init(inits[kInitReplayCacheSize - 1], credentials_.dev_secret, state_,
-                             kNowMs, edge_rng_, out),
-            Error::duplicate_init);
-  EXPECT_EQ(edge.handle_init(inits[0], credentials_.dev_secret, state_, kNowMs, edge_rng_, out),
+  // Two devices objects = a reboot that lost the counter: the same counter again is refused.
+  ASSERT_EQ(edge.handle_init(start(7), credentials_.dev_secret, state_, kNowMs, edge_rng_, out),
+            Error::ok);
+  DeviceSession rebooted(device_crypto_, credentials_);
+  InitFrame init;
+  ASSERT_EQ(rebooted.start_handshake(7, device_rng_, init), Error::ok);
+  EXPECT_EQ(edge.handle_init(init, credentials_.dev_secret, state_, kNowMs, edge_rng_, out),
+            Error::superseded_init);
+  ASSERT_EQ(rebooted.start_handshake(8, device_rng_, init), Error::ok);
+  EXPECT_EQ(edge.handle_init(init, credentials_.dev_secret, state_, kNowMs, edge_rng_, out),
             Error::ok);
 }
 

@@ -2,7 +2,6 @@
 // rejection, eviction of old sessions, rekeying, seq exhaustion and downlink. Every backend pair.
 #include <gtest/gtest.h>
 
-#include "dsekp/data_frame.hpp"
 #include "protocol_fixture.hpp"
 
 namespace dsekp::testing {
@@ -236,13 +235,12 @@ TEST_P(Session, SeqSpaceEndsAtTheMaximumSeq) {
 TEST_P(Session, DownlinkRoundTripWithReplayProtection) {
   auto device = boot();
   DataFrame down;
-  EXPECT_EQ(edge_.seal_downlink(credentials_.dev_id, state_, as_bytes("on"), kNowMs, down),
+  EXPECT_EQ(edge_.seal_downlink(state_, as_bytes("on"), kNowMs, down),
             Error::no_session);  // not confirmed yet
   ASSERT_EQ(open(seal(*device)), Error::ok);
   std::vector<std::uint8_t> pt(kMaxPayloadSize);
   for (std::uint32_t i = 0; i < 3; ++i) {
-    ASSERT_EQ(edge_.seal_downlink(credentials_.dev_id, state_, as_bytes("relay=on"), kNowMs, down),
-              Error::ok);
+    ASSERT_EQ(edge_.seal_downlink(state_, as_bytes("relay=on"), kNowMs, down), Error::ok);
     EXPECT_EQ(down.seq, i);
     for (Encoding enc : {Encoding::json, Encoding::compact}) {
       const DataFrame received = wire(down, enc);

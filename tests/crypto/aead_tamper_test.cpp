@@ -155,8 +155,9 @@ TEST_P(Aead, PartiallyOverlappingBuffersAreRefused) {
   EXPECT_EQ(crypto().aes128_gcm_open(key_, nonce_, aad_, in, tag, out), Error::invalid_argument);
 }
 
-// The backends keep the last AES key installed and re-key only on change. Interleave keys that
-// differ in one bit, and seals with opens, and compare every result with a fresh backend's.
+// The backends keep the two most recent AES keys installed and re-key only for another key.
+// Interleave keys that differ in one bit, and seals with opens, and compare every result with a
+// fresh backend's. (Eviction of a third key: key_state_test.cpp.)
 TEST_P(Aead, KeyChangesTakeEffect) {
   Bytes other_key = key_;
   flip(other_key, 8 * kAeadKeySize - 1);

@@ -9,7 +9,6 @@
 
 #include "crypto/testing/seeded_rng.hpp"
 #include "dsekp/codec.hpp"
-#include "dsekp/data_frame.hpp"
 #include "dsekp/device_session.hpp"
 #include "dsekp/edge_session.hpp"
 #include "dsekp/key_schedule.hpp"
@@ -215,8 +214,7 @@ Trace compute_golden_trace(CryptoBackend& crypto) {
 
   // One downlink frame from the edge; the device must open it.
   DataFrame down;
-  require(edge.seal_downlink(credentials.dev_id, state, text_bytes(kCommand), kDownTs, down),
-          "seal_downlink");
+  require(edge.seal_downlink(state, text_bytes(kCommand), kDownTs, down), "seal_downlink");
   data("down0", down, kCommand, ByteView(okm_down).subspan(16));
   std::size_t n = 0;
   require(device.open_downlink(down, plaintext, n), "open_downlink");

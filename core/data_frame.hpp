@@ -1,4 +1,5 @@
-// Sealing and opening one DATA or downlink frame under a session's direction keys.
+// Sealing and opening one DATA or downlink frame under a session's direction keys (internal to
+// core/: applications go through DeviceSession and EdgeProtocol, which own seq and the nonce).
 //
 // nonce = IV_base XOR seq, AAD = every cleartext header field (key_schedule.hpp). Opening checks a
 // JSON frame's `iv` against the derived nonce, then the tag; no plaintext is released unless the
