@@ -49,9 +49,7 @@ Error read_dev_id(Reader& r, DevId& out) noexcept {
 template <typename Fixed>
 bool read_fixed(Reader& r, Fixed& out) noexcept {
   ByteView b;
-  if (!r.take(Fixed::size(), b)) return false;
-  out = Fixed::from(b);
-  return true;
+  return r.take(Fixed::size(), b) && out.assign(b);
 }
 
 Error read_sendts(Reader& r, std::uint64_t& out) noexcept {

@@ -54,9 +54,9 @@ Error DeviceSession::start_handshake(std::uint32_t now_unix_s, Rng& rng, InitFra
   Error e = derive_handshake_keys(crypto_, credentials_.dev_secret, credentials_.edge_salt, params,
                                   handshake_keys_);
   if (e == Error::ok) e = compute_init_proof(crypto_, handshake_keys_.k_init, params, init.proof);
-  // K_init is needed only for the proof; SS and K_ack wait for the ACK.
+  // K_init is needed only for the proof; SS and K_ack wait for the ACK (and so does the backend's
+  // forget_keys(): what it holds now is no more than handshake_keys_ holds until then).
   handshake_keys_.k_init.wipe();
-  crypto_.forget_keys();
   if (e != Error::ok) {
     handshake_keys_ = HandshakeKeys{};
     return e;

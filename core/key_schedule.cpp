@@ -20,7 +20,7 @@ struct LengthPrefixedDevId {
 
 // Truncates HMAC output to a 16-byte proof.
 Proof truncate_to_proof(const Sha256Digest& digest) noexcept {
-  return Proof::from(digest.view().first(kProofSize));
+  return Proof::from(digest.view().first<kProofSize>());
 }
 
 }  // namespace
@@ -71,6 +71,7 @@ Error compute_init_proof(CryptoBackend& crypto, const ProofKey& k_init, const In
   Sha256Digest mac;
   if (Error e = crypto.hmac_sha256(k_init.view(), transcript, mac); e != Error::ok) return e;
   out = truncate_to_proof(mac);
+  secure_wipe(mac.mutable_view());  // the untruncated MAC is not needed by anyone
   return Error::ok;
 }
 
@@ -83,6 +84,7 @@ Error compute_ack_proof(CryptoBackend& crypto, const ProofKey& k_ack, const Proo
   Sha256Digest mac;
   if (Error e = crypto.hmac_sha256(k_ack.view(), transcript, mac); e != Error::ok) return e;
   out = truncate_to_proof(mac);
+  secure_wipe(mac.mutable_view());  // the untruncated MAC is not needed by anyone
   return Error::ok;
 }
 
@@ -101,8 +103,9 @@ Error derive_traffic_keys(CryptoBackend& crypto, const SessionSecret& session_se
     const std::array<ByteView, 1> info{label_bytes(label)};
     Error e = crypto.hkdf_expand(traffic_secret.view(), info, MutableByteView(okm));
     if (e == Error::ok) {
-      keys.key = AeadKey::from(ByteView(okm).first(kAeadKeySize));
-      keys.iv_base = IvBase::from(ByteView(okm).subspan(kAeadKeySize));
+      const std::span<const std::uint8_t, kAeadKeySize + kNonceSize> material(okm);
+      keys.key = AeadKey::from(material.first<kAeadKeySize>());
+      keys.iv_base = IvBase::from(material.last<kNonceSize>());
     }
     secure_wipe(MutableByteView(okm));
     return e;

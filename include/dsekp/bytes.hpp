@@ -28,13 +28,22 @@ class FixedBytes {
  public:
   static constexpr std::size_t size_bytes = N;
   constexpr FixedBytes() noexcept = default;
-  static FixedBytes from(ByteView src) noexcept {  // caller guarantees src.size() == N
+  /// From exactly N bytes: the length is part of the argument's type, so a short or long input
+  /// does not compile. For a length known only at run time, use assign().
+  static FixedBytes from(std::span<const std::uint8_t, N> src) noexcept {
     FixedBytes out;
-    for (std::size_t i = 0; i < N && i < src.size(); ++i) out.bytes_[i] = src[i];
+    for (std::size_t i = 0; i < N; ++i) out.bytes_[i] = src[i];
     return out;
   }
-  [[nodiscard]] ByteView view() const noexcept { return ByteView(bytes_); }
-  [[nodiscard]] MutableByteView mutable_view() noexcept { return MutableByteView(bytes_); }
+  /// Copies `src` if it is exactly N bytes long; otherwise returns false and changes nothing.
+  [[nodiscard]] bool assign(ByteView src) noexcept {
+    if (src.size() != N) return false;
+    for (std::size_t i = 0; i < N; ++i) bytes_[i] = src[i];
+    return true;
+  }
+  /// Fixed-extent views: they convert to ByteView / MutableByteView wherever a length is dynamic.
+  [[nodiscard]] std::span<const std::uint8_t, N> view() const noexcept { return bytes_; }
+  [[nodiscard]] std::span<std::uint8_t, N> mutable_view() noexcept { return bytes_; }
   [[nodiscard]] const std::uint8_t* data() const noexcept { return bytes_.data(); }
   [[nodiscard]] std::uint8_t* data() noexcept { return bytes_.data(); }
   [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
@@ -67,14 +76,22 @@ class SecretBytes {
     }
     return *this;
   }
-  static SecretBytes from(ByteView src) noexcept {  // caller guarantees src.size() == N
+  /// From exactly N bytes (checked at compile time, as FixedBytes::from).
+  static SecretBytes from(std::span<const std::uint8_t, N> src) noexcept {
     SecretBytes out;
-    for (std::size_t i = 0; i < N && i < src.size(); ++i) out.bytes_[i] = src[i];
+    for (std::size_t i = 0; i < N; ++i) out.bytes_[i] = src[i];
     return out;
   }
+  /// Copies `src` if it is exactly N bytes long; otherwise returns false and changes nothing (a
+  /// 16-byte "DEV_SECRET" must be refused, not padded with zeros).
+  [[nodiscard]] bool assign(ByteView src) noexcept {
+    if (src.size() != N) return false;
+    for (std::size_t i = 0; i < N; ++i) bytes_[i] = src[i];
+    return true;
+  }
   [[nodiscard]] SecretBytes clone() const noexcept { return from(view()); }
-  [[nodiscard]] ByteView view() const noexcept { return ByteView(bytes_); }
-  [[nodiscard]] MutableByteView mutable_view() noexcept { return MutableByteView(bytes_); }
+  [[nodiscard]] std::span<const std::uint8_t, N> view() const noexcept { return bytes_; }
+  [[nodiscard]] std::span<std::uint8_t, N> mutable_view() noexcept { return bytes_; }
   [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
   void wipe() noexcept { secure_wipe(MutableByteView(bytes_)); }
 

@@ -12,8 +12,9 @@
 // Contract for every method: noexcept, outputs zeroed when the result is not Error::ok, no
 // plaintext left in the backend after it returns. Key material: for speed a backend may keep the
 // most recent HMAC key state and AES key schedules in its library contexts between calls;
-// forget_keys() overwrites all of it, and the protocol core calls it at the end of every handshake
-// step, so handshake secrets (SS, K_init, K_ack, TS) never outlive the step that used them.
+// forget_keys() overwrites all of it. The protocol core calls it when a handshake ends on either
+// side (the device has handled an ACK, the edge has answered or refused an INIT), so handshake
+// secrets (PRK, SS, K_init, K_ack, TS) do not outlive the handshake inside the backend either.
 #pragma once
 
 #include <span>

@@ -137,7 +137,7 @@ TEST_F(EdgeState, ActuatorConfirmsItsSessionWithAnEmptyFrame) {
   std::size_t n = 0;
   ASSERT_EQ(edge_.seal_downlink(state, as_bytes("on"), kNowMs, down), Error::ok);
   EXPECT_EQ(device->open_downlink(down, pt, n), Error::unknown_session);  // old session: gone
-  ASSERT_EQ(send(*device, state, kNowMs + 2000), Error::ok);             // the confirmation
+  ASSERT_EQ(send(*device, state, kNowMs + 2000), Error::ok);              // the confirmation
   ASSERT_EQ(edge_.seal_downlink(state, as_bytes("on"), kNowMs, down), Error::ok);
   EXPECT_EQ(device->open_downlink(down, pt, n), Error::ok);
 }

@@ -21,7 +21,8 @@ class InitFreshness : public ::testing::TestWithParam<BackendPair> {
 
   Error edge_init(const InitFrame& init, std::uint64_t now_ms, AckFrame* ack = nullptr) {
     InitOutcome out;
-    const Error e = edge_.handle_init(init, credentials_.dev_secret, state_, now_ms, edge_rng_, out);
+    const Error e =
+        edge_.handle_init(init, credentials_.dev_secret, state_, now_ms, edge_rng_, out);
     if (ack != nullptr) *ack = out.ack;
     return e;
   }
@@ -79,9 +80,9 @@ TEST_P(InitFreshness, ReplaysDoNotUseUpTheDeviceBudget) {
   // The budget is now spent; replays of both INITs, many times, must not make things worse
   // nor be answered with anything new.
   for (int i = 0; i < 100; ++i) {
-    EXPECT_EQ(edge.handle_init(old_init, credentials_.dev_secret, state_, kNowMs + 2000, edge_rng_,
-                               out),
-              Error::superseded_init);
+    EXPECT_EQ(
+        edge.handle_init(old_init, credentials_.dev_secret, state_, kNowMs + 2000, edge_rng_, out),
+        Error::superseded_init);
     EXPECT_EQ(edge.handle_init(pending_init, credentials_.dev_secret, state_, kNowMs + 2000,
                                edge_rng_, out),
               Error::ok);

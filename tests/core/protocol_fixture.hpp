@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -68,7 +69,8 @@ inline DeviceCredentials make_credentials(const std::string& dev_id = "esp32-01"
                                           std::uint8_t secret_fill = 0x11) {
   DeviceCredentials c;
   EXPECT_EQ(c.dev_id.assign(dev_id), Error::ok);
-  std::vector<std::uint8_t> secret(kDevSecretSize, secret_fill);
+  std::array<std::uint8_t, kDevSecretSize> secret{};
+  secret.fill(secret_fill);
   c.dev_secret = DevSecret::from(secret);
   std::vector<std::uint8_t> salt(16, 0x5A);
   EXPECT_EQ(c.edge_salt.assign(salt), Error::ok);

@@ -15,7 +15,9 @@ TEST_P(PskBaseline, RoundTripAcrossBackendsAndEncodings) {
   Backends sealer_side, opener_side;
   CryptoBackend& sealer = sealer_side.get(GetParam().device);
   CryptoBackend& opener = opener_side.get(GetParam().edge);
-  const PskKey key = PskKey::from(std::vector<std::uint8_t>(16, 0x77));
+  std::array<std::uint8_t, kAeadKeySize> key_bytes{};
+  key_bytes.fill(0x77);
+  const PskKey key = PskKey::from(key_bytes);
   DevId dev_id;
   ASSERT_EQ(dev_id.assign("esp32-01"), Error::ok);
   SeededRng rng(9);
@@ -50,7 +52,9 @@ TEST_P(PskBaseline, RoundTripAcrossBackendsAndEncodings) {
 TEST_P(PskBaseline, FreshRandomIvPerFrame) {
   Backends backends;
   CryptoBackend& crypto = backends.get(GetParam().device);
-  const PskKey key = PskKey::from(std::vector<std::uint8_t>(16, 0x77));
+  std::array<std::uint8_t, kAeadKeySize> key_bytes{};
+  key_bytes.fill(0x77);
+  const PskKey key = PskKey::from(key_bytes);
   DevId dev_id;
   ASSERT_EQ(dev_id.assign("esp32-01"), Error::ok);
   SeededRng rng(10);

@@ -149,7 +149,7 @@ TEST_P(Aead, PartiallyOverlappingBuffersAreRefused) {
   Bytes buffer(plaintext_.size() + 1, 0x11);
   const ByteView in = ByteView(buffer).first(plaintext_.size());
   const MutableByteView out = MutableByteView(buffer).subspan(1);
-  AeadTag tag = AeadTag::from(Bytes(kTagSize, 0xA5));
+  AeadTag tag = tag_of(Bytes(kTagSize, 0xA5));
   EXPECT_EQ(crypto().aes128_gcm_seal(key_, nonce_, aad_, in, out, tag), Error::invalid_argument);
   EXPECT_TRUE(all_zero(tag.view()));
   EXPECT_EQ(crypto().aes128_gcm_open(key_, nonce_, aad_, in, tag, out), Error::invalid_argument);

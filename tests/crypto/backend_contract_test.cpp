@@ -21,7 +21,7 @@ TEST_P(Contract, GcmRefusesKeysThatAreNot16Bytes) {
     SCOPED_TRACE(::testing::Message() << "key size " << key_size);
     const Bytes key(key_size, 0x01);
     Bytes ct(plaintext.size(), 0xA5);
-    AeadTag tag = AeadTag::from(Bytes(kTagSize, 0xA5));
+    AeadTag tag = tag_of(Bytes(kTagSize, 0xA5));
     EXPECT_EQ(crypto().aes128_gcm_seal(key, nonce, {}, plaintext, ct, tag),
               Error::invalid_argument);
     EXPECT_TRUE(all_zero(ct));
@@ -40,7 +40,7 @@ TEST_P(Contract, GcmRefusesMismatchedBufferSizes) {
   for (std::size_t out_size : {0, 18, 20, 35}) {
     SCOPED_TRACE(::testing::Message() << "output size " << out_size);
     Bytes out(out_size, 0xA5);
-    AeadTag tag = AeadTag::from(Bytes(kTagSize, 0xA5));
+    AeadTag tag = tag_of(Bytes(kTagSize, 0xA5));
     EXPECT_EQ(crypto().aes128_gcm_seal(key, nonce, {}, plaintext, out, tag),
               Error::invalid_argument);
     EXPECT_TRUE(all_zero(out));

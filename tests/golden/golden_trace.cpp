@@ -94,7 +94,7 @@ Trace compute_golden_trace(CryptoBackend& crypto) {
 
   DeviceCredentials credentials;
   require(credentials.dev_id.assign(kDevId), "dev_id");
-  credentials.dev_secret = DevSecret::from(kDevSecret);
+  require(credentials.dev_secret.assign(kDevSecret), "dev_secret");
   require(credentials.edge_salt.assign(kEdgeSalt), "edge_salt");
 
   put_text("dev_id", kDevId);
@@ -223,8 +223,10 @@ Trace compute_golden_trace(CryptoBackend& crypto) {
   put("psk_key", kPskKey);
   ScriptedRng psk_rng({kPskIv});
   PskFrame psk;
-  require(psk_seal(crypto, PskKey::from(kPskKey), credentials.dev_id, 0, kSendTs0,
-                   text_bytes(kReading), psk_rng, psk),
+  PskKey psk_key;
+  require(psk_key.assign(kPskKey), "psk_key");
+  require(psk_seal(crypto, psk_key, credentials.dev_id, 0, kSendTs0, text_bytes(kReading), psk_rng,
+                   psk),
           "psk_seal");
   put("psk_iv", psk.iv.view());
   put("psk_ciphertext", psk.ciphertext.view());
