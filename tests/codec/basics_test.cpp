@@ -62,17 +62,21 @@ TEST(EdgeSalt, AcceptsSixteenToThirtyTwoBytes) {
 }
 
 TEST(Bytes, ConstantTimeEqual) {
-  const test::Bytes a = test::counting_bytes(16);
-  EXPECT_TRUE(constant_time_equal(a, a));
   EXPECT_TRUE(constant_time_equal(ByteView(), ByteView()));
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    for (const int flip : {0x01, 0x80, 0xFF}) {
-      test::Bytes b = a;
-      b[i] = static_cast<std::uint8_t>(b[i] ^ flip);
-      EXPECT_FALSE(constant_time_equal(a, b)) << i;
+  // Lengths around the 8-byte word size, and the sizes the protocol compares (12, 16, 32).
+  for (const std::size_t n : {1u, 7u, 8u, 9u, 12u, 13u, 16u, 31u, 32u}) {
+    const test::Bytes a = test::counting_bytes(n);
+    EXPECT_TRUE(constant_time_equal(a, a)) << n;
+    EXPECT_TRUE(constant_time_equal(a, test::Bytes(a))) << n;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      for (const int flip : {0x01, 0x80, 0xFF}) {
+        test::Bytes b = a;
+        b[i] = static_cast<std::uint8_t>(b[i] ^ flip);
+        EXPECT_FALSE(constant_time_equal(a, b)) << n << " " << i;
+      }
     }
+    EXPECT_FALSE(constant_time_equal(a, ByteView(a).first(n - 1))) << n;
   }
-  EXPECT_FALSE(constant_time_equal(a, ByteView(a).first(15)));
 }
 
 TEST(Bytes, SecureWipeZeroesEveryByte) {

@@ -11,7 +11,9 @@ namespace dsekp {
 namespace {
 
 template <typename T, typename Arg>
-concept buildable_from = requires(const Arg& a) { T::from(a); };
+concept buildable_from = requires(const Arg& a) {
+  T::from(a);
+};
 
 static_assert(buildable_from<DevSecret, std::array<std::uint8_t, 32>>);
 static_assert(!buildable_from<DevSecret, std::array<std::uint8_t, 16>>);
