@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codec_test_support.hpp"
+#include "tests/support/base64_cases.hpp"
 
 namespace dsekp {
 namespace {
@@ -122,30 +123,7 @@ TEST(Base64, DecodeIntoExactAndTooSmallBuffers) {
 }
 
 TEST(Base64, RejectsNonCanonicalText) {
-  const std::string_view bad[] = {
-      "Zg",        // padding missing
-      "Zg=",       // padding short
-      "Zm8",       // padding missing
-      "Zh==",      // unused bits set (canonical: Zg==)
-      "Zm9=",      // unused bits set (canonical: Zm8=)
-      "Zg===",     // too much padding
-      "Zm9v====",  // a whole group of padding
-      "====",      // nothing but padding
-      "A===",      // three padding characters
-      "Zg==Zg==",  // padding in the middle
-      "Zm=v",      // padding inside a group
-      "Zm9 v",     // space
-      " Zm9v",     // leading space
-      "Zm9v ",     // trailing space (length 5)
-      "Zm9v    ",  // trailing spaces, length a multiple of 4
-      "Zm9v\n",    // line break
-      "Zm\r\n9v",  // CRLF inside
-      "Zm9\tv",    // tab
-      "Zm-v",      // base64url alphabet
-      "Zm_v",      // base64url alphabet
-      "Zm9\\",     // backslash (a JSON escape would put one here)
-      "Zm9\x80",   // non-ASCII
-  };
+  const auto& bad = test::kNonCanonicalBase64;
   for (const std::string_view text : bad) {
     Bytes out;
     EXPECT_EQ(decode_string(text, out), Error::bad_base64) << '"' << text << '"';

@@ -12,6 +12,7 @@
 
 #include "base64.hpp"
 #include "codec_test_support.hpp"
+#include "tests/support/base64_cases.hpp"
 
 namespace dsekp {
 namespace {
@@ -97,33 +98,7 @@ TEST(StrictBase64, BufferTooSmallOnlyForValidText) {
 }
 
 TEST(StrictBase64, RejectsNonCanonicalText) {
-  const std::string_view bad[] = {
-      "Zg",        // padding missing
-      "Zg=",       // padding short
-      "Zm8",       // padding missing
-      "Zh==",      // unused bits set (canonical: Zg==)
-      "Zm9=",      // unused bits set (canonical: Zm8=)
-      "Zg===",     // too much padding
-      "Zm9v====",  // a whole group of padding
-      "====",      // nothing but padding
-      "A===",      // three padding characters
-      "Zg==Zg==",  // padding in the middle
-      "Zm=v",      // padding inside a group (OpenSSL alone would take '=' as a zero digit)
-      "=m9v",      // padding first
-      "Zm9 v",     // space
-      " Zm9v",     // leading space (OpenSSL alone would skip it)
-      "Zm9v ",     // trailing space
-      "Zm9v    ",  // trailing spaces, length a multiple of 4 (OpenSSL alone would strip them)
-      "   Zm9v",   // leading spaces
-      "Zm9v\n",    // line break
-      "Zm\r\n9v",  // CRLF inside
-      "Zm9\tv",    // tab
-      "Zm-v",      // base64url alphabet ('-' is OpenSSL's end-of-data marker)
-      "Zm_v",      // base64url alphabet
-      "Zm9\\",     // backslash (a JSON escape would put one here)
-      "Zm9\x80",   // non-ASCII
-      "Zm9\xff",   // non-ASCII
-  };
+  const auto& bad = test::kNonCanonicalBase64;
   for (const std::string_view text : bad) {
     Bytes out;
     EXPECT_EQ(strict_decode(text, out), Error::bad_base64) << '"' << text << '"';

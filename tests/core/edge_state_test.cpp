@@ -9,9 +9,6 @@
 namespace dsekp::testing {
 namespace {
 
-constexpr std::uint32_t kNowS = 1'764'460'800;
-constexpr std::uint64_t kNowMs = std::uint64_t{kNowS} * 1000;
-
 static_assert(!std::is_move_constructible_v<DeviceSession>,
               "a moved-from DeviceSession would seal under wiped keys");
 static_assert(!std::is_copy_constructible_v<EdgeDeviceState>, "holds keys");

@@ -7,17 +7,9 @@
 namespace dsekp::testing {
 namespace {
 
-constexpr std::uint32_t kNowS = 1'764'460'800;  // 2025-11-30T00:00:00Z
-constexpr std::uint64_t kNowMs = std::uint64_t{kNowS} * 1000;
-
-class Handshake : public ::testing::TestWithParam<BackendPair> {
+class Handshake : public ProtocolTest {
  protected:
-  Handshake()
-      : device_crypto_(device_side_.get(GetParam().device)),
-        edge_crypto_(edge_side_.get(GetParam().edge)),
-        credentials_(make_credentials()),
-        device_(device_crypto_, credentials_),
-        edge_(edge_crypto_, make_edge_config(credentials_)) {}
+  Handshake() : device_(device_crypto_, credentials_) {}
 
   InitFrame start(std::uint32_t now_s = kNowS) {
     InitFrame init;
@@ -27,22 +19,13 @@ class Handshake : public ::testing::TestWithParam<BackendPair> {
   Error edge_init(const InitFrame& init, AckFrame* ack = nullptr, bool* resent = nullptr,
                   std::uint64_t now_ms = kNowMs) {
     InitOutcome out;
-    Error e = edge_.handle_init(init, credentials_.dev_secret, state_, now_ms, edge_rng_, out);
+    const Error e = accept_init(init, now_ms, out);
     if (ack != nullptr) *ack = out.ack;
     if (resent != nullptr) *resent = out.retransmission;
     return e;
   }
 
-  Backends device_side_;  // each party has its own backend instances
-  Backends edge_side_;
-  CryptoBackend& device_crypto_;
-  CryptoBackend& edge_crypto_;
-  DeviceCredentials credentials_;
   DeviceSession device_;
-  EdgeProtocol edge_;
-  EdgeDeviceState state_;
-  SeededRng device_rng_{1};
-  SeededRng edge_rng_{2};
 };
 
 TEST_P(Handshake, InitAckEstablishesBothSidesInBothEncodings) {

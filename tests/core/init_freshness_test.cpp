@@ -8,21 +8,11 @@
 namespace dsekp::testing {
 namespace {
 
-constexpr std::uint32_t kNowS = 1'764'460'800;
-constexpr std::uint64_t kNowMs = std::uint64_t{kNowS} * 1000;
-
-class InitFreshness : public ::testing::TestWithParam<BackendPair> {
+class InitFreshness : public ProtocolTest {
  protected:
-  InitFreshness()
-      : device_crypto_(device_side_.get(GetParam().device)),
-        edge_crypto_(edge_side_.get(GetParam().edge)),
-        credentials_(make_credentials()),
-        edge_(edge_crypto_, make_edge_config(credentials_)) {}
-
   Error edge_init(const InitFrame& init, std::uint64_t now_ms, AckFrame* ack = nullptr) {
     InitOutcome out;
-    const Error e =
-        edge_.handle_init(init, credentials_.dev_secret, state_, now_ms, edge_rng_, out);
+    const Error e = accept_init(init, now_ms, out);
     if (ack != nullptr) *ack = out.ack;
     return e;
   }
@@ -31,16 +21,6 @@ class InitFreshness : public ::testing::TestWithParam<BackendPair> {
     DataOutcome out;
     return edge_.open_data(f, state_, now_ms, pt, out);
   }
-
-  Backends device_side_;
-  Backends edge_side_;
-  CryptoBackend& device_crypto_;
-  CryptoBackend& edge_crypto_;
-  DeviceCredentials credentials_;
-  EdgeProtocol edge_;
-  EdgeDeviceState state_;
-  SeededRng device_rng_{21};
-  SeededRng edge_rng_{22};
 };
 
 TEST_P(InitFreshness, WithheldOlderInitCannotDisplaceTheLiveHandshake) {

@@ -105,4 +105,33 @@ inline DataFrame wire(const DataFrame& f, Encoding enc) {
   return over_the_wire(f, enc, [d](ByteView w, DataFrame& o) { return decode_data(w, d, o); });
 }
 
+inline constexpr std::uint32_t kNowS = 1'764'460'800;  // 2025-11-30T00:00:00Z
+inline constexpr std::uint64_t kNowMs = std::uint64_t{kNowS} * 1000;
+
+/// A device-side and an edge-side backend (each party its own instances), one provisioned
+/// device, an edge and that device's edge state, with seeded randomness on both sides.
+class ProtocolTest : public ::testing::TestWithParam<BackendPair> {
+ protected:
+  ProtocolTest()
+      : device_crypto_(device_side_.get(GetParam().device)),
+        edge_crypto_(edge_side_.get(GetParam().edge)),
+        credentials_(make_credentials()),
+        edge_(edge_crypto_, make_edge_config(credentials_)) {}
+
+  /// The edge's answer to `init` at `now_ms`.
+  Error accept_init(const InitFrame& init, std::uint64_t now_ms, InitOutcome& out) {
+    return edge_.handle_init(init, credentials_.dev_secret, state_, now_ms, edge_rng_, out);
+  }
+
+  Backends device_side_;
+  Backends edge_side_;
+  CryptoBackend& device_crypto_;
+  CryptoBackend& edge_crypto_;
+  DeviceCredentials credentials_;
+  EdgeProtocol edge_;
+  EdgeDeviceState state_;
+  SeededRng device_rng_{1};
+  SeededRng edge_rng_{2};
+};
+
 }  // namespace dsekp::testing

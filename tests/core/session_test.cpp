@@ -7,18 +7,10 @@
 namespace dsekp::testing {
 namespace {
 
-constexpr std::uint32_t kNowS = 1'764'460'800;
-constexpr std::uint64_t kNowMs = std::uint64_t{kNowS} * 1000;
 const std::string kReading = R"({"t":24.0,"h":51.0})";
 
-class Session : public ::testing::TestWithParam<BackendPair> {
+class Session : public ProtocolTest {
  protected:
-  Session()
-      : device_crypto_(device_side_.get(GetParam().device)),
-        edge_crypto_(edge_side_.get(GetParam().edge)),
-        credentials_(make_credentials()),
-        edge_(edge_crypto_, make_edge_config(credentials_)) {}
-
   /// A (re)booted device that completes a handshake; `now_ms` orders sessions by age.
   std::unique_ptr<DeviceSession> boot(std::uint64_t now_ms = kNowMs, DeviceConfig config = {}) {
     auto device = std::make_unique<DeviceSession>(device_crypto_, credentials_, config);
@@ -30,8 +22,7 @@ class Session : public ::testing::TestWithParam<BackendPair> {
     ASSERT_EQ(device.start_handshake(static_cast<std::uint32_t>(now_ms / 1000), device_rng_, init),
               Error::ok);
     InitOutcome out;
-    ASSERT_EQ(edge_.handle_init(init, credentials_.dev_secret, state_, now_ms, edge_rng_, out),
-              Error::ok);
+    ASSERT_EQ(accept_init(init, now_ms, out), Error::ok);
     ASSERT_EQ(device.handle_ack(out.ack), Error::ok);
   }
   DataFrame seal(DeviceSession& device, const std::string& text = kReading,
@@ -49,16 +40,6 @@ class Session : public ::testing::TestWithParam<BackendPair> {
     if (outcome != nullptr) *outcome = out;
     return e;
   }
-
-  Backends device_side_;  // each party has its own backend instances
-  Backends edge_side_;
-  CryptoBackend& device_crypto_;
-  CryptoBackend& edge_crypto_;
-  DeviceCredentials credentials_;
-  EdgeProtocol edge_;
-  EdgeDeviceState state_;
-  SeededRng device_rng_{3};
-  SeededRng edge_rng_{4};
 };
 
 // The cross-backend acceptance test: a handshake and 1,000 frames through both encodings.
