@@ -1,4 +1,5 @@
-// `dsekp bench handshake` and `dsekp bench frames` (see bench_command.hpp and docs/PERFORMANCE.md).
+// `dsekp bench handshake`, `dsekp bench frames` and `dsekp bench sessions` (see bench_command.hpp
+// and docs/PERFORMANCE.md).
 #include "bench_command.hpp"
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp_handshake_bench.hpp"
 #include "frames_bench.hpp"
+#include "sessions_bench.hpp"
 #include "tls_handshake.hpp"
 
 namespace dsekp::cli {
@@ -28,6 +30,11 @@ struct FramesOptions {
   std::size_t frames = 20000;
   std::size_t repetitions = 7;
   std::size_t devices = 1000;
+  bool as_json = false;
+};
+
+struct SessionsOptions {
+  bench::SessionsBenchOptions bench;
   bool as_json = false;
 };
 
@@ -175,11 +182,77 @@ void run_frames(const FramesOptions& options) {
       sizes.dsekp_compact <= 64 ? "met" : "NOT met");
 }
 
+void run_sessions(const SessionsOptions& options) {
+  OpenSslCrypto openssl;
+  OpenSslRng rng;
+  const bench::SessionsStats s = bench::measure_sessions(openssl, rng, options.bench);
+  constexpr double kTarget = 256;
+  const bool met = s.working_set_bytes_per_session <= kTarget;
+  if (options.as_json) {
+    json out = {{"devices", s.count},
+                {"states", "real handshake + one DATA frame per device, own secret and keys"},
+                {"backend", s.backend},
+                {"sizeof",
+                 {{"EdgeSession", s.sizeof_edge_session},
+                  {"PendingSession", s.sizeof_pending_session},
+                  {"EdgeDeviceState", s.sizeof_edge_device_state}}},
+                {"working_set",
+                 {{"representation", "CompactStateMap: encoded state per device, open addressing"},
+                  {"encoded_state_bytes_mean", s.encoded_bytes_mean},
+                  {"dev_id_bytes", s.dev_id_bytes},
+                  {"table_slots", s.table_slots},
+                  {"rss_growth_bytes", s.working_set_rss_bytes},
+                  {"bytes_per_session", s.working_set_bytes_per_session},
+                  {"target_bytes_per_session_max", kTarget},
+                  {"target_met", met}}},
+                {"naive_unordered_map_of_EdgeDeviceState",
+                 {{"devices", s.naive_count}, {"bytes_per_session", s.naive_bytes_per_session}}},
+                {"sqlite",
+                 {{"synchronous", s.synchronous},
+                  {"file_bytes", s.database_bytes},
+                  {"bytes_per_session", s.database_bytes_per_session},
+                  {"save_us_mean", s.save_us_mean},
+                  {"saves_per_s", s.saves_per_s},
+                  {"load_us_mean", s.load_us_mean},
+                  {"loads_per_s", s.loads_per_s}}},
+                {"codec_ns", {{"encode", s.encode_ns}, {"decode", s.decode_ns}}},
+                {"create_s", s.create_s},
+                {"total_s", s.total_s}};
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  std::printf("Session state of %zu devices, one established session each (real handshake and\n",
+              s.count);
+  std::printf("one DATA frame per device, own secret and keys, backend %s)\n\n", s.backend.c_str());
+  std::printf("sizeof: EdgeSession %zu, PendingSession %zu, EdgeDeviceState %zu bytes\n\n",
+              s.sizeof_edge_session, s.sizeof_pending_session, s.sizeof_edge_device_state);
+  std::printf("%-52s %12s\n", "memory (process RSS growth / devices)", "bytes/session");
+  std::printf("%-52s %12.1f\n", "working set: encoded states, open addressing",
+              s.working_set_bytes_per_session);
+  std::printf("%-52s %12.1f\n", "  of which the encoded state (mean)", s.encoded_bytes_mean);
+  std::printf("%-52s %12.1f\n", "  table slots (8 bytes each)",
+              8.0 * static_cast<double>(s.table_slots) / static_cast<double>(s.count));
+  const std::string naive_label =
+      "reference: unordered_map<string, EdgeDeviceState>, " + std::to_string(s.naive_count);
+  std::printf("%-52s %12.1f\n", naive_label.c_str(), s.naive_bytes_per_session);
+  std::printf("\nSQLite store (WAL, synchronous=%s)\n", s.synchronous.c_str());
+  std::printf("  file size after checkpoint: %llu bytes, %.1f bytes/session\n",
+              static_cast<unsigned long long>(s.database_bytes), s.database_bytes_per_session);
+  std::printf("  save, one transaction each: %8.2f us  (%8.0f /s)\n", s.save_us_mean,
+              s.saves_per_s);
+  std::printf("  load, random order, decode: %8.2f us  (%8.0f /s)\n", s.load_us_mean,
+              s.loads_per_s);
+  std::printf("\nCodec: encode %.0f ns, decode %.0f ns per state. Set-up %.1f s, total %.1f s.\n",
+              s.encode_ns, s.decode_ns, s.create_s, s.total_s);
+  std::printf("Target: <= %.0f bytes per session in memory: %.1f, %s\n", kTarget,
+              s.working_set_bytes_per_session, met ? "met" : "NOT met");
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  CLI::App* bench =
-      app.add_subcommand("bench", "Measure handshake cost, frame sizes and per-frame cost");
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Measure handshake cost, frame sizes, per-frame cost, session state");
   bench->require_subcommand(1);
 
   auto handshake_options = std::make_shared<HandshakeOptions>();
@@ -205,6 +278,20 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(0, 10'000'000));
   frames->add_flag("--json", frames_options->as_json, "Print JSON instead of text");
   frames->callback([frames_options] { run_frames(*frames_options); });
+
+  auto sessions_options = std::make_shared<SessionsOptions>();
+  CLI::App* sessions = bench->add_subcommand(
+      "sessions", "Session state per device in memory (working set) and in the SQLite store");
+  sessions->add_option("--count", sessions_options->bench.count, "Devices, one session each")
+      ->check(CLI::Range(1, 10'000'000));
+  sessions
+      ->add_option("--dir", sessions_options->bench.directory,
+                   "Directory for the database (default: a fresh temp directory)")
+      ->check(CLI::ExistingDirectory);
+  sessions->add_flag("--full-sync", sessions_options->bench.full_sync,
+                     "PRAGMA synchronous=FULL (fsync per commit) instead of NORMAL");
+  sessions->add_flag("--json", sessions_options->as_json, "Print JSON instead of text");
+  sessions->callback([sessions_options] { run_sessions(*sessions_options); });
 }
 
 }  // namespace dsekp::cli

@@ -3,13 +3,17 @@
 #include <cstdio>
 #include <exception>
 
+#include "analyze_command.hpp"
 #include "bench_command.hpp"
+#include "keys_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"DSEKP: Dynamic Session Enhanced Key Protocol (protocol v1) tools", "dsekp"};
   app.set_version_flag("--version", "dsekp 0.1.0 (protocol v1)");
   app.require_subcommand(1);
   dsekp::cli::add_bench_command(app);
+  dsekp::cli::add_analyze_command(app);
+  dsekp::cli::add_keys_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

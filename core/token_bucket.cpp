@@ -10,7 +10,9 @@ bool TokenBucket::try_take(const TokenBucketConfig& config, std::uint64_t now_ms
     tokens_ = config.capacity;
     last_refill_ms_ = now_ms;
   }
-  if (config.refill_interval_ms > 0 && now_ms > last_refill_ms_) {
+  // A restored (or re-configured) bucket never holds more than the current burst size.
+  if (tokens_ > config.capacity) tokens_ = config.capacity;
+  if (now_ms > last_refill_ms_) {
     const std::uint64_t earned = (now_ms - last_refill_ms_) / config.refill_interval_ms;
     if (earned > 0) {
       const std::uint64_t total = tokens_ + earned;

@@ -8,6 +8,8 @@ packages=(
   libssl-dev libmbedtls-dev libjsmn-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
+  libsqlite3-dev mosquitto libmosquitto-dev
+  libcsv-dev libboost-math-dev gnuplot-nox
   clang-format python3
 )
 

@@ -43,3 +43,40 @@ TEST(TokenBucket, ClockGoingBackwardsDoesNotRefill) {
 
 }  // namespace
 }  // namespace dsekp
+
+namespace dsekp {
+namespace {
+
+TEST(TokenBucket, StateRoundTripsThroughRestore) {
+  const TokenBucketConfig config{3, 1000};
+  TokenBucket a;
+  ASSERT_TRUE(a.try_take(config, 10'000));
+  ASSERT_TRUE(a.try_take(config, 10'400));
+  TokenBucket b;
+  b.restore(a.state());
+  EXPECT_EQ(a.state(), b.state());
+  for (std::uint64_t t = 10'400; t < 20'000; t += 300)
+    EXPECT_EQ(a.try_take(config, t), b.try_take(config, t)) << t;
+}
+
+TEST(TokenBucket, RestoredCountAboveCapacityIsCutBack) {
+  TokenBucket b;
+  b.restore({true, 1'000'000, 5'000});
+  const TokenBucketConfig config{2, 60'000};
+  EXPECT_TRUE(b.try_take(config, 5'000));
+  EXPECT_TRUE(b.try_take(config, 5'000));
+  EXPECT_FALSE(b.try_take(config, 5'000));
+}
+
+TEST(TokenBucket, RestoringAFreshStateGivesAFullBucketOnFirstUse) {
+  TokenBucket b;
+  b.restore(TokenBucketState{});
+  EXPECT_FALSE(b.state().initialised);
+  const TokenBucketConfig config{2, 60'000};
+  EXPECT_TRUE(b.try_take(config, 0));
+  EXPECT_TRUE(b.try_take(config, 0));
+  EXPECT_FALSE(b.try_take(config, 0));
+}
+
+}  // namespace
+}  // namespace dsekp

@@ -1,0 +1,47 @@
+// The log files `dsekp analyze` reads (docs/LOGS.md is the contract): their kinds, standard file
+// names and the columns analyze needs, found by header name so that column order does not matter
+// and unknown extra columns are ignored.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dsekp::analyze {
+
+enum class Mode { psk, dsekp };
+enum class LogKind { server, client, handshakes };
+
+std::string_view mode_name(Mode mode);   // "psk", "dsekp" (JSON keys, file names)
+std::string_view mode_label(Mode mode);  // "PSK", "DSEKP" (report, figures)
+std::string_view kind_name(LogKind kind);
+
+/// client_logs_psk.csv, server_logs_dsekp.csv, client_handshakes_dsekp.csv (handshakes: DSEKP
+/// only).
+std::string standard_file_name(LogKind kind, Mode mode);
+
+/// The columns analyze reads from a log of `kind` in `mode`: all required.
+std::span<const std::string_view> required_columns(LogKind kind, Mode mode);
+
+/// Columns read when present (server log: sendts_ms, which lets analyze check latency_ms).
+std::span<const std::string_view> optional_columns(LogKind kind);
+
+inline constexpr std::size_t kNoColumn = static_cast<std::size_t>(-1);
+
+/// Where each requested column is in a header, and which header columns to read.
+struct ColumnLookup {
+  std::vector<std::size_t> required;  // header position per required column, in the given order
+  std::vector<std::size_t> optional;  // header position per optional column, or kNoColumn
+  std::vector<bool> wanted;           // per header column: read its text
+};
+
+/// Finds `required` and `optional` names in `header` (exact, case-sensitive match after trimming
+/// spaces). Throws AnalyzeError naming every missing required column and the header that was
+/// found, or if a column we read appears twice. `what` names the file in the message.
+ColumnLookup lookup_columns(std::span<const std::string_view> header,
+                            std::span<const std::string_view> required,
+                            std::span<const std::string_view> optional, std::string_view what);
+
+}  // namespace dsekp::analyze

@@ -1,0 +1,188 @@
+// The edge's device registry: who may talk to the edge, with which long-term keys, on one SQLite
+// database shared by the edge daemon and `dsekp keys`.
+//
+// Contents (schema version 1, WAL journal, file mode 0600):
+//   deployment  one row: EDGE_SALT (32 random bytes, drawn once when the database is created and
+//               never changed: every provisioned device holds it), the schema version, the
+//               registry's change counter, the edge's own broker account.
+//   devices     dev_id (validated with dsekp::DevId), DEV_SECRET (32 bytes), PSK_KEY (16 bytes,
+//               the baseline's key), the device's broker password, created_ms, rotated_ms and its
+//               generation.
+//   removed_devices  a tombstone per removed dev_id with the generation of its removal, so that a
+//               running edge can learn about removals (see "Live changes").
+//
+// Secrets at rest: the database holds every DEV_SECRET, so it is created 0600 and refused if it
+// is open to group or others (secure_file.hpp); SQLite's secure_delete is on, so removed and
+// rotated secrets are overwritten in the database file rather than left in free pages (older
+// page images can remain in the -wal file, also 0600, until a checkpoint recycles it). In
+// memory, secrets are read straight into dsekp::DevSecret / PskKey, which wipe themselves;
+// SQLite's own page cache and the CLI's printed strings are not wiped.
+//
+// Broker passwords: each device gets a random broker password (16 random bytes as 32 hex chars)
+// for its MQTT login as user `dev_id`. It is stored here in the clear, unlike what a password
+// database would do, because `dsekp keys broker-config` must be able to regenerate the broker's
+// password file (with fresh salts) at any time; the file already holds every DEV_SECRET, which
+// is worth more than the broker password. The edge's own broker password is stored the same way.
+//
+// Live changes (a running edge sees adds, removes and rotations without a restart):
+//   * Every add, remove and rotate takes the next value of the registry's change counter (a
+//     strictly increasing 64-bit "generation", never reused, also across remove + re-add of the
+//     same dev_id) and stamps it on the device row, or on its tombstone for a remove, in the same
+//     transaction as the change.
+//   * find() reads SQLite on every call (a primary-key lookup through a prepared statement,
+//     about 1.5 us on the development machine), so a lookup always sees the latest committed
+//     state: a device added by the CLI is found by the very next INIT, a removed one is
+//     unknown_device.
+//   * The edge's session store records the generation of the credentials each session was
+//     established with. A session is stale, and its state must be dropped, when find() for its
+//     dev_id returns not_found or a different generation: the device was removed, or rotated (its
+//     DEV_SECRET and PSK key replaced; the device must be re-provisioned and start a new
+//     handshake with the new secret, and keys derived from the old secret must not be used again).
+//   * So that sessions of removed or rotated devices end even if they send only DATA frames (which
+//     need no registry lookup), the edge polls: `generation()` is one single-row read; when it
+//     exceeds the value the edge last saw, `changes_since(last)` lists exactly the dev_ids added,
+//     rotated or removed since, with their new generations.
+//   We use this counter rather than SQLite's PRAGMA data_version because data_version does not
+//   change for commits made on the same connection and cannot say which devices changed.
+//
+// Concurrency: any number of processes may open the same file (WAL: readers never block the
+// writer). Writers serialise on BEGIN IMMEDIATE with a 5 s busy timeout. One DeviceRegistry is
+// one SQLite connection with cached statements: use it from one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "crypto/openssl/openssl_crypto.hpp"
+#include "dsekp/spec.hpp"
+#include "registry_status.hpp"
+#include "sqlite_db.hpp"
+
+namespace dsekp::edge {
+
+inline constexpr std::int64_t kRegistrySchemaVersion = 1;
+inline constexpr std::size_t kEdgeSaltSize = kEdgeSaltMaxSize;
+/// Random bytes behind each broker password (printed as twice as many hex characters).
+inline constexpr std::size_t kBrokerPasswordBytes = 16;
+
+/// What the edge needs to run the protocol with one device.
+struct DeviceCredentials {
+  DevId dev_id;
+  DevSecret dev_secret;
+  PskKey psk_key;
+  /// Generation of these credentials (see "Live changes"); changes on rotate and on re-add.
+  std::uint64_t generation = 0;
+};
+
+/// Everything a device must be provisioned with (`keys add`, `keys rotate`, `keys show --reveal`).
+struct DeviceMaterial {
+  DeviceCredentials credentials;
+  EdgeSalt edge_salt;
+  std::string broker_username;  // equals dev_id
+  std::string broker_password;
+};
+
+/// Public facts about a device: no secrets.
+struct DeviceInfo {
+  std::string dev_id;
+  std::int64_t created_ms = 0;
+  std::optional<std::int64_t> rotated_ms;  // unset until the first rotation
+  std::uint64_t generation = 0;
+};
+
+/// A broker login (device or edge) for the Mosquitto password file.
+struct BrokerAccount {
+  std::string username;
+  std::string password;
+};
+
+/// One device that changed after a given generation.
+struct RegistryChange {
+  std::string dev_id;
+  std::uint64_t generation = 0;
+  bool removed = false;  // false: added or rotated (find() returns the new credentials)
+};
+
+/// The registry's changes after a given generation, oldest first.
+struct ChangeSet {
+  std::uint64_t generation = 0;  // the registry's generation when read: pass it next time
+  std::vector<RegistryChange> changes;
+};
+
+enum class OpenMode {
+  existing_only,      // the edge and the read/modify commands: a missing file is an error
+  create_if_missing,  // `keys add`: creates the file (0600), the schema and EDGE_SALT
+};
+
+class DeviceRegistry {
+ public:
+  /// Opens (or creates) the registry at `path`. Refuses a file open to group/others
+  /// (insecure_file), an SQLite file that is not a DSEKP registry or has another schema version
+  /// (not_a_registry), and a missing file with existing_only (not_found).
+  static RegistryStatus open(const std::string& path, OpenMode mode,
+                             std::unique_ptr<DeviceRegistry>& out);
+
+  DeviceRegistry(const DeviceRegistry&) = delete;
+  DeviceRegistry& operator=(const DeviceRegistry&) = delete;
+  ~DeviceRegistry();
+
+  /// The deployment's EDGE_SALT (read once at open; it never changes).
+  [[nodiscard]] const EdgeSalt& edge_salt() const noexcept { return edge_salt_; }
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+  /// Registers `dev_id` with a fresh DEV_SECRET, PSK key and broker password, and returns what
+  /// the device must be provisioned with. invalid_dev_id, already_exists, name_conflict (the
+  /// edge's broker user name).
+  RegistryStatus add(std::string_view dev_id, DeviceMaterial& out);
+  /// Deletes the device (its secrets are overwritten in the file) and leaves a tombstone.
+  RegistryStatus remove(std::string_view dev_id);
+  /// Replaces DEV_SECRET, PSK key and broker password with fresh ones and bumps the generation.
+  /// The broker password changes too because rotation is the answer to a leaked device: the
+  /// device has to be re-provisioned anyway, and the broker files regenerated.
+  RegistryStatus rotate(std::string_view dev_id, DeviceMaterial& out);
+
+  /// The edge's lookup: current credentials of `dev_id`, or not_found. Always reads the latest
+  /// committed state (see "Live changes").
+  RegistryStatus find(std::string_view dev_id, DeviceCredentials& out);
+  /// Everything the device holds (for `keys show --reveal`).
+  RegistryStatus material(std::string_view dev_id, DeviceMaterial& out);
+  RegistryStatus info(std::string_view dev_id, DeviceInfo& out);
+  /// All devices, ordered by dev_id.
+  RegistryStatus list(std::vector<DeviceInfo>& out);
+
+  /// The registry's current change counter (0 for a registry that never changed).
+  RegistryStatus generation(std::uint64_t& out);
+  /// Devices added, rotated or removed after generation `since`.
+  RegistryStatus changes_since(std::uint64_t since, ChangeSet& out);
+
+  /// Broker logins of every device, ordered by dev_id.
+  RegistryStatus device_broker_accounts(std::vector<BrokerAccount>& out);
+  /// Records `username` as the edge's broker user (name_conflict if it is a registered dev_id;
+  /// invalid_name unless it is 1-64 bytes of [A-Za-z0-9._-]) and returns the edge's account.
+  RegistryStatus set_edge_broker_user(std::string_view username, BrokerAccount& out);
+  /// The edge's broker account; not_found until set_edge_broker_user() was called once.
+  RegistryStatus edge_broker_account(BrokerAccount& out);
+
+ private:
+  DeviceRegistry() = default;
+  RegistryStatus initialize(bool fresh_file);
+  RegistryStatus create_schema();
+  RegistryStatus check_schema();
+  RegistryStatus load_edge_salt();
+  RegistryStatus next_generation(std::uint64_t& out);
+  RegistryStatus draw_secrets(DeviceMaterial& out);
+  RegistryStatus store_device(const DeviceMaterial& material, bool is_rotation);
+
+  std::string path_;
+  SqliteDb db_;
+  SqliteStatement find_stmt_;        // kept prepared: the edge's per-INIT lookup
+  SqliteStatement generation_stmt_;  // kept prepared: the edge's periodic change poll
+  EdgeSalt edge_salt_;
+  OpenSslRng rng_;
+};
+
+}  // namespace dsekp::edge

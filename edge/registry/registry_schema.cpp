@@ -1,0 +1,109 @@
+// Schema creation and recognition (see registry_schema.hpp and device_registry.hpp).
+#include "registry_schema.hpp"
+
+#include <array>
+#include <string>
+
+#include "device_registry.hpp"
+#include "text_encoding.hpp"
+
+namespace dsekp::edge {
+namespace {
+
+// STRICT tables make SQLite enforce the column types; the CHECKs enforce the protocol's sizes
+// so that no other writer can store a DEV_SECRET the edge would refuse to load.
+constexpr const char* kCreateTables = R"sql(
+CREATE TABLE deployment (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  schema_version INTEGER NOT NULL,
+  edge_salt BLOB NOT NULL CHECK (length(edge_salt) BETWEEN 16 AND 32),
+  generation INTEGER NOT NULL CHECK (generation >= 0),
+  created_ms INTEGER NOT NULL,
+  edge_broker_user TEXT,
+  edge_broker_password TEXT NOT NULL
+) STRICT;
+CREATE TABLE devices (
+  dev_id TEXT PRIMARY KEY NOT NULL CHECK (length(dev_id) BETWEEN 1 AND 64),
+  dev_secret BLOB NOT NULL CHECK (length(dev_secret) = 32),
+  psk_key BLOB NOT NULL CHECK (length(psk_key) = 16),
+  broker_password TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  rotated_ms INTEGER,
+  generation INTEGER NOT NULL UNIQUE
+) STRICT, WITHOUT ROWID;
+CREATE TABLE removed_devices (
+  dev_id TEXT PRIMARY KEY NOT NULL,
+  removed_ms INTEGER NOT NULL,
+  generation INTEGER NOT NULL UNIQUE
+) STRICT, WITHOUT ROWID;
+)sql";
+
+RegistryStatus count_tables(SqliteDb& db, std::int64_t& tables, bool& has_deployment) {
+  if (auto s = db.query_int64("SELECT count(*) FROM sqlite_schema WHERE type = 'table'", tables);
+      !s.ok())
+    return s;
+  std::int64_t n = 0;
+  if (auto s = db.query_int64(
+          "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'deployment'", n);
+      !s.ok())
+    return s;
+  has_deployment = n == 1;
+  return {};
+}
+
+RegistryStatus create(SqliteDb& db, Rng& rng, std::int64_t now_ms) {
+  std::array<std::uint8_t, kEdgeSaltSize> salt{};
+  std::array<std::uint8_t, kBrokerPasswordBytes> password{};
+  if (rng.fill(salt) != Error::ok || rng.fill(password) != Error::ok)
+    return {RegistryErrc::crypto_failure, "the CSPRNG failed to draw EDGE_SALT"};
+  const std::string set_id = "PRAGMA application_id = " + std::to_string(kRegistryApplicationId);
+  if (auto s = db.exec(set_id.c_str()); !s.ok()) return s;
+  if (auto s = db.exec(kCreateTables); !s.ok()) return s;
+  SqliteStatement insert;
+  if (auto s = db.prepare(
+          "INSERT INTO deployment (id, schema_version, edge_salt, generation, created_ms, "
+          "edge_broker_password) VALUES (1, ?1, ?2, 0, ?3, ?4)",
+          insert);
+      !s.ok())
+    return s;
+  const std::string password_text = to_hex(password);
+  secure_wipe(password);
+  if (auto s = insert.bind_int64(1, kRegistrySchemaVersion); !s.ok()) return s;
+  if (auto s = insert.bind_blob(2, salt); !s.ok()) return s;
+  if (auto s = insert.bind_int64(3, now_ms); !s.ok()) return s;
+  if (auto s = insert.bind_text(4, password_text); !s.ok()) return s;
+  return insert.run();
+}
+
+}  // namespace
+
+RegistryStatus ensure_registry_schema(SqliteDb& db, bool may_create, Rng& rng,
+                                      std::int64_t now_ms) {
+  SqliteTransaction tx(db);
+  if (auto s = tx.begin(); !s.ok()) return s;
+  std::int64_t tables = 0;
+  bool has_deployment = false;
+  if (auto s = count_tables(db, tables, has_deployment); !s.ok()) return s;
+  std::int64_t app_id = 0;
+  if (auto s = db.query_int64("PRAGMA application_id", app_id); !s.ok()) return s;
+
+  if (tables == 0 && app_id == 0) {
+    if (!may_create)
+      return {RegistryErrc::not_a_registry, "the database is empty (not initialised)"};
+    if (auto s = create(db, rng, now_ms); !s.ok()) return s;
+    return tx.commit();
+  }
+  if (app_id != kRegistryApplicationId || !has_deployment)
+    return {RegistryErrc::not_a_registry, "not a DSEKP device registry (another SQLite database)"};
+  std::int64_t version = 0;
+  if (auto s = db.query_int64("SELECT schema_version FROM deployment WHERE id = 1", version);
+      !s.ok())
+    return s;
+  if (version != kRegistrySchemaVersion)
+    return {RegistryErrc::not_a_registry, "registry schema version " + std::to_string(version) +
+                                              " is not supported (this " + "build reads version " +
+                                              std::to_string(kRegistrySchemaVersion) + ")"};
+  return tx.commit();
+}
+
+}  // namespace dsekp::edge

@@ -1,0 +1,118 @@
+// Private file creation, permission check and atomic replacement (see secure_file.hpp).
+#include "secure_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace dsekp::edge {
+namespace {
+
+/// "what path: reason". Callers pass errno's value read before any allocation could change it.
+std::string errno_text(const char* what, const std::string& path, int err) {
+  return std::string(what) + " " + path + ": " + std::strerror(err);
+}
+
+/// Closes a descriptor on every return path.
+class Fd {
+ public:
+  explicit Fd(int fd) noexcept : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  /// Closes now and reports close()'s result (a write error can surface only here).
+  bool close_checked() noexcept {
+    const int fd = fd_;
+    fd_ = -1;
+    return ::close(fd) == 0;
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+RegistryStatus create_file_if_missing(const std::string& path, mode_t mode, bool& created) {
+  created = false;
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (fd.get() < 0) {
+    const int err = errno;
+    if (err == EEXIST) return {};
+    return {RegistryErrc::io, errno_text("cannot create", path, err)};
+  }
+  // The umask can only clear bits, but a permissive default ACL on the directory could add some:
+  // set the mode explicitly on the open descriptor.
+  if (::fchmod(fd.get(), mode) != 0) {
+    const int err = errno;
+    return {RegistryErrc::io, errno_text("cannot chmod", path, err)};
+  }
+  created = true;
+  if (!fd.close_checked()) {
+    const int err = errno;
+    return {RegistryErrc::io, errno_text("cannot close", path, err)};
+  }
+  return {};
+}
+
+RegistryStatus check_private_file(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    const bool missing = err == ENOENT;
+    return {missing ? RegistryErrc::not_found : RegistryErrc::io,
+            errno_text(missing ? "no such registry" : "cannot stat", path, err)};
+  }
+  if (!S_ISREG(st.st_mode))
+    return {RegistryErrc::insecure_file, path + " is not a regular file (symlinks are refused)"};
+  if ((st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return {RegistryErrc::insecure_file,
+            path + " holds device secrets but has mode " + mode + "; run: chmod 600 " + path};
+  }
+  return {};
+}
+
+RegistryStatus write_file_atomically(const std::string& path, std::string_view contents,
+                                     mode_t mode) {
+  const std::string temp = path + ".tmp." + std::to_string(::getpid());
+  ::unlink(temp.c_str());  // a leftover of a crashed run with the same pid
+  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (fd.get() < 0) {
+    const int err = errno;
+    return {RegistryErrc::io, errno_text("cannot create", temp, err)};
+  }
+  const auto fail = [&temp](const char* what, int err) {
+    RegistryStatus status{RegistryErrc::io, errno_text(what, temp, err)};
+    ::unlink(temp.c_str());
+    return status;
+  };
+  if (::fchmod(fd.get(), mode) != 0) return fail("cannot chmod", errno);
+  std::size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd.get(), contents.data() + done, contents.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("cannot write", errno);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) return fail("cannot fsync", errno);
+  if (!fd.close_checked()) return fail("cannot close", errno);
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(temp.c_str());
+    return RegistryStatus{RegistryErrc::io, errno_text("cannot rename over", path, err)};
+  }
+  return {};
+}
+
+}  // namespace dsekp::edge

@@ -1,0 +1,31 @@
+// Files that hold secrets: created with mode 0600 from the first byte, and refused when they are
+// open to group or others.
+//
+// The registry database holds every DEV_SECRET, and the broker password file holds hashes that
+// an offline attacker could test guesses against. Creating them with open(O_CREAT|O_EXCL, 0600)
+// (not fopen, then chmod) leaves no window in which another user can open them.
+#pragma once
+
+#include <sys/types.h>
+#include <string>
+#include <string_view>
+
+#include "registry_status.hpp"
+
+namespace dsekp::edge {
+
+/// Creates `path` empty with `mode` if it does not exist (created = true), or leaves an existing
+/// file alone (created = false). Never follows a symlink at `path`.
+RegistryStatus create_file_if_missing(const std::string& path, mode_t mode, bool& created);
+
+/// Fails with insecure_file unless `path` is a regular file without any group/other permission
+/// bits (what `chmod 600` gives), with a message saying how to fix it.
+RegistryStatus check_private_file(const std::string& path);
+
+/// Writes `contents` to `path` atomically: a temporary file with `mode` in the same directory,
+/// fsync, then rename over `path`. A reader (or a broker reloading on SIGHUP) sees the old file or
+/// the new one, never half of one.
+RegistryStatus write_file_atomically(const std::string& path, std::string_view contents,
+                                     mode_t mode);
+
+}  // namespace dsekp::edge

@@ -1,0 +1,29 @@
+// Hex and base64 spellings (see text_encoding.hpp). Base64 is OpenSSL's EVP_EncodeBlock, which
+// writes exactly the padded, unwrapped form.
+#include "text_encoding.hpp"
+
+#include <openssl/evp.h>
+
+namespace dsekp::edge {
+
+std::string to_hex(ByteView bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (const std::uint8_t b : bytes) {
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 0x0f]);
+  }
+  return out;
+}
+
+std::string to_base64(ByteView bytes) {
+  // EVP_EncodeBlock writes 4 characters per started 3 bytes and a terminating NUL.
+  std::string out((bytes.size() + 2) / 3 * 4 + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes.data(),
+                                static_cast<int>(bytes.size()));
+  out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return out;
+}
+
+}  // namespace dsekp::edge

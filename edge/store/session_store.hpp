@@ -1,0 +1,114 @@
+// The edge's persistent per-device state (EdgeDeviceState), behind an interface so that the
+// SQLite store of a single edge can later be joined by a shared store (Redis) through which
+// several edges serve one fleet.
+//
+// Why transactions are part of the interface: PROTOCOL.md 6.5 requires the edge to persist a
+// state change before it publishes anything that change produced (an ACK, a downlink frame), and
+// the edge must never accept a frame twice, not even across a SIGKILL. Accepting a DATA frame
+// changes two things: the session's replay window (state) and the record of the frame (the sink
+// row handed to the application). If they committed separately, a kill between the two commits
+// would either lose an accepted reading (window saved, row not) or, worse, accept the same frame
+// again after the restart (row saved, window not) and hand it to the application twice. So the
+// edge opens a Transaction, saves the state and writes its sink rows through the same
+// transaction, and commits them as one unit; only then does it publish.
+//
+// Generations: every stored state carries a counter that each save increments. load() returns
+// it; save() with the loaded generation fails with generation_conflict if another writer saved
+// the device in between. That is how "one writer per device at a time" (6.5) is enforced once
+// several edges share a store; a single edge may save unconditionally (kAnyGeneration).
+//
+// Implementations are not thread-safe: one thread uses a store object at a time.
+#pragma once
+
+#include <cstdint>
+
+#include "device_state_codec.hpp"
+#include "dsekp/edge_session.hpp"
+#include "dsekp/spec.hpp"
+
+namespace dsekp::edge {
+
+enum class [[nodiscard]] StoreStatus : std::uint8_t{
+    ok = 0,
+    corrupt_state,        // a stored state failed to decode (see StoreResult::codec)
+    invalid_state,        // the state to save breaks an invariant (see StoreResult::codec)
+    dev_id_mismatch,      // the state to save is bound to another device than its key
+    generation_conflict,  // another writer saved the device since the expected generation
+    transaction_misuse,   // begin() inside a transaction, commit()/rollback() outside one
+    storage_failure,      // the backend failed (disk full, I/O error, locked database)
+};
+
+/// Stable snake_case name, e.g. "corrupt_state". Never null.
+[[nodiscard]] const char* store_status_name(StoreStatus s) noexcept;
+
+struct [[nodiscard]] StoreResult {
+  StoreStatus status = StoreStatus::ok;
+  StateCodecError codec = StateCodecError::ok;  // the reason for corrupt_state / invalid_state
+
+  [[nodiscard]] bool ok() const noexcept { return status == StoreStatus::ok; }
+};
+
+/// Generation of a device that has no stored state.
+inline constexpr std::uint64_t kAbsentGeneration = 0;
+/// save() without a generation check (a single edge that holds the only writer).
+inline constexpr std::uint64_t kAnyGeneration = UINT64_MAX;
+
+class SessionStore {
+ public:
+  virtual ~SessionStore() = default;
+
+  /// Loads the state of `dev_id` into `out` and its generation into `generation`. A device with
+  /// no stored state gets a fresh EdgeDeviceState and kAbsentGeneration. A stored state that
+  /// does not decode, or that is bound to another device, is corrupt_state (and `out` is fresh).
+  virtual StoreResult load(const DevId& dev_id, EdgeDeviceState& out,
+                           std::uint64_t& generation) = 0;
+
+  /// Stores `state` as the state of `dev_id` atomically (all of it or none of it).
+  /// `generation`: in, the generation the caller loaded (kAbsentGeneration: must not exist yet)
+  /// or kAnyGeneration; out, the new generation. `now_ms` is recorded as the update time.
+  virtual StoreResult save(const DevId& dev_id, const EdgeDeviceState& state, std::uint64_t now_ms,
+                           std::uint64_t& generation) = 0;
+
+  /// Deletes the state of `dev_id` (e.g. when its DEV_SECRET is rotated: every session derived
+  /// from the old secret must go). Deleting an absent device is ok.
+  virtual StoreResult remove(const DevId& dev_id) = 0;
+
+  /// Opens a transaction: saves and removes until commit() take effect together or not at all
+  /// (rollback(), or a failed commit). No nesting. Prefer the Transaction guard below.
+  virtual StoreResult begin() = 0;
+  virtual StoreResult commit() = 0;
+  virtual StoreResult rollback() = 0;
+  [[nodiscard]] virtual bool in_transaction() const noexcept = 0;
+};
+
+/// Scope of one atomic unit: begins on construction, rolls back on destruction unless commit()
+/// or rollback() was called (a failed commit has rolled back already). Check status() after
+/// construction: the begin can fail.
+class Transaction {
+ public:
+  explicit Transaction(SessionStore& store) : store_(store), begun_(store.begin()) {}
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction() {
+    if (begun_.ok() && !done_) (void)store_.rollback();
+  }
+
+  [[nodiscard]] const StoreResult& status() const noexcept { return begun_; }
+  StoreResult commit() {
+    if (!begun_.ok() || done_) return StoreResult{StoreStatus::transaction_misuse};
+    done_ = true;
+    return store_.commit();
+  }
+  StoreResult rollback() {
+    if (!begun_.ok() || done_) return StoreResult{StoreStatus::transaction_misuse};
+    done_ = true;
+    return store_.rollback();
+  }
+
+ private:
+  SessionStore& store_;
+  StoreResult begun_;
+  bool done_ = false;
+};
+
+}  // namespace dsekp::edge

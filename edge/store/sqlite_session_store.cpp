@@ -1,0 +1,250 @@
+// SessionStore on SQLite (see sqlite_session_store.hpp).
+#include "sqlite_session_store.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace dsekp::edge {
+namespace {
+
+using detail::SqliteStatement;
+using detail::StatementScope;
+
+constexpr const char* kSchema =
+    "CREATE TABLE IF NOT EXISTS device_state("
+    " dev_id TEXT PRIMARY KEY NOT NULL,"
+    " state BLOB NOT NULL,"
+    " generation INTEGER NOT NULL,"
+    " updated_ms INTEGER NOT NULL)"
+    // The rows are small and always found by dev_id: keeping them in the primary-key B-tree
+    // avoids storing every dev_id twice (rowid table + its key index).
+    " WITHOUT ROWID";
+
+constexpr const char* kLoad = "SELECT state, generation FROM device_state WHERE dev_id = ?1";
+constexpr const char* kUpsert =
+    "INSERT INTO device_state(dev_id, state, generation, updated_ms) VALUES(?1, ?2, 1, ?3)"
+    " ON CONFLICT(dev_id) DO UPDATE SET state = excluded.state,"
+    " generation = device_state.generation + 1, updated_ms = excluded.updated_ms"
+    " RETURNING generation";
+constexpr const char* kInsertNew =
+    "INSERT INTO device_state(dev_id, state, generation, updated_ms) VALUES(?1, ?2, 1, ?3)"
+    " ON CONFLICT(dev_id) DO NOTHING RETURNING generation";
+constexpr const char* kUpdateIf =
+    "UPDATE device_state SET state = ?2, generation = generation + 1, updated_ms = ?3"
+    " WHERE dev_id = ?1 AND generation = ?4 RETURNING generation";
+constexpr const char* kRemove = "DELETE FROM device_state WHERE dev_id = ?1";
+
+// Creates the file with mode 0600 before SQLite opens it (SQLite would create it 0644 minus
+// the umask), and tightens an existing file that others could read: it holds session keys.
+bool create_private_file(const std::string& path, std::string& error) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    error = "open " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0;
+  if (ok && (st.st_mode & 077) != 0) ok = ::fchmod(fd, 0600) == 0;
+  if (!ok) error = "chmod 0600 " + path + ": " + std::strerror(errno);
+  ::close(fd);
+  return ok;
+}
+
+bool exec(sqlite3* db, const char* sql, std::string& error) {
+  char* message = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &message) == SQLITE_OK) return true;
+  error = std::string(sql) + ": " + (message != nullptr ? message : sqlite3_errmsg(db));
+  sqlite3_free(message);
+  return false;
+}
+
+// journal_mode answers with the mode actually in effect, which is not WAL on every file system.
+bool enable_wal(sqlite3* db, std::string& error) {
+  SqliteStatement pragma(db, "PRAGMA journal_mode=WAL");
+  if (!pragma.ok() || sqlite3_step(pragma.get()) != SQLITE_ROW) {
+    error = std::string("journal_mode=WAL: ") + sqlite3_errmsg(db);
+    return false;
+  }
+  const auto* mode = reinterpret_cast<const char*>(sqlite3_column_text(pragma.get(), 0));
+  if (mode == nullptr || std::strcmp(mode, "wal") != 0) {
+    error = std::string("journal_mode=WAL refused, mode is ") + (mode ? mode : "?");
+    return false;
+  }
+  return true;
+}
+
+bool configure(sqlite3* db, const SqliteStoreOptions& options, std::string& error) {
+  if (sqlite3_busy_timeout(db, options.busy_timeout_ms) != SQLITE_OK) {
+    error = sqlite3_errmsg(db);
+    return false;
+  }
+  // What NORMAL and FULL guarantee in WAL mode is explained in sqlite_session_store.hpp.
+  const char* sync = options.synchronous == SqliteStoreOptions::Synchronous::full
+                         ? "PRAGMA synchronous=FULL"
+                         : "PRAGMA synchronous=NORMAL";
+  // secure_delete: pages freed by a delete or an update are zeroed, so the keys of a deleted
+  // device (key rotation) do not linger in free pages of the file.
+  return enable_wal(db, error) && exec(db, sync, error) &&
+         exec(db, "PRAGMA secure_delete=ON", error) && exec(db, kSchema, error);
+}
+
+}  // namespace
+
+std::unique_ptr<SqliteSessionStore> SqliteSessionStore::open(const std::string& path,
+                                                             const SqliteStoreOptions& options,
+                                                             std::string& error) {
+  if (!create_private_file(path, error)) return nullptr;
+  sqlite3* raw = nullptr;
+  // NOMUTEX: a store is used by one thread at a time (session_store.hpp), so SQLite's own
+  // per-connection mutex would only cost time.
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  std::unique_ptr<sqlite3, detail::SqliteCloser> db(raw);
+  if (rc != SQLITE_OK) {
+    error = "sqlite3_open " + path + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc));
+    return nullptr;
+  }
+  if (!configure(db.get(), options, error)) return nullptr;
+  std::unique_ptr<SqliteSessionStore> store(new SqliteSessionStore(std::move(db)));
+  if (!store->prepare_statements()) {
+    error = "prepare: " + std::string(sqlite3_errmsg(store->connection()));
+    return nullptr;
+  }
+  return store;
+}
+
+SqliteSessionStore::SqliteSessionStore(std::unique_ptr<sqlite3, detail::SqliteCloser> db) noexcept
+    : db_(std::move(db)) {}
+
+SqliteSessionStore::~SqliteSessionStore() {
+  if (in_transaction_) (void)rollback();
+  secure_wipe(blob_);
+}
+
+bool SqliteSessionStore::prepare_statements() {
+  sqlite3* db = db_.get();
+  load_ = SqliteStatement(db, kLoad);
+  upsert_ = SqliteStatement(db, kUpsert);
+  insert_new_ = SqliteStatement(db, kInsertNew);
+  update_if_ = SqliteStatement(db, kUpdateIf);
+  remove_ = SqliteStatement(db, kRemove);
+  // IMMEDIATE takes the write lock at BEGIN, so a transaction cannot fail half-way with BUSY
+  // when its first write would have to upgrade a read lock.
+  begin_ = SqliteStatement(db, "BEGIN IMMEDIATE");
+  commit_ = SqliteStatement(db, "COMMIT");
+  rollback_ = SqliteStatement(db, "ROLLBACK");
+  for (const SqliteStatement* s :
+       {&load_, &upsert_, &insert_new_, &update_if_, &remove_, &begin_, &commit_, &rollback_}) {
+    if (!s->ok()) return false;
+  }
+  return true;
+}
+
+StoreResult SqliteSessionStore::failure(StoreStatus status) {
+  last_error_ = sqlite3_errmsg(db_.get());
+  // Some errors (disk full, I/O) make SQLite roll back the whole transaction by itself. The
+  // unit is then lost: later writes must not run outside it, and commit() must fail.
+  if (in_transaction_ && sqlite3_get_autocommit(db_.get()) != 0) aborted_ = true;
+  return StoreResult{status};
+}
+
+StoreResult SqliteSessionStore::run(const SqliteStatement& statement) {
+  StatementScope scope(statement);
+  return sqlite3_step(scope.get()) == SQLITE_DONE ? StoreResult{} : failure();
+}
+
+StoreResult SqliteSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
+                                     std::uint64_t& generation) {
+  out = EdgeDeviceState{};
+  generation = kAbsentGeneration;
+  StatementScope scope(load_);
+  sqlite3_stmt* s = scope.get();
+  sqlite3_bind_text(s, 1, dev_id.str().data(), static_cast<int>(dev_id.size()), SQLITE_STATIC);
+  const int rc = sqlite3_step(s);
+  if (rc == SQLITE_DONE) return StoreResult{};
+  if (rc != SQLITE_ROW) return failure();
+  // Decoded straight from SQLite's row buffer, valid until the scope resets the statement.
+  const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(s, 0));
+  const auto size = static_cast<std::size_t>(sqlite3_column_bytes(s, 0));
+  generation = static_cast<std::uint64_t>(sqlite3_column_int64(s, 1));
+  const StateCodecError e = decode_device_state(ByteView(blob, size), &dev_id, out);
+  if (e != StateCodecError::ok) return StoreResult{StoreStatus::corrupt_state, e};
+  return StoreResult{};
+}
+
+StoreResult SqliteSessionStore::save(const DevId& dev_id, const EdgeDeviceState& state,
+                                     std::uint64_t now_ms, std::uint64_t& generation) {
+  if (aborted_) return StoreResult{StoreStatus::storage_failure};
+  if (state.dev_id.size() != 0 && !(state.dev_id == dev_id))
+    return StoreResult{StoreStatus::dev_id_mismatch};
+  if (const StateCodecError e = encode_device_state(state, blob_); e != StateCodecError::ok)
+    return StoreResult{StoreStatus::invalid_state, e};
+  const SqliteStatement& statement = generation == kAnyGeneration      ? upsert_
+                                     : generation == kAbsentGeneration ? insert_new_
+                                                                       : update_if_;
+  const StoreResult result = write_state(statement, dev_id, now_ms, generation);
+  secure_wipe(blob_);
+  return result;
+}
+
+StoreResult SqliteSessionStore::write_state(const SqliteStatement& statement, const DevId& dev_id,
+                                            std::uint64_t now_ms, std::uint64_t& generation) {
+  StatementScope scope(statement);
+  sqlite3_stmt* s = scope.get();
+  sqlite3_bind_text(s, 1, dev_id.str().data(), static_cast<int>(dev_id.size()), SQLITE_STATIC);
+  // STATIC: SQLite reads the blob from our buffer instead of keeping its own copy of the keys.
+  sqlite3_bind_blob(s, 2, blob_.data(), static_cast<int>(blob_.size()), SQLITE_STATIC);
+  sqlite3_bind_int64(s, 3, static_cast<sqlite3_int64>(now_ms));
+  if (&statement == &update_if_) sqlite3_bind_int64(s, 4, static_cast<sqlite3_int64>(generation));
+  const int rc = sqlite3_step(s);
+  if (rc == SQLITE_DONE) return StoreResult{StoreStatus::generation_conflict};  // no row written
+  if (rc != SQLITE_ROW) return failure();
+  const auto written = static_cast<std::uint64_t>(sqlite3_column_int64(s, 0));
+  // RETURNING hands out the row before the statement has finished; step it to completion.
+  if (sqlite3_step(s) != SQLITE_DONE) return failure();
+  generation = written;
+  return StoreResult{};
+}
+
+StoreResult SqliteSessionStore::remove(const DevId& dev_id) {
+  if (aborted_) return StoreResult{StoreStatus::storage_failure};
+  StatementScope scope(remove_);
+  sqlite3_bind_text(scope.get(), 1, dev_id.str().data(), static_cast<int>(dev_id.size()),
+                    SQLITE_STATIC);
+  return sqlite3_step(scope.get()) == SQLITE_DONE ? StoreResult{} : failure();
+}
+
+StoreResult SqliteSessionStore::begin() {
+  if (in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
+  StoreResult r = run(begin_);
+  in_transaction_ = r.ok();
+  return r;
+}
+
+StoreResult SqliteSessionStore::commit() {
+  if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
+  in_transaction_ = false;
+  if (std::exchange(aborted_, false)) return StoreResult{StoreStatus::storage_failure};
+  StoreResult r = run(commit_);
+  if (!r.ok() && sqlite3_get_autocommit(db_.get()) == 0) {
+    // COMMIT can fail and leave the transaction open (e.g. BUSY): end it, so that a failed
+    // commit means "nothing of the unit was stored", as SessionStore promises.
+    StatementScope scope(rollback_);
+    (void)sqlite3_step(scope.get());
+  }
+  return r;
+}
+
+StoreResult SqliteSessionStore::rollback() {
+  if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
+  in_transaction_ = false;
+  if (std::exchange(aborted_, false)) return StoreResult{};  // SQLite already rolled back
+  return run(rollback_);
+}
+
+}  // namespace dsekp::edge

@@ -1,0 +1,87 @@
+// SessionStore on one SQLite database file (WAL mode), for a single edge.
+//
+// Table device_state(dev_id TEXT PRIMARY KEY, state BLOB, generation INTEGER, updated_ms INTEGER):
+// `state` is the device_state_codec encoding. The file is created with mode 0600 (it holds
+// session keys); SQLite gives its -wal and -shm files the same mode.
+//
+// Durability (SqliteStoreOptions::synchronous):
+//   normal (default): a committed transaction survives the edge process dying in any way
+//     (SIGKILL, abort, OOM kill): in WAL mode COMMIT returns only after the WAL frames were
+//     written to the file, so the kernel has them. It does not survive power loss or a kernel
+//     crash: the WAL is only fsync'd at checkpoints, so the last transactions before such a
+//     failure may be rolled back (the database stays consistent, never corrupt). After a power
+//     loss the edge may then hold an older replay window and accept a frame a second time.
+//   full: the WAL is fsync'd at every commit, so commits also survive power loss, at the cost
+//     of one fsync per commit.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "session_store.hpp"
+#include "sqlite_statement.hpp"
+
+namespace dsekp::edge {
+
+struct SqliteStoreOptions {
+  enum class Synchronous : std::uint8_t { normal, full };
+  Synchronous synchronous = Synchronous::normal;
+  /// How long a write waits for another connection's lock (e.g. a reader) before failing.
+  int busy_timeout_ms = 5000;
+};
+
+class SqliteSessionStore final : public SessionStore {
+ public:
+  /// Opens or creates the database at `path`. Returns null and sets `error` on failure.
+  static std::unique_ptr<SqliteSessionStore> open(const std::string& path,
+                                                  const SqliteStoreOptions& options,
+                                                  std::string& error);
+  ~SqliteSessionStore() override;
+  SqliteSessionStore(const SqliteSessionStore&) = delete;
+  SqliteSessionStore& operator=(const SqliteSessionStore&) = delete;
+
+  StoreResult load(const DevId& dev_id, EdgeDeviceState& out, std::uint64_t& generation) override;
+  StoreResult save(const DevId& dev_id, const EdgeDeviceState& state, std::uint64_t now_ms,
+                   std::uint64_t& generation) override;
+  StoreResult remove(const DevId& dev_id) override;
+  StoreResult begin() override;
+  StoreResult commit() override;
+  StoreResult rollback() override;
+  [[nodiscard]] bool in_transaction() const noexcept override { return in_transaction_; }
+
+  /// The connection, for writers whose rows must commit in the same transaction as a state
+  /// (the sink of accepted frames, in the same database file): between begin() and commit(),
+  /// statements they run on it are part of the transaction.
+  [[nodiscard]] sqlite3* connection() const noexcept { return db_.get(); }
+  /// SQLite's message for the last storage_failure.
+  [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
+
+ private:
+  explicit SqliteSessionStore(std::unique_ptr<sqlite3, detail::SqliteCloser> db) noexcept;
+  bool prepare_statements();
+  StoreResult failure(StoreStatus status = StoreStatus::storage_failure);
+  StoreResult run(const detail::SqliteStatement& statement);
+  StoreResult write_state(const detail::SqliteStatement& statement, const DevId& dev_id,
+                          std::uint64_t now_ms, std::uint64_t& generation);
+
+  // Declared first so that it is closed after the statements are finalized.
+  std::unique_ptr<sqlite3, detail::SqliteCloser> db_;
+  detail::SqliteStatement load_;
+  detail::SqliteStatement upsert_;      // save with kAnyGeneration
+  detail::SqliteStatement insert_new_;  // save with kAbsentGeneration
+  detail::SqliteStatement update_if_;   // save with a loaded generation
+  detail::SqliteStatement remove_;
+  detail::SqliteStatement begin_;
+  detail::SqliteStatement commit_;
+  detail::SqliteStatement rollback_;
+  std::vector<std::uint8_t> blob_;  // encode buffer, reused; wiped after every save
+  bool in_transaction_ = false;
+  bool aborted_ = false;  // SQLite rolled the open transaction back after an error
+  std::string last_error_;
+};
+
+}  // namespace dsekp::edge

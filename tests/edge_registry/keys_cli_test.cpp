@@ -1,0 +1,199 @@
+// `dsekp keys` end to end: the built binary is run as a child process against a database in a
+// temp dir, and its output is checked against the registry (opened with the library).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "edge/registry/device_registry.hpp"
+#include "edge/registry/text_encoding.hpp"
+#include "temp_dir.hpp"
+
+#ifndef DSEKP_CLI_PATH
+#error "DSEKP_CLI_PATH must name the dsekp binary"
+#endif
+#ifndef DSEKP_C_COMPILER
+#error "DSEKP_C_COMPILER must name a C compiler"
+#endif
+
+namespace dsekp::edge {
+namespace {
+
+using nlohmann::json;
+
+class KeysCliTest : public ::testing::Test {
+ protected:
+  test::RunResult keys(std::vector<std::string> args) {
+    args.insert(args.begin(), {DSEKP_CLI_PATH, "keys"});
+    return test::run_command(args, dir_.path().string());
+  }
+
+  /// `keys add` that must succeed; returns its JSON.
+  json add(const std::string& dev_id) {
+    const auto r = keys({"add", dev_id, "--db", db_});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  }
+
+  std::unique_ptr<DeviceRegistry> open_registry() {
+    std::unique_ptr<DeviceRegistry> registry;
+    const auto s = DeviceRegistry::open(db_, OpenMode::existing_only, registry);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return registry;
+  }
+
+  test::TempDir dir_;
+  std::string db_ = dir_.file("registry.db");
+};
+
+TEST_F(KeysCliTest, AddPrintsTheMaterialStoredInAPrivateDatabase) {
+  const json j = add("sensor-1");
+  struct stat st {};
+  ASSERT_EQ(::stat(db_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  auto registry = open_registry();
+  DeviceCredentials found;
+  ASSERT_TRUE(registry->find("sensor-1", found).ok());
+  EXPECT_EQ(j["dev_id"], "sensor-1");
+  EXPECT_EQ(j["dev_secret_hex"], to_hex(found.dev_secret.view()));
+  EXPECT_EQ(j["psk_key_hex"], to_hex(found.psk_key.view()));
+  EXPECT_EQ(j["edge_salt_hex"], to_hex(registry->edge_salt().view()));
+  EXPECT_EQ(j["generation"], found.generation);
+  EXPECT_EQ(j["broker"]["host"], "localhost");
+  EXPECT_EQ(j["broker"]["port"], 1883);
+  EXPECT_EQ(j["broker"]["username"], "sensor-1");
+  EXPECT_EQ(j["broker"]["password"].get<std::string>().size(), 32u);
+}
+
+TEST_F(KeysCliTest, HeaderFormatIsAValidCHeader) {
+  const auto r =
+      keys({"add", "esp32-01", "--db", db_, "--format", "header", "--broker", "192.168.1.10:8883"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ofstream(dir_.file("dsekp_device.h")) << r.out;
+  // Uses every declaration, so -Werror also catches an unused or mistyped one.
+  std::ofstream(dir_.file("main.c"))
+      << "#include \"dsekp_device.h\"\n#include <string.h>\n"
+         "int main(void) {\n"
+         "  return (int)(strlen(DSEKP_DEV_ID) + strlen(DSEKP_BROKER_HOST) + DSEKP_BROKER_PORT +\n"
+         "      strlen(DSEKP_BROKER_USERNAME) + strlen(DSEKP_BROKER_PASSWORD) +\n"
+         "      strlen(DSEKP_TOPIC_INIT DSEKP_TOPIC_ACK DSEKP_TOPIC_DATA DSEKP_TOPIC_DOWN\n"
+         "             DSEKP_TOPIC_PSK) + DSEKP_REGISTRY_GENERATION +\n"
+         "      DSEKP_DEV_SECRET[31] + DSEKP_EDGE_SALT[0] + DSEKP_PSK_KEY[15]);\n}\n";
+  const auto cc = test::run_command({DSEKP_C_COMPILER, "-std=c99", "-Wall", "-Wextra", "-Werror",
+                                     "-pedantic", "-fsyntax-only", dir_.file("main.c")},
+                                    dir_.path().string());
+  EXPECT_EQ(cc.exit_code, 0) << cc.err << "\n" << r.out;
+  EXPECT_NE(r.out.find("#define DSEKP_BROKER_HOST \"192.168.1.10\""), std::string::npos);
+}
+
+TEST_F(KeysCliTest, FailuresExitNonZeroWithAMessage) {
+  add("sensor-1");
+  auto r = keys({"add", "sensor-1", "--db", db_});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("already registered"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+
+  r = keys({"add", "bad/id", "--db", db_});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("invalid dev_id"), std::string::npos) << r.err;
+
+  r = keys({"show", "nobody", "--db", db_});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no device \"nobody\""), std::string::npos) << r.err;
+
+  r = keys({"add", "sensor-2", "--db", db_, "--broker", "no-port"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("invalid broker address"), std::string::npos) << r.err;
+
+  r = keys({"add", "sensor-3", "--db", db_, "--format", "yaml"});
+  EXPECT_NE(r.exit_code, 0);  // CLI11 refuses the value
+}
+
+TEST_F(KeysCliTest, ReadCommandsDoNotCreateAMissingDatabase) {
+  const auto r = keys({"list", "--db", db_});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no such registry"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(db_));
+}
+
+TEST_F(KeysCliTest, ShowRevealsSecretsOnlyWhenAsked) {
+  const json added = add("sensor-1");
+  const std::string secret = added["dev_secret_hex"];
+
+  auto r = keys({"show", "sensor-1", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find(secret), std::string::npos);
+  EXPECT_EQ(r.out.find(added["broker"]["password"].get<std::string>()), std::string::npos);
+  const json info = json::parse(r.out);
+  EXPECT_EQ(info["dev_id"], "sensor-1");
+  EXPECT_TRUE(info["rotated_ms"].is_null());
+
+  r = keys({"show", "sensor-1", "--db", db_, "--reveal"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["dev_secret_hex"], secret);
+}
+
+TEST_F(KeysCliTest, ListRotateAndRemove) {
+  const json a = add("a");
+  add("b");
+  auto r = keys({"list", "--db", db_, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json list = json::parse(r.out);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0]["dev_id"], "a");
+  EXPECT_EQ(r.out.find(a["dev_secret_hex"].get<std::string>()), std::string::npos);
+
+  r = keys({"rotate", "a", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json rotated = json::parse(r.out);
+  EXPECT_NE(rotated["dev_secret_hex"], a["dev_secret_hex"]);
+  EXPECT_GT(rotated["generation"].get<std::uint64_t>(), a["generation"].get<std::uint64_t>());
+  EXPECT_EQ(rotated["edge_salt_hex"], a["edge_salt_hex"]);
+  EXPECT_NE(r.err.find("re-provision"), std::string::npos) << r.err;
+
+  r = keys({"remove", "b", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = keys({"list", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("a "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\nb "), std::string::npos) << r.out;
+}
+
+TEST_F(KeysCliTest, BrokerConfigWritesPasswordAndAclFiles) {
+  add("a");
+  add("b");
+  const std::string out_dir = dir_.file("broker");
+  auto r = keys({"broker-config", "--db", db_, "--out-dir", out_dir, "--edge-user", "edge"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("allow_anonymous false"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("password_file " + out_dir + "/passwd"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("acl_file " + out_dir + "/acl"), std::string::npos) << r.out;
+
+  struct stat st {};
+  ASSERT_EQ(::stat((out_dir + "/passwd").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string passwd = test::read_file(out_dir + "/passwd");
+  EXPECT_EQ(passwd.rfind("a:$7$101$", 0), 0u) << passwd;
+  EXPECT_NE(passwd.find("\nb:$7$101$"), std::string::npos) << passwd;
+  EXPECT_NE(passwd.find("\nedge:$7$101$"), std::string::npos) << passwd;
+  const std::string acl = test::read_file(out_dir + "/acl");
+  EXPECT_NE(acl.find("user edge\n"), std::string::npos) << acl;
+  EXPECT_NE(acl.find("pattern read dsekp/init/ack/%u\n"), std::string::npos) << acl;
+
+  // A device cannot take the edge's name, and the edge's name cannot be a device's.
+  r = keys({"add", "edge", "--db", db_});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("broker user"), std::string::npos) << r.err;
+  r = keys({"broker-config", "--db", db_, "--out-dir", out_dir, "--edge-user", "a"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("registered dev_id"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace dsekp::edge

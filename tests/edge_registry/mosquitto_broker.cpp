@@ -1,0 +1,109 @@
+// Starting and stopping a Mosquitto broker for a test (see mosquitto_broker.hpp).
+#include "mosquitto_broker.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#ifndef DSEKP_MOSQUITTO_PATH
+#error "DSEKP_MOSQUITTO_PATH must name the mosquitto binary"
+#endif
+
+namespace dsekp::test {
+namespace {
+
+sockaddr_in loopback(int port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return addr;
+}
+
+/// A port that was free a moment ago (the kernel's choice for an ephemeral bind). Another
+/// process could take it before the broker does; start_once() then fails and we try again.
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("socket() failed");
+  sockaddr_in addr = loopback(0);
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    throw std::runtime_error("cannot find a free loopback port");
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool accepts_connections(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  const sockaddr_in addr = loopback(port);
+  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+/// Mosquitto started as root switches to the user named here ("mosquitto" by default), which
+/// could not read the test's 0600 files; naming the current user keeps it as it is.
+std::string current_user() {
+  const passwd* pw = ::getpwuid(::geteuid());
+  if (pw == nullptr) throw std::runtime_error("cannot find the current user's name");
+  return pw->pw_name;
+}
+
+}  // namespace
+
+MosquittoBroker::MosquittoBroker(const std::string& dir, const std::string& security_lines)
+    : dir_(dir) {
+  for (int attempt = 0; attempt < 3; ++attempt)
+    if (start_once(security_lines)) return;
+  throw std::runtime_error("mosquitto did not start; its log:\n" + log());
+}
+
+bool MosquittoBroker::start_once(const std::string& security_lines) {
+  port_ = free_loopback_port();
+  const std::string conf = dir_ + "/mosquitto.conf";
+  {
+    std::ofstream out(conf);
+    out << security_lines << "listener " << port_ << " 127.0.0.1\n"
+        << "persistence false\n"
+        << "log_dest stderr\n"
+        << "log_type all\n"
+        << "user " << current_user() << "\n";
+  }
+  process_ =
+      std::make_unique<ChildProcess>(std::vector<std::string>{DSEKP_MOSQUITTO_PATH, "-c", conf},
+                                     dir_ + "/mosquitto.stdout", dir_ + "/mosquitto.log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!process_->running()) return false;  // e.g. the port was taken meanwhile
+    if (accepts_connections(port_)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  process_->stop();
+  return false;
+}
+
+MosquittoBroker::~MosquittoBroker() {
+  if (process_) process_->stop();
+}
+
+void MosquittoBroker::reload() {
+  process_->signal(SIGHUP);
+}
+
+std::string MosquittoBroker::log() const {
+  return read_file(dir_ + "/mosquitto.log");
+}
+
+}  // namespace dsekp::test

@@ -1,0 +1,35 @@
+// A real Mosquitto broker for one test: started from a config file written into the test's temp
+// dir, listening on a free loopback port, stopped (and killed if need be) on destruction.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "child_process.hpp"
+
+namespace dsekp::test {
+
+class MosquittoBroker {
+ public:
+  /// Writes `dir`/mosquitto.conf from `security_lines` (what `dsekp keys broker-config` prints)
+  /// plus a loopback listener, starts the broker and waits until it accepts TCP connections.
+  /// Throws with the broker's log if it does not come up within 10 s.
+  MosquittoBroker(const std::string& dir, const std::string& security_lines);
+  ~MosquittoBroker();
+  MosquittoBroker(const MosquittoBroker&) = delete;
+  MosquittoBroker& operator=(const MosquittoBroker&) = delete;
+
+  [[nodiscard]] int port() const noexcept { return port_; }
+  /// SIGHUP: Mosquitto re-reads its password and ACL files.
+  void reload();
+  [[nodiscard]] std::string log() const;
+
+ private:
+  bool start_once(const std::string& security_lines);
+
+  std::string dir_;
+  int port_ = 0;
+  std::unique_ptr<ChildProcess> process_;
+};
+
+}  // namespace dsekp::test

@@ -1,0 +1,319 @@
+// DeviceRegistry on a real SQLite file: creation with mode 0600, add/find/list/remove/rotate,
+// refused inputs, a stable EDGE_SALT, and a second connection (the running edge) seeing every
+// change without reopening.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "edge/registry/device_registry.hpp"
+#include "temp_dir.hpp"
+
+namespace dsekp::edge {
+namespace {
+
+mode_t file_mode(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+bool equal(ByteView a, ByteView b) {
+  return constant_time_equal(a, b);
+}
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<DeviceRegistry> open(OpenMode mode = OpenMode::create_if_missing) {
+    std::unique_ptr<DeviceRegistry> registry;
+    const auto status = DeviceRegistry::open(db_, mode, registry);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return registry;
+  }
+
+  DeviceMaterial add(DeviceRegistry& registry, const std::string& dev_id) {
+    DeviceMaterial material;
+    const auto status = registry.add(dev_id, material);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return material;
+  }
+
+  test::TempDir dir_;
+  std::string db_ = dir_.file("registry.db");
+};
+
+TEST_F(RegistryTest, CreatesTheDatabaseAndItsWalWithMode0600) {
+  ::umask(0);  // the most permissive umask must not matter
+  auto registry = open();
+  ::umask(022);
+  EXPECT_EQ(file_mode(db_), 0600u);
+  add(*registry, "sensor-1");
+  // While a connection is open in WAL mode the -wal and -shm files exist: same mode.
+  EXPECT_EQ(file_mode(db_ + "-wal"), 0600u);
+  EXPECT_EQ(file_mode(db_ + "-shm"), 0600u);
+}
+
+TEST_F(RegistryTest, ExistingOnlyDoesNotCreateAMissingFile) {
+  std::unique_ptr<DeviceRegistry> registry;
+  const auto status = DeviceRegistry::open(db_, OpenMode::existing_only, registry);
+  EXPECT_EQ(status.code(), RegistryErrc::not_found) << status.message();
+  EXPECT_FALSE(std::filesystem::exists(db_));
+}
+
+TEST_F(RegistryTest, RefusesAFileOpenToGroupOrOthers) {
+  open();
+  ASSERT_EQ(::chmod(db_.c_str(), 0640), 0);
+  std::unique_ptr<DeviceRegistry> registry;
+  const auto status = DeviceRegistry::open(db_, OpenMode::existing_only, registry);
+  EXPECT_EQ(status.code(), RegistryErrc::insecure_file);
+  EXPECT_NE(status.message().find("chmod 600"), std::string::npos) << status.message();
+}
+
+TEST_F(RegistryTest, RefusesFilesThatAreNotARegistry) {
+  {
+    std::ofstream(db_) << "this is not a database, just some text that is long enough......"
+                       << std::string(200, 'x');
+  }
+  ASSERT_EQ(::chmod(db_.c_str(), 0600), 0);
+  std::unique_ptr<DeviceRegistry> registry;
+  auto status = DeviceRegistry::open(db_, OpenMode::create_if_missing, registry);
+  EXPECT_EQ(status.code(), RegistryErrc::not_a_registry) << status.message();
+
+  // Another application's SQLite database is refused, not modified.
+  const std::string other = dir_.file("other.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(other.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t (x)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  ASSERT_EQ(::chmod(other.c_str(), 0600), 0);
+  status = DeviceRegistry::open(other, OpenMode::create_if_missing, registry);
+  EXPECT_EQ(status.code(), RegistryErrc::not_a_registry) << status.message();
+}
+
+TEST_F(RegistryTest, AddThenFindReturnsTheSameCredentials) {
+  auto registry = open();
+  const DeviceMaterial added = add(*registry, "sensor-1");
+  EXPECT_EQ(added.credentials.dev_id.str(), "sensor-1");
+  EXPECT_EQ(added.broker_username, "sensor-1");
+  EXPECT_EQ(added.broker_password.size(), 2 * kBrokerPasswordBytes);
+  EXPECT_GT(added.credentials.generation, 0u);
+  EXPECT_TRUE(equal(added.edge_salt.view(), registry->edge_salt().view()));
+
+  DeviceCredentials found;
+  ASSERT_TRUE(registry->find("sensor-1", found).ok());
+  EXPECT_EQ(found.dev_id.str(), "sensor-1");
+  EXPECT_TRUE(equal(found.dev_secret.view(), added.credentials.dev_secret.view()));
+  EXPECT_TRUE(equal(found.psk_key.view(), added.credentials.psk_key.view()));
+  EXPECT_EQ(found.generation, added.credentials.generation);
+
+  DeviceMaterial shown;
+  ASSERT_TRUE(registry->material("sensor-1", shown).ok());
+  EXPECT_TRUE(equal(shown.credentials.dev_secret.view(), added.credentials.dev_secret.view()));
+  EXPECT_EQ(shown.broker_password, added.broker_password);
+
+  DeviceCredentials missing;
+  EXPECT_EQ(registry->find("sensor-2", missing).code(), RegistryErrc::not_found);
+}
+
+TEST_F(RegistryTest, EveryDeviceGetsItsOwnRandomKeys) {
+  auto registry = open();
+  const DeviceMaterial a = add(*registry, "a");
+  const DeviceMaterial b = add(*registry, "b");
+  EXPECT_FALSE(equal(a.credentials.dev_secret.view(), b.credentials.dev_secret.view()));
+  EXPECT_FALSE(equal(a.credentials.psk_key.view(), b.credentials.psk_key.view()));
+  EXPECT_NE(a.broker_password, b.broker_password);
+  EXPECT_NE(a.credentials.generation, b.credentials.generation);
+}
+
+TEST_F(RegistryTest, InvalidDevIdsAreRefusedAndNothingIsStored) {
+  auto registry = open();
+  for (const std::string& bad :
+       {std::string(), std::string("has space"), std::string("a/b"), std::string("a+b"),
+        std::string("#"), std::string("caf\xc3\xa9"), std::string(65, 'x')}) {
+    DeviceMaterial material;
+    EXPECT_EQ(registry->add(bad, material).code(), RegistryErrc::invalid_dev_id) << bad;
+    DeviceCredentials found;
+    EXPECT_EQ(registry->find(bad, found).code(), RegistryErrc::invalid_dev_id) << bad;
+  }
+  std::vector<DeviceInfo> devices;
+  ASSERT_TRUE(registry->list(devices).ok());
+  EXPECT_TRUE(devices.empty());
+  add(*registry, std::string(64, 'x'));  // the longest valid dev_id
+}
+
+TEST_F(RegistryTest, DuplicateAddIsRefusedAndKeepsTheOriginalKeys) {
+  auto registry = open();
+  const DeviceMaterial first = add(*registry, "sensor-1");
+  DeviceMaterial second;
+  const auto status = registry->add("sensor-1", second);
+  EXPECT_EQ(status.code(), RegistryErrc::already_exists);
+  DeviceCredentials found;
+  ASSERT_TRUE(registry->find("sensor-1", found).ok());
+  EXPECT_TRUE(equal(found.dev_secret.view(), first.credentials.dev_secret.view()));
+  EXPECT_EQ(found.generation, first.credentials.generation);
+}
+
+TEST_F(RegistryTest, ListIsOrderedByDevIdAndCarriesNoSecrets) {
+  auto registry = open();
+  add(*registry, "zeta");
+  add(*registry, "alpha");
+  add(*registry, "mid.1");
+  std::vector<DeviceInfo> devices;
+  ASSERT_TRUE(registry->list(devices).ok());
+  ASSERT_EQ(devices.size(), 3u);
+  EXPECT_EQ(devices[0].dev_id, "alpha");
+  EXPECT_EQ(devices[1].dev_id, "mid.1");
+  EXPECT_EQ(devices[2].dev_id, "zeta");
+  EXPECT_FALSE(devices[0].rotated_ms.has_value());
+  EXPECT_GT(devices[0].created_ms, 0);
+}
+
+TEST_F(RegistryTest, RemoveForgetsTheDeviceAndReAddGetsNewKeysAndGeneration) {
+  auto registry = open();
+  const DeviceMaterial first = add(*registry, "sensor-1");
+  ASSERT_TRUE(registry->remove("sensor-1").ok());
+  DeviceCredentials found;
+  EXPECT_EQ(registry->find("sensor-1", found).code(), RegistryErrc::not_found);
+  EXPECT_EQ(registry->remove("sensor-1").code(), RegistryErrc::not_found);
+
+  const DeviceMaterial again = add(*registry, "sensor-1");
+  EXPECT_GT(again.credentials.generation, first.credentials.generation);
+  EXPECT_FALSE(equal(again.credentials.dev_secret.view(), first.credentials.dev_secret.view()));
+}
+
+TEST_F(RegistryTest, RotateReplacesAllSecretsAndBumpsTheGeneration) {
+  auto registry = open();
+  const DeviceMaterial before = add(*registry, "sensor-1");
+  DeviceInfo info_before;
+  ASSERT_TRUE(registry->info("sensor-1", info_before).ok());
+
+  DeviceMaterial after;
+  ASSERT_TRUE(registry->rotate("sensor-1", after).ok());
+  EXPECT_GT(after.credentials.generation, before.credentials.generation);
+  EXPECT_FALSE(equal(after.credentials.dev_secret.view(), before.credentials.dev_secret.view()));
+  EXPECT_FALSE(equal(after.credentials.psk_key.view(), before.credentials.psk_key.view()));
+  EXPECT_NE(after.broker_password, before.broker_password);
+
+  DeviceCredentials found;
+  ASSERT_TRUE(registry->find("sensor-1", found).ok());
+  EXPECT_TRUE(equal(found.dev_secret.view(), after.credentials.dev_secret.view()));
+  EXPECT_EQ(found.generation, after.credentials.generation);
+
+  DeviceInfo info_after;
+  ASSERT_TRUE(registry->info("sensor-1", info_after).ok());
+  EXPECT_EQ(info_after.created_ms, info_before.created_ms);
+  ASSERT_TRUE(info_after.rotated_ms.has_value());
+  EXPECT_GE(*info_after.rotated_ms, info_after.created_ms);
+
+  DeviceMaterial unknown;
+  EXPECT_EQ(registry->rotate("nobody", unknown).code(), RegistryErrc::not_found);
+}
+
+TEST_F(RegistryTest, EdgeSaltIsDrawnOnceAndNeverChanges) {
+  std::array<std::uint8_t, kEdgeSaltSize> salt{};
+  {
+    auto registry = open();
+    ASSERT_EQ(registry->edge_salt().view().size(), kEdgeSaltSize);
+    std::copy_n(registry->edge_salt().view().begin(), kEdgeSaltSize, salt.begin());
+    add(*registry, "a");
+    DeviceMaterial rotated;
+    ASSERT_TRUE(registry->rotate("a", rotated).ok());
+    EXPECT_TRUE(equal(rotated.edge_salt.view(), salt));
+  }
+  auto reopened = open(OpenMode::existing_only);
+  EXPECT_TRUE(equal(reopened->edge_salt().view(), salt));
+  // A second database is a second deployment with its own salt.
+  std::unique_ptr<DeviceRegistry> other;
+  ASSERT_TRUE(DeviceRegistry::open(dir_.file("other.db"), OpenMode::create_if_missing, other).ok());
+  EXPECT_FALSE(equal(other->edge_salt().view(), salt));
+}
+
+TEST_F(RegistryTest, ASecondConnectionSeesChangesWithoutReopening) {
+  auto edge = open();                        // the running edge daemon
+  auto cli = open(OpenMode::existing_only);  // `dsekp keys` in another process
+  std::uint64_t start = 0;
+  ASSERT_TRUE(edge->generation(start).ok());
+
+  DeviceCredentials found;
+  EXPECT_EQ(edge->find("sensor-1", found).code(), RegistryErrc::not_found);
+  const DeviceMaterial added = add(*cli, "sensor-1");
+  ASSERT_TRUE(edge->find("sensor-1", found).ok());
+  EXPECT_TRUE(equal(found.dev_secret.view(), added.credentials.dev_secret.view()));
+
+  DeviceMaterial rotated;
+  ASSERT_TRUE(cli->rotate("sensor-1", rotated).ok());
+  ASSERT_TRUE(edge->find("sensor-1", found).ok());
+  EXPECT_TRUE(equal(found.dev_secret.view(), rotated.credentials.dev_secret.view()));
+  EXPECT_EQ(found.generation, rotated.credentials.generation);
+
+  ASSERT_TRUE(cli->remove("sensor-1").ok());
+  EXPECT_EQ(edge->find("sensor-1", found).code(), RegistryErrc::not_found);
+
+  std::uint64_t now = 0;
+  ASSERT_TRUE(edge->generation(now).ok());
+  EXPECT_EQ(now, start + 3);  // add, rotate, remove
+}
+
+TEST_F(RegistryTest, ChangesSinceListsAddsRotationsAndRemovals) {
+  auto edge = open();
+  auto cli = open(OpenMode::existing_only);
+  add(*cli, "kept");
+  add(*cli, "rotated");
+  add(*cli, "removed");
+  ChangeSet first;
+  ASSERT_TRUE(edge->changes_since(0, first).ok());
+  ASSERT_EQ(first.changes.size(), 3u);
+  EXPECT_EQ(first.changes[0].dev_id, "kept");
+  EXPECT_FALSE(first.changes[0].removed);
+
+  ChangeSet none;
+  ASSERT_TRUE(edge->changes_since(first.generation, none).ok());
+  EXPECT_TRUE(none.changes.empty());
+  EXPECT_EQ(none.generation, first.generation);
+
+  DeviceMaterial material;
+  ASSERT_TRUE(cli->rotate("rotated", material).ok());
+  ASSERT_TRUE(cli->remove("removed").ok());
+  ChangeSet later;
+  ASSERT_TRUE(edge->changes_since(first.generation, later).ok());
+  ASSERT_EQ(later.changes.size(), 2u);
+  EXPECT_EQ(later.changes[0].dev_id, "rotated");
+  EXPECT_FALSE(later.changes[0].removed);
+  EXPECT_EQ(later.changes[0].generation, material.credentials.generation);
+  EXPECT_EQ(later.changes[1].dev_id, "removed");
+  EXPECT_TRUE(later.changes[1].removed);
+  EXPECT_EQ(later.generation, later.changes[1].generation);
+
+  // Re-adding a removed device replaces its tombstone: one change, not removed.
+  add(*cli, "removed");
+  ChangeSet readded;
+  ASSERT_TRUE(edge->changes_since(later.generation, readded).ok());
+  ASSERT_EQ(readded.changes.size(), 1u);
+  EXPECT_FALSE(readded.changes[0].removed);
+}
+
+TEST_F(RegistryTest, TheEdgeBrokerUserCannotBeADevice) {
+  auto registry = open();
+  add(*registry, "sensor-1");
+  BrokerAccount account;
+  EXPECT_EQ(registry->edge_broker_account(account).code(), RegistryErrc::not_found);
+  EXPECT_EQ(registry->set_edge_broker_user("sensor-1", account).code(),
+            RegistryErrc::name_conflict);
+  EXPECT_EQ(registry->set_edge_broker_user("edge:1", account).code(), RegistryErrc::invalid_name);
+  ASSERT_TRUE(registry->set_edge_broker_user("edge", account).ok());
+  EXPECT_EQ(account.username, "edge");
+  EXPECT_EQ(account.password.size(), 2 * kBrokerPasswordBytes);
+  DeviceMaterial material;
+  EXPECT_EQ(registry->add("edge", material).code(), RegistryErrc::name_conflict);
+
+  std::vector<BrokerAccount> devices;
+  ASSERT_TRUE(registry->device_broker_accounts(devices).ok());
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].username, "sensor-1");
+}
+
+}  // namespace
+}  // namespace dsekp::edge
