@@ -128,6 +128,24 @@ class LogSink : public CsvSink {
     return value;
   }
 
+  // The packet's identity within its device: seq (column 0) and, in DSEKP logs, sessctr_id
+  // (column 2). Client and server logs share this column order (log_schema.cpp).
+  struct PacketId {
+    std::uint64_t seq = 0;
+    std::uint64_t sessctr = 0;
+  };
+  std::optional<PacketId> packet_id(const CsvRecord& record, bool dsekp) {
+    const auto seq = unsigned_field(record, 0, kMaxSeq, "a sequence number (0..4294967295)");
+    if (!seq) return std::nullopt;
+    PacketId id{*seq, 0};
+    if (dsekp) {
+      const auto sessctr = unsigned_field(record, 2, kMaxSessctr, "a session counter (0..65535)");
+      if (!sessctr) return std::nullopt;
+      id.sessctr = *sessctr;
+    }
+    return id;
+  }
+
   std::optional<double> time_field(const CsvRecord& record, std::size_t column) {
     const std::string_view text = field(record, column);
     const auto value = parse_real(text);
@@ -180,14 +198,8 @@ class ServerSink final : public LogSink {
     // Column order as in log_schema.cpp: seq, dev_id, [sessctr_id,] recvts_ms, latency_ms,
     // payload_size.
     const std::size_t base = dsekp_ ? 1 : 0;
-    const auto seq = unsigned_field(r, 0, kMaxSeq, "a sequence number (0..4294967295)");
-    if (!seq) return false;
-    std::uint64_t sessctr = 0;
-    if (dsekp_) {
-      const auto value = unsigned_field(r, 2, kMaxSessctr, "a session counter (0..65535)");
-      if (!value) return false;
-      sessctr = *value;
-    }
+    const auto id = packet_id(r, dsekp_);
+    if (!id) return false;
     const auto recvts = time_field(r, 2 + base);
     if (!recvts) return false;
     const std::string_view latency_text = field(r, 3 + base);
@@ -208,8 +220,8 @@ class ServerSink final : public LogSink {
     }
     const auto dev = device(r, 1);
     if (!dev) return false;
-    keys_.push_back(
-        packet_key(*dev, static_cast<std::uint16_t>(sessctr), static_cast<std::uint32_t>(*seq)));
+    keys_.push_back(packet_key(*dev, static_cast<std::uint16_t>(id->sessctr),
+                               static_cast<std::uint32_t>(id->seq)));
     latencies_.push_back(*latency);
     if (*latency < 0) ++negative_;
     payload_.add(*payload);
@@ -247,22 +259,16 @@ class ClientSink final : public LogSink {
   bool parse_row(const CsvRecord& r) override {
     // Column order as in log_schema.cpp: seq, dev_id, [sessctr_id,] sendts_ms, payload_size.
     const std::size_t base = dsekp_ ? 1 : 0;
-    const auto seq = unsigned_field(r, 0, kMaxSeq, "a sequence number (0..4294967295)");
-    if (!seq) return false;
-    std::uint64_t sessctr = 0;
-    if (dsekp_) {
-      const auto value = unsigned_field(r, 2, kMaxSessctr, "a session counter (0..65535)");
-      if (!value) return false;
-      sessctr = *value;
-    }
+    const auto id = packet_id(r, dsekp_);
+    if (!id) return false;
     const auto sendts = time_field(r, 2 + base);
     if (!sendts) return false;
     const auto payload = unsigned_field(r, 3 + base, UINT32_MAX, "a size in bytes");
     if (!payload) return false;
     const auto dev = device(r, 1);
     if (!dev) return false;
-    keys_.push_back(
-        packet_key(*dev, static_cast<std::uint16_t>(sessctr), static_cast<std::uint32_t>(*seq)));
+    keys_.push_back(packet_key(*dev, static_cast<std::uint16_t>(id->sessctr),
+                               static_cast<std::uint32_t>(id->seq)));
     payload_.add(*payload);
     if (keys_.size() == 1) first_ = last_ = *sendts;
     first_ = std::min(first_, *sendts);
