@@ -2,7 +2,7 @@
 #   make deps    install missing Debian packages (apt-get)
 #   make build   configure and build; binaries in build/bin/
 #   make test    build, then run the whole test suite (ctest)
-#   make bench   build, then print the benchmarks (dsekp bench handshake / frames)
+#   make bench   build, then print the benchmarks (dsekp bench handshake / frames / sessions)
 #   make format  clang-format every C++ file in place
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
@@ -25,6 +25,7 @@ test: build
 bench: build
 	@$(BUILD_DIR)/bin/dsekp bench handshake
 	@$(BUILD_DIR)/bin/dsekp bench frames
+	@$(BUILD_DIR)/bin/dsekp bench sessions
 
 format:
 	@git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i
