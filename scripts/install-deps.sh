@@ -10,6 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev
   libsqlite3-dev mosquitto libmosquitto-dev
   libcsv-dev libboost-math-dev gnuplot-nox
+  libcpp-httplib-dev
   clang-format python3
 )
 

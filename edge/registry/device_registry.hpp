@@ -33,13 +33,14 @@
 //     about 1.5 us on the development machine), so a lookup always sees the latest committed
 //     state: a device added by the CLI is found by the very next INIT, a removed one is
 //     unknown_device.
-//   * The edge's session store records the generation of the credentials each session was
-//     established with. A session is stale, and its state must be dropped, when find() for its
-//     dev_id returns not_found or a different generation: the device was removed, or rotated (its
-//     DEV_SECRET and PSK key replaced; the device must be re-provisioned and start a new
-//     handshake with the new secret, and keys derived from the old secret must not be used again).
-//   * So that sessions of removed or rotated devices end even if they send only DATA frames (which
-//     need no registry lookup), the edge polls: `generation()` is one single-row read; when it
+//   * The edge records the generation of the credentials each device's sessions were established
+//     with (edge/service/credential_generations.hpp, in the store's database and transaction). A
+//     session is stale, and its state must be dropped, when find() for its dev_id returns not_found
+//     or a different generation: the device was removed, or rotated (its DEV_SECRET and PSK key
+//     replaced; the device must be re-provisioned and start a new handshake with the new secret,
+//     and keys derived from the old secret must not be used again).
+//   * EdgeService checks that generation on every message. Alternatively an edge can poll:
+//   `generation()` is one single-row read; when it
 //     exceeds the value the edge last saw, `changes_since(last)` lists exactly the dev_ids added,
 //     rotated or removed since, with their new generations.
 //   We use this counter rather than SQLite's PRAGMA data_version because data_version does not

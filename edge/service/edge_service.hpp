@@ -1,0 +1,155 @@
+// EdgeService: the edge daemon's message handler without MQTT. The MQTT adapter hands it every
+// received message (topic, payload, the time of arrival) and publishes what it returns; the
+// service does everything in between: decode, look up the device, run the protocol core,
+// persist, hand accepted frames to the sink.
+//
+// Per message, by topic (docs/PROTOCOL.md sections 2 and 6; `{prefix}` from the config):
+//   {prefix}dsekp/init  INIT: decode -> registry -> stored state -> EdgeProtocol::handle_init
+//                       -> save the state in one transaction -> commit -> return the ACK for
+//                       {prefix}dsekp/init/ack/{dev_id} (QoS 1, in the encoding of the INIT).
+//                       A retransmitted INIT gets the stored ACK again and changes nothing.
+//   {prefix}dsekp/data  DATA: decode (simdjson) -> registry -> stored state ->
+//                       EdgeProtocol::open_data -> save the state AND write the sink row in one
+//                       transaction -> commit. Nothing is published.
+//   {prefix}psk/data    the PSK baseline: decode -> registry -> psk_open with the device's
+//                       PSK key -> sink row in a transaction. No state and, by design (the
+//                       paper's baseline), NO replay protection: a replayed frame is accepted
+//                       and logged again.
+//   anything else       unknown_topic.
+// send_downlink() seals a downlink frame under the device's newest established session, saves
+// the state (the downlink seq) in a transaction and returns the frame for
+// {prefix}dsekp/down/{dev_id} (QoS 1, in config.downlink_encoding).
+//
+// Persistence (PROTOCOL.md 6.5, ARCHITECTURE.md "The edge's durability"): a result's publishes
+// and frame exist only after the transaction that produced them has committed. A rejected
+// message changes nothing and writes nothing. A transient failure (store_failure, sink_failure,
+// registry_failure, internal_error; HandleResult::processed() is false) has rolled everything
+// back: the message counts as NOT processed, and a redelivery of the same bytes is handled
+// afresh, so a frame is accepted exactly once however often it arrives. What the daemon does
+// with such a message (e.g. not acknowledge it to the broker) is the daemon's decision.
+//
+// Credentials: the registry is read on every message (DeviceRegistry::find reads SQLite each
+// call), so added, removed and rotated devices take effect without a restart. The registry
+// generation a state was built with is recorded next to it (credential_generations.hpp); a
+// state from other credentials is stale: an INIT replaces it, and DATA or a downlink deletes it
+// and is refused (unknown_session / no_session). A removed device is unknown_device.
+//
+// Hostile input: handle() never throws and never lets a message allocate without bound: the
+// decoders refuse any payload over kMaxFrameSize before looking at it, and every buffer is
+// bounded by the frame caps. A corrupt stored state is a store_failure, never trusted.
+//
+// Threads: handle(), send_downlink() and snapshot() serialise on one mutex, so the service (and
+// the registry, store and sink it drives, none of which is thread-safe) may be called from the
+// MQTT thread and, e.g., an admin thread. This also makes the service the single writer of each
+// device's state within the process (6.5); across processes, the store's generation check turns
+// a concurrent save into a store_failure instead of a lost update.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "codec_simdjson/simd_codec.hpp"
+#include "credential_generations.hpp"
+#include "dsekp/codec.hpp"
+#include "dsekp/crypto.hpp"
+#include "dsekp/edge_session.hpp"
+#include "edge/registry/device_registry.hpp"
+#include "edge/store/session_store.hpp"
+#include "edge_counters.hpp"
+#include "edge_topics.hpp"
+#include "handle_result.hpp"
+#include "sink_writer.hpp"
+
+namespace dsekp::edge {
+
+class WriteUnit;
+
+struct EdgeServiceConfig {
+  std::string topic_prefix;  // e.g. "site1/" (see edge_topics.hpp); default none
+  // The protocol core's parameters (EdgeConfig; EDGE_SALT comes from the registry).
+  std::uint32_t max_skew_s = 300;     // 0: clockless devices, `t` is a counter
+  std::uint32_t max_established = 5;  // 1..kMaxEstablishedSessions
+  std::uint32_t replay_window = ReplayWindow::kDefaultSize;
+  TokenBucketConfig init_rate;
+  InitAdmissionHook* admission_hook = nullptr;  // must outlive the service
+  // Modes: a message on a disabled mode's topic is mode_disabled (DSEKP covers INIT, DATA and
+  // downlink).
+  bool dsekp_enabled = true;
+  bool psk_enabled = true;
+  Encoding downlink_encoding = Encoding::json;
+};
+
+/// What the service drives. All must outlive it; it uses them only under its lock.
+struct EdgeServiceParts {
+  DeviceRegistry& registry;
+  SessionStore& store;
+  /// In the same database as `store`, so records commit with the states (see its header).
+  CredentialGenerations& generations;
+  SinkWriter& sink;
+  CryptoBackend& crypto;
+  Rng& rng;  // the edge's CSPRNG (edge nonces)
+};
+
+class EdgeService {
+ public:
+  EdgeService(const EdgeServiceParts& parts, const EdgeServiceConfig& config);
+  EdgeService(const EdgeService&) = delete;
+  EdgeService& operator=(const EdgeService&) = delete;
+  ~EdgeService();
+
+  /// Handles one received MQTT message that arrived at `now_ms` (edge clock, Unix ms).
+  [[nodiscard]] HandleResult handle(std::string_view topic, ByteView payload,
+                                    std::uint64_t now_ms) noexcept;
+
+  /// Seals `plaintext` (at most kMaxPayloadSize bytes) as the next downlink frame to `dev_id`,
+  /// with sendts_ms = `now_ms`. Refusals: bad_dev_id, payload_too_large, unknown_device,
+  /// no_session (nothing confirmed yet, or the state was stale), session_exhausted.
+  [[nodiscard]] HandleResult send_downlink(std::string_view dev_id, ByteView plaintext,
+                                           std::uint64_t now_ms) noexcept;
+
+  /// A consistent copy of the counters, taken under the service's lock.
+  [[nodiscard]] EdgeCounters snapshot() const;
+
+  [[nodiscard]] const EdgeTopics& topics() const noexcept { return topics_; }
+
+ private:
+  struct DeviceContext;
+
+  HandleResult internal_error(MessageKind kind, const char* what) noexcept;
+  void dispatch(MessageKind kind, ByteView payload, std::uint64_t now_ms, HandleResult& r);
+  void on_init(ByteView payload, std::uint64_t now_ms, HandleResult& r);
+  void on_data(ByteView payload, std::uint64_t now_ms, HandleResult& r);
+  void on_psk(ByteView payload, std::uint64_t now_ms, HandleResult& r);
+  void on_downlink(std::string_view dev_id, ByteView plaintext, std::uint64_t now_ms,
+                   HandleResult& r);
+
+  /// Registry lookup, stored state and staleness. false: `r` holds the refusal or failure.
+  bool load_device(const DevId& dev_id, DeviceContext& ctx, HandleResult& r);
+  /// Deletes a stale state (and its record) in its own transaction.
+  bool drop_stale(const DevId& dev_id, HandleResult& r);
+  /// Saves ctx.state inside the open unit; with `record`, also the credentials' generation.
+  bool save_state(const DevId& dev_id, DeviceContext& ctx, bool record, std::uint64_t now_ms,
+                  HandleResult& r);
+  /// Commits `unit`; false: `r` holds the store_failure.
+  bool commit(WriteUnit& unit, HandleResult& r);
+
+  DeviceRegistry& registry_;
+  SessionStore& store_;
+  CredentialGenerations& generations_;
+  SinkWriter& sink_;
+  CryptoBackend& crypto_;
+  Rng& rng_;
+  EdgeServiceConfig config_;
+  EdgeTopics topics_;
+  EdgeProtocol protocol_;
+  SimdJsonDecoder decoder_;
+  std::array<std::uint8_t, kMaxPayloadSize> plaintext_{};  // wiped after every frame
+
+  mutable std::mutex mutex_;  // guards everything above and counters_
+  EdgeCounters counters_;
+};
+
+}  // namespace dsekp::edge

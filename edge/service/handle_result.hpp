@@ -1,0 +1,53 @@
+// What EdgeService did with one message or downlink request: the verdict with its stable name,
+// what to publish, the accepted frame's row, and what happened to the device's sessions.
+//
+// Publishes are returned, never sent by the service: the caller (the MQTT adapter) publishes
+// them after handle() returns, which is after the state they came from was committed
+// (PROTOCOL.md 6.5). A result that is not ok() has no publishes and no frame.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "accepted_frame.hpp"
+#include "dsekp/error.hpp"
+#include "edge/store/session_store.hpp"
+#include "edge_reason.hpp"
+
+namespace dsekp::edge {
+
+/// One MQTT message to publish.
+struct Publish {
+  std::string topic;
+  std::vector<std::uint8_t> payload;
+  std::uint8_t qos = 1;
+};
+
+struct HandleResult {
+  MessageKind kind = MessageKind::unknown;
+  EdgeReason reason = EdgeReason::ok;
+  Error error = Error::ok;                     // why, when reason == protocol_error
+  StoreStatus store_status = StoreStatus::ok;  // the store's status, when reason == store_failure
+  std::string detail;                          // operator text for the *_failure reasons
+  std::vector<Publish> publishes;              // ACK or downlink frame, to send after return
+  std::optional<AcceptedFrame> frame;          // the row of an accepted DATA or PSK frame
+  bool handshake_accepted = false;             // a new INIT: a new pending session, ACK sent
+  bool ack_retransmitted = false;              // a retransmitted INIT: the same ACK again
+  bool session_confirmed = false;              // this DATA frame established a pending session
+  bool session_evicted = false;                // ...and evicted (or replaced) an older one
+  std::uint16_t evicted_sessctr = 0;
+  bool stale_state_dropped = false;  // a state of older credentials was deleted
+
+  [[nodiscard]] bool ok() const noexcept { return reason == EdgeReason::ok; }
+  /// False for the transient failures (is_transient): nothing was stored, so the message was
+  /// not processed and must not be treated as such (a redelivery may succeed). Every other
+  /// result, rejections included, is final for these bytes.
+  [[nodiscard]] bool processed() const noexcept { return !is_transient(reason); }
+  /// The one stable name of the outcome: "ok", the protocol error's name (error_name(), e.g.
+  /// "replay") or the edge reason's (e.g. "unknown_topic"). Never null.
+  [[nodiscard]] const char* reason_name() const noexcept;
+};
+
+}  // namespace dsekp::edge

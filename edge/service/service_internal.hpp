@@ -1,0 +1,41 @@
+// Internal to edge/service: what the EdgeService handlers (one file per message kind) share —
+// the per-message device context and the helpers that set a result's verdict.
+#pragma once
+
+#include <string>
+
+#include "edge_service.hpp"
+
+namespace dsekp::edge {
+
+/// One device as a message sees it: its current credentials and its stored state.
+struct EdgeService::DeviceContext {
+  DeviceCredentials credentials;
+  EdgeDeviceState state;
+  std::uint64_t store_generation = kAbsentGeneration;  // for the conditional save
+  bool stale = false;  // the stored state was built with other credentials
+};
+
+namespace service_detail {
+
+inline void reject(HandleResult& r, Error e) {
+  r.reason = EdgeReason::protocol_error;
+  r.error = e;
+}
+
+inline void fail(HandleResult& r, EdgeReason reason, std::string detail) {
+  r.reason = reason;
+  r.detail = std::move(detail);
+}
+
+/// store_failure with the step that failed and the store's status (and codec reason) in detail.
+inline void fail_store(HandleResult& r, const char* step, const StoreResult& s) {
+  r.reason = EdgeReason::store_failure;
+  r.store_status = s.status;
+  r.detail = std::string(step) + ": " + store_status_name(s.status);
+  if (s.codec != StateCodecError::ok)
+    r.detail += std::string(" (") + state_codec_error_name(s.codec) + ")";
+}
+
+}  // namespace service_detail
+}  // namespace dsekp::edge

@@ -1,0 +1,104 @@
+// EdgeService: the uplink frames. DATA on {prefix}dsekp/data (PROTOCOL.md 6.3) commits the moved
+// replay window and the sink row as one unit; the PSK baseline on {prefix}psk/data commits only
+// its row (it has no state, hence no replay protection: the paper's design).
+#include <algorithm>
+
+#include "dsekp/key_schedule.hpp"
+#include "dsekp/psk_baseline.hpp"
+#include "service_internal.hpp"
+#include "write_unit.hpp"
+
+namespace dsekp::edge {
+namespace {
+
+using service_detail::fail;
+using service_detail::fail_store;
+using service_detail::reject;
+
+// The nonce the frame opened with. JSON frames carry it (and the core checked it equals the
+// derived one); compact frames do not, so it is derived from the session that accepted the
+// frame: after open_data that is the established session with the frame's sessctr (a confirmed
+// pending session has just moved there, replacing any older one with the same sessctr).
+AeadNonce frame_nonce(const DataFrame& frame, const EdgeDeviceState& state) {
+  if (frame.has_iv) return frame.iv;
+  for (std::uint32_t i = 0; i < state.established_count; ++i) {
+    const EdgeSession& s = state.established[i];
+    if (s.sessctr == frame.sessctr) return make_nonce(s.keys.up.iv_base, frame.seq);
+  }
+  return AeadNonce{};  // unreachable after a successful open_data
+}
+
+// Clears the decrypted bytes of one frame from the service's buffer, whatever way the handler
+// leaves: the row has its own copy.
+class PlaintextScope {
+ public:
+  explicit PlaintextScope(MutableByteView buffer) noexcept : buffer_(buffer) {}
+  PlaintextScope(const PlaintextScope&) = delete;
+  PlaintextScope& operator=(const PlaintextScope&) = delete;
+  ~PlaintextScope() { secure_wipe(buffer_.first(used)); }
+  std::size_t used = 0;
+
+ private:
+  MutableByteView buffer_;
+};
+
+}  // namespace
+
+void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, HandleResult& r) {
+  DataFrame frame;
+  if (const Error e = decoder_.decode_data(payload, Direction::uplink, frame); e != Error::ok)
+    return reject(r, e);
+  DeviceContext ctx;
+  if (!load_device(frame.dev_id, ctx, r)) return;
+  if (ctx.stale) {
+    // Frames under keys from old credentials are refused, and those keys deleted.
+    if (drop_stale(frame.dev_id, r)) reject(r, Error::unknown_session);
+    return;
+  }
+
+  PlaintextScope plaintext(plaintext_);
+  DataOutcome outcome;
+  const Error e = protocol_.open_data(frame, ctx.state, now_ms, plaintext_, outcome);
+  plaintext.used = std::min(outcome.plaintext_size, plaintext_.size());
+  if (e != Error::ok) return reject(r, e);
+
+  AcceptedFrame row =
+      make_accepted_frame(frame, frame_nonce(frame, ctx.state),
+                          ByteView(plaintext_.data(), plaintext.used), payload, now_ms);
+  WriteUnit unit(store_, &sink_);
+  if (!unit.status().ok()) return fail_store(r, "begin", unit.status());
+  if (!save_state(frame.dev_id, ctx, /*record=*/false, now_ms, r)) return;
+  if (!unit.write(row)) return fail(r, EdgeReason::sink_failure, "the sink refused the row");
+  if (!commit(unit, r)) return;
+
+  r.frame = std::move(row);
+  r.session_confirmed = outcome.confirmed_session;
+  r.session_evicted = outcome.evicted;
+  r.evicted_sessctr = outcome.evicted_sessctr;
+}
+
+void EdgeService::on_psk(ByteView payload, std::uint64_t now_ms, HandleResult& r) {
+  PskFrame frame;
+  if (const Error e = decoder_.decode_psk(payload, frame); e != Error::ok) return reject(r, e);
+  DeviceCredentials credentials;
+  if (const RegistryStatus s = registry_.find(frame.dev_id.str(), credentials); !s.ok()) {
+    if (s.code() == RegistryErrc::not_found) return reject(r, Error::unknown_device);
+    return fail(r, EdgeReason::registry_failure, s.message());
+  }
+
+  PlaintextScope plaintext(plaintext_);
+  std::size_t size = 0;
+  const Error e = psk_open(crypto_, credentials.psk_key, frame, plaintext_, size);
+  plaintext.used = std::min(size, plaintext_.size());
+  if (e != Error::ok) return reject(r, e);
+
+  AcceptedFrame row =
+      make_accepted_frame(frame, ByteView(plaintext_.data(), plaintext.used), payload, now_ms);
+  WriteUnit unit(store_, &sink_);
+  if (!unit.status().ok()) return fail_store(r, "begin", unit.status());
+  if (!unit.write(row)) return fail(r, EdgeReason::sink_failure, "the sink refused the row");
+  if (!commit(unit, r)) return;
+  r.frame = std::move(row);
+}
+
+}  // namespace dsekp::edge

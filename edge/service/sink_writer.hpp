@@ -1,0 +1,42 @@
+// Where accepted frames go: the interface EdgeService hands each accepted frame's row to, inside
+// the store transaction that also saves the device state (session_store.hpp says why the two
+// must commit as one unit: otherwise a crash between them loses a reading or accepts it twice).
+//
+// Call sequence for one unit of work (one received message):
+//   store.begin(); save state; sink.write(row)...; store.commit(); then committed() or
+//   rolled_back(). A rolled-back unit may also end without any write() (e.g. the state save
+//   failed), and rolled_back() is then still called.
+// So a sink that stores rows in the session store's SQLite database inserts them in write(), on
+// that same connection (SqliteSessionStore::connection()), and they commit or vanish with the
+// state; it must check that a transaction is open (sqlite3_get_autocommit() == 0) before writing,
+// because SQLite ends a transaction by itself after some errors. A sink with side effects
+// outside the database (a file, an MQTT republish) stages its rows in write() and acts on them
+// only in committed().
+//
+// Called from the one thread that runs EdgeService (under its lock).
+#pragma once
+
+#include "accepted_frame.hpp"
+
+namespace dsekp::edge {
+
+class SinkWriter {
+ public:
+  virtual ~SinkWriter() = default;
+
+  /// Takes one row into the open unit. false (or an exception) means it could not: the whole
+  /// unit is rolled back and the message reported as sink_failure.
+  [[nodiscard]] virtual bool write(const AcceptedFrame& row) = 0;
+  /// The unit holding the rows written since the last committed()/rolled_back() is durable.
+  virtual void committed() noexcept {}
+  /// That unit was rolled back: forget its rows.
+  virtual void rolled_back() noexcept {}
+};
+
+/// A sink that keeps nothing (an edge run without any sink, benchmarks).
+class DiscardingSink final : public SinkWriter {
+ public:
+  [[nodiscard]] bool write(const AcceptedFrame&) override { return true; }
+};
+
+}  // namespace dsekp::edge

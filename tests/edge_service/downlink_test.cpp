@@ -1,0 +1,69 @@
+// send_downlink: frames the device opens, on its topic, in the configured encoding, with seqs
+// that advance; and the refusals (no confirmed session, unknown or invalid device, oversized).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "service_fixture.hpp"
+
+namespace dsekp::edge::testing {
+namespace {
+
+TEST_F(EdgeServiceTest, DownlinkRoundTripsToTheDevice) {
+  ScriptedDevice device(material_, 61);
+  confirmed_session(device);
+  for (int i = 0; i < 5; ++i) {
+    const std::string command = R"({"relay":")" + std::to_string(i) + R"("})";
+    const HandleResult r = service_->send_downlink("esp32-01", bytes_of(command), kNowMs + i);
+    ASSERT_TRUE(r.ok()) << r.reason_name();
+    EXPECT_EQ(r.kind, MessageKind::downlink);
+    EXPECT_FALSE(r.frame.has_value());
+    ASSERT_EQ(r.publishes.size(), 1u);
+    EXPECT_EQ(r.publishes[0].topic, "dsekp/down/esp32-01");
+    EXPECT_EQ(r.publishes[0].qos, 1);
+    EXPECT_EQ(detect_encoding(r.publishes[0].payload), Encoding::json);
+    std::string text;
+    ASSERT_EQ(device.open_down(r.publishes[0].payload, text), Error::ok);
+    EXPECT_EQ(text, command);
+    // The device refuses the same frame twice: the seqs really advance.
+    EXPECT_EQ(device.open_down(r.publishes[0].payload, text), Error::replay);
+  }
+  EXPECT_EQ(service_->snapshot().downlinks, 5u);
+}
+
+TEST_F(EdgeServiceTest, DownlinkUsesTheConfiguredEncoding) {
+  EdgeServiceConfig config;
+  config.downlink_encoding = Encoding::compact;
+  start_edge(config);
+  ScriptedDevice device(material_, 62);
+  confirmed_session(device);
+  const HandleResult r = service_->send_downlink("esp32-01", bytes_of(""), kNowMs);
+  ASSERT_TRUE(r.ok()) << r.reason_name();
+  EXPECT_EQ(r.publishes[0].payload[0], static_cast<std::uint8_t>(FrameType::down));
+  std::string text;
+  EXPECT_EQ(device.open_down(r.publishes[0].payload, text), Error::ok);
+  EXPECT_EQ(text, "");
+}
+
+TEST_F(EdgeServiceTest, DownlinkRefusals) {
+  ScriptedDevice device(material_, 63);
+  expect_rejected(service_->send_downlink("esp32-01", bytes_of("x"), kNowMs), "no_session");
+  handshake(device, Encoding::json);
+  // Pending until the device's first frame confirms it (PROTOCOL.md 6.1 step 4).
+  expect_rejected(service_->send_downlink("esp32-01", bytes_of("x"), kNowMs), "no_session");
+  expect_rejected(service_->send_downlink("ghost-01", bytes_of("x"), kNowMs), "unknown_device");
+  expect_rejected(service_->send_downlink("not valid!", bytes_of("x"), kNowMs), "bad_dev_id");
+  expect_rejected(service_->send_downlink("", bytes_of("x"), kNowMs), "bad_dev_id");
+  ASSERT_TRUE(deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json)).ok());
+  const Bytes big(kMaxPayloadSize + 1, 'x');
+  expect_rejected(service_->send_downlink("esp32-01", big, kNowMs), "payload_too_large");
+  const Bytes largest(kMaxPayloadSize, 'x');
+  const HandleResult r = service_->send_downlink("esp32-01", largest, kNowMs);
+  ASSERT_TRUE(r.ok()) << r.reason_name();
+  std::string text;
+  EXPECT_EQ(device.open_down(r.publishes[0].payload, text), Error::ok);
+  EXPECT_EQ(text.size(), kMaxPayloadSize);
+}
+
+}  // namespace
+}  // namespace dsekp::edge::testing
