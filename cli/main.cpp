@@ -5,6 +5,7 @@
 
 #include "analyze_command.hpp"
 #include "bench_command.hpp"
+#include "edge_command.hpp"
 #include "keys_command.hpp"
 
 int main(int argc, char** argv) {
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   dsekp::cli::add_bench_command(app);
   dsekp::cli::add_analyze_command(app);
   dsekp::cli::add_keys_command(app);
+  dsekp::cli::add_edge_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,46 @@
+// record_result (see result_metrics.hpp).
+#include "edge/daemon/result_metrics.hpp"
+
+namespace dsekp::edge::daemon {
+namespace {
+
+void count_rejection(metrics::EdgeMetrics& m, const HandleResult& r) noexcept {
+  if (r.reason == EdgeReason::protocol_error) {
+    m.rejection(r.error);
+    return;
+  }
+  // Every EdgeReason but ok and protocol_error has a label of the same name (edge_metrics.hpp).
+  // A lookup by name, but only on the rejection path.
+  if (metrics::Counter* c = m.rejection_counter(r.reason_name()); c != nullptr) c->inc();
+}
+
+}  // namespace
+
+void record_result(metrics::EdgeMetrics& m, const HandleResult& r,
+                   std::chrono::steady_clock::duration elapsed) noexcept {
+  m.frame_processed(elapsed);
+  if (!r.ok()) count_rejection(m, r);
+  switch (r.kind) {
+    case MessageKind::init:
+      if (!r.ok())
+        m.handshake(metrics::HandshakeOutcome::rejected);
+      else if (r.ack_retransmitted)
+        m.handshake(metrics::HandshakeOutcome::retransmitted);
+      else
+        m.handshake(metrics::HandshakeOutcome::accepted);
+      break;
+    case MessageKind::data:
+    case MessageKind::psk: {
+      const auto mode =
+          r.kind == MessageKind::psk ? metrics::FrameMode::psk : metrics::FrameMode::dsekp;
+      m.frame(mode, r.ok() ? metrics::FrameOutcome::accepted : metrics::FrameOutcome::rejected);
+      break;
+    }
+    default:
+      break;
+  }
+  if (r.session_confirmed) m.session_confirmed();
+  if (r.session_evicted) m.session_evicted();
+}
+
+}  // namespace dsekp::edge::daemon

@@ -1,0 +1,20 @@
+// CompositeSink (see composite_sink.hpp).
+#include "edge/sinks/composite_sink.hpp"
+
+namespace dsekp::edge::sinks {
+
+bool CompositeSink::write(const AcceptedFrame& row) {
+  for (SinkWriter* sink : sinks_)
+    if (!sink->write(row)) return false;  // an exception propagates to the service the same way
+  return true;
+}
+
+void CompositeSink::committed() noexcept {
+  for (SinkWriter* sink : sinks_) sink->committed();
+}
+
+void CompositeSink::rolled_back() noexcept {
+  for (SinkWriter* sink : sinks_) sink->rolled_back();
+}
+
+}  // namespace dsekp::edge::sinks

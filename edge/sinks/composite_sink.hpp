@@ -1,0 +1,25 @@
+// Fans each call out to the enabled sinks, in order. A write() refused (or thrown) by any sink
+// fails the whole unit, which the service then rolls back: every sink hears rolled_back(), so
+// the ones that already staged the row forget it.
+#pragma once
+
+#include <vector>
+
+#include "edge/service/sink_writer.hpp"
+
+namespace dsekp::edge::sinks {
+
+class CompositeSink final : public SinkWriter {
+ public:
+  /// `sink` must outlive this object.
+  void add(SinkWriter& sink) { sinks_.push_back(&sink); }
+
+  [[nodiscard]] bool write(const AcceptedFrame& row) override;
+  void committed() noexcept override;
+  void rolled_back() noexcept override;
+
+ private:
+  std::vector<SinkWriter*> sinks_;
+};
+
+}  // namespace dsekp::edge::sinks

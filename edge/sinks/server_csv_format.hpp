@@ -1,0 +1,30 @@
+// The rows of the paper's server logs (docs/LOGS.md, "Server logs"): the header line and one
+// accepted frame as a CSV line, RFC 4180 quoting. Pure functions, so the format is testable
+// without files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "edge/service/accepted_frame.hpp"
+
+namespace dsekp::edge::sinks {
+
+/// The header line (with its LF) of server_logs_psk.csv or server_logs_dsekp.csv. The columns
+/// are the paper's in its order, plus the optional `sendts_ms` (ours) last, so that analyze can
+/// check latency_ms = recvts_ms - sendts_ms.
+[[nodiscard]] std::string server_csv_header(FrameMode mode);
+
+/// One row (with its LF). `throughput` is the running count of rows in this file with the same
+/// floor(recvts_ms / 1000), this row included.
+[[nodiscard]] std::string server_csv_row(const AcceptedFrame& frame, std::uint64_t throughput);
+
+/// `field` as one CSV field: quoted (with inner quotes doubled) when it holds a comma, a quote or
+/// a line break; as is otherwise.
+[[nodiscard]] std::string csv_field(std::string_view field);
+
+/// Unix ms as ISO 8601 UTC with milliseconds, e.g. "2025-11-30T00:00:00.123Z".
+[[nodiscard]] std::string iso8601_utc_ms(std::uint64_t unix_ms);
+
+}  // namespace dsekp::edge::sinks

@@ -1,0 +1,63 @@
+// SqliteTelemetrySink (see sqlite_telemetry_sink.hpp).
+#include "edge/sinks/sqlite_telemetry_sink.hpp"
+
+namespace dsekp::edge::sinks {
+namespace {
+
+constexpr const char* kSchema =
+    "CREATE TABLE IF NOT EXISTS telemetry("
+    "id INTEGER PRIMARY KEY, mode TEXT NOT NULL, encoding TEXT NOT NULL, dev_id TEXT NOT NULL,"
+    " sessctr INTEGER NOT NULL, seq INTEGER NOT NULL, sendts_ms INTEGER NOT NULL,"
+    " recvts_ms INTEGER NOT NULL, latency_ms INTEGER NOT NULL, payload_size INTEGER NOT NULL,"
+    " plaintext BLOB NOT NULL)";
+
+constexpr const char* kInsert =
+    "INSERT INTO telemetry(mode, encoding, dev_id, sessctr, seq, sendts_ms, recvts_ms,"
+    " latency_ms, payload_size, plaintext) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+
+}  // namespace
+
+std::unique_ptr<SqliteTelemetrySink> SqliteTelemetrySink::open(sqlite3* db, std::string& error) {
+  if (sqlite3_exec(db, kSchema, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    error = std::string("telemetry table: ") + sqlite3_errmsg(db);
+    return nullptr;
+  }
+  sqlite3_stmt* insert = nullptr;
+  if (sqlite3_prepare_v2(db, kInsert, -1, &insert, nullptr) != SQLITE_OK) {
+    error = std::string("telemetry insert: ") + sqlite3_errmsg(db);
+    return nullptr;
+  }
+  return std::unique_ptr<SqliteTelemetrySink>(new SqliteTelemetrySink(db, insert));
+}
+
+SqliteTelemetrySink::~SqliteTelemetrySink() {
+  sqlite3_finalize(insert_);
+}
+
+bool SqliteTelemetrySink::write(const AcceptedFrame& row) {
+  // SQLite may have ended the transaction by itself after an error: an insert outside it would
+  // commit on its own, apart from the state, so refuse (the unit is rolled back).
+  if (sqlite3_get_autocommit(db_) != 0) return false;
+  sqlite3_reset(insert_);
+  sqlite3_clear_bindings(insert_);
+  const bool bound =
+      sqlite3_bind_text(insert_, 1, frame_mode_name(row.mode), -1, SQLITE_STATIC) == SQLITE_OK &&
+      sqlite3_bind_text(insert_, 2, row.encoding == Encoding::json ? "json" : "compact", -1,
+                        SQLITE_STATIC) == SQLITE_OK &&
+      sqlite3_bind_text(insert_, 3, row.dev_id.c_str(), -1, SQLITE_TRANSIENT) == SQLITE_OK &&
+      sqlite3_bind_int64(insert_, 4, row.sessctr) == SQLITE_OK &&
+      sqlite3_bind_int64(insert_, 5, row.seq) == SQLITE_OK &&
+      sqlite3_bind_int64(insert_, 6, static_cast<sqlite3_int64>(row.sendts_ms)) == SQLITE_OK &&
+      sqlite3_bind_int64(insert_, 7, static_cast<sqlite3_int64>(row.recvts_ms)) == SQLITE_OK &&
+      sqlite3_bind_int64(insert_, 8, row.latency_ms) == SQLITE_OK &&
+      sqlite3_bind_int64(insert_, 9, static_cast<sqlite3_int64>(row.payload_size)) == SQLITE_OK &&
+      // A null pointer would bind NULL: an empty reading is an empty blob, never NULL.
+      sqlite3_bind_blob(insert_, 10,
+                        row.plaintext.empty() ? "" : static_cast<const void*>(row.plaintext.data()),
+                        static_cast<int>(row.plaintext.size()), SQLITE_TRANSIENT) == SQLITE_OK;
+  const bool ok = bound && sqlite3_step(insert_) == SQLITE_DONE;
+  sqlite3_reset(insert_);
+  return ok;
+}
+
+}  // namespace dsekp::edge::sinks
