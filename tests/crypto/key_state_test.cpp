@@ -13,36 +13,17 @@
 #include <vector>
 
 #include "crypto_test_util.hpp"
+#include "rfc5869_vectors.hpp"
 
 namespace dsekp::test {
 namespace {
 
-// RFC 4231 test case 2, RFC 5869 A.1 and A.2, McGrew-Viega GCM test cases 2 (all-zero key) and 4,
-// as in rfc_vectors_test.cpp.
+// RFC 4231 test case 2, RFC 5869 A.1-A.3 (rfc5869_vectors.hpp), McGrew-Viega GCM test cases 2
+// (all-zero key) and 4, as in rfc_vectors_test.cpp.
 constexpr std::string_view kHmacKey = "4a656665";
 constexpr std::string_view kHmacData = "7768617420646f2079612077616e7420666f72206e6f7468696e673f";
 constexpr std::string_view kHmacMac =
     "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843";
-
-struct HkdfCase {
-  std::string_view ikm, salt, info;
-  std::size_t length;
-  std::string_view prk, okm;
-};
-const HkdfCase kHkdf[] = {
-    {"0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b", "000102030405060708090a0b0c",
-     "f0f1f2f3f4f5f6f7f8f9", 42, "077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5",
-     "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"},
-    {"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2"
-     "e2f303132333435363738393a3b3c3d3e3f404142434445464748494a4b4c4d4e4f",
-     "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f808182838485868788898a8b8c8d8"
-     "e8f909192939495969798999a9b9c9d9e9fa0a1a2a3a4a5a6a7a8a9aaabacadaeaf",
-     "b0b1b2b3b4b5b6b7b8b9babbbcbdbebfc0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcddd"
-     "edfe0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff",
-     82, "06a6b88c5853361a06104c9ceb35b45cef760014904671014a193f40c15fc244",
-     "b11e398dc80327a1c8e7f78c596a49344f012eda2d4efad8a050cc4c19afa97c59045a99cac7827271cb41c65e590"
-     "e09da3275600c2f09b8367793a9aca3db71cc30c58179ec3e87c14c01d5c1f3434f1d87"},
-};
 
 struct GcmCase {
   std::string_view key, plaintext, iv, aad, ciphertext, tag;
@@ -75,7 +56,7 @@ void expect_all_known_answers(CryptoBackend& crypto) {
     ASSERT_EQ(crypto.hmac_sha256({}, {}, mac), Error::ok);
     EXPECT_EQ(to_hex(mac.view()), kZeroKeyEmptyMac) << "hmac_sha256, empty key";
   }
-  for (const HkdfCase& tc : kHkdf) {
+  for (const HkdfCase& tc : kRfc5869) {
     const Bytes ikm = hex(tc.ikm), salt = hex(tc.salt), info = hex(tc.info);
     const ByteView ikm_parts[] = {ikm};
     const ByteView info_parts[] = {info};
@@ -117,7 +98,7 @@ TEST_P(ForgetKeys, EveryPrimitiveIsCorrectAfterForget) {
 // Each primitive alone after forget_keys(), so none is rescued by another having re-keyed first.
 TEST_P(ForgetKeys, EachPrimitiveAloneAfterForget) {
   expect_all_known_answers(crypto());
-  const HkdfCase& hkdf = kHkdf[1];
+  const HkdfCase& hkdf = kRfc5869[1];
   const GcmCase& gcm = kGcm[1];
 
   crypto().forget_keys();
