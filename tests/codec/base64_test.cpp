@@ -65,16 +65,7 @@ TEST(Base64, EncodedSize) {
 }
 
 TEST(Base64, Rfc4648Vectors) {
-  const std::pair<std::string_view, std::string_view> vectors[] = {
-      {"", ""},
-      {"f", "Zg=="},
-      {"fo", "Zm8="},
-      {"foo", "Zm9v"},
-      {"foob", "Zm9vYg=="},
-      {"fooba", "Zm9vYmE="},
-      {"foobar", "Zm9vYmFy"},
-  };
-  for (const auto& [plain, encoded] : vectors) {
+  for (const auto& [plain, encoded] : test::kRfc4648Base64) {
     EXPECT_EQ(encode_string(test::as_bytes(plain)), encoded);
     Bytes out;
     ASSERT_EQ(decode_string(encoded, out), Error::ok) << encoded;

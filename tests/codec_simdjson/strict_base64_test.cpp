@@ -52,16 +52,7 @@ std::string portable_encode(const Bytes& in) {
 }
 
 TEST(StrictBase64, Rfc4648Vectors) {
-  const std::pair<std::string_view, std::string_view> vectors[] = {
-      {"", ""},
-      {"f", "Zg=="},
-      {"fo", "Zm8="},
-      {"foo", "Zm9v"},
-      {"foob", "Zm9vYg=="},
-      {"fooba", "Zm9vYmE="},
-      {"foobar", "Zm9vYmFy"},
-  };
-  for (const auto& [plain, encoded] : vectors) {
+  for (const auto& [plain, encoded] : test::kRfc4648Base64) {
     Bytes out;
     ASSERT_EQ(strict_decode(encoded, out), Error::ok) << encoded;
     EXPECT_EQ(test::as_string(out), plain);

@@ -4,8 +4,20 @@
 #pragma once
 
 #include <string_view>
+#include <utility>
 
 namespace dsekp::test {
+
+/// RFC 4648 section 10 test vectors: (plain text, base64).
+inline constexpr std::pair<std::string_view, std::string_view> kRfc4648Base64[] = {
+    {"", ""},
+    {"f", "Zg=="},
+    {"fo", "Zm8="},
+    {"foo", "Zm9v"},
+    {"foob", "Zm9vYg=="},
+    {"fooba", "Zm9vYmE="},
+    {"foobar", "Zm9vYmFy"},
+};
 
 inline constexpr std::string_view kNonCanonicalBase64[] = {
     "Zg",        // padding missing
