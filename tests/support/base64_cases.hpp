@@ -1,6 +1,6 @@
-// Base64 spellings every strict decoder of the project must refuse (RFC 4648 section 4 with
-// padding, nothing else). Shared by the portable decoder's and the simdjson decoder's tests, so
-// both are held to the same list.
+// Base64 cases every strict decoder of the project must get right: the RFC 4648 vectors, and the
+// spellings it must refuse (only RFC 4648 section 4 with padding is accepted). Shared by the
+// portable decoder's and the simdjson decoder's tests, so both are held to the same lists.
 #pragma once
 
 #include <string_view>
