@@ -5,8 +5,11 @@
 
 #include "analyze_command.hpp"
 #include "bench_command.hpp"
+#include "device_command.hpp"
 #include "edge_command.hpp"
+#include "experiment_command.hpp"
 #include "keys_command.hpp"
+#include "link_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"DSEKP: Dynamic Session Enhanced Key Protocol (protocol v1) tools", "dsekp"};
@@ -16,6 +19,9 @@ int main(int argc, char** argv) {
   dsekp::cli::add_analyze_command(app);
   dsekp::cli::add_keys_command(app);
   dsekp::cli::add_edge_command(app);
+  dsekp::cli::add_device_command(app);
+  dsekp::cli::add_link_command(app);
+  dsekp::cli::add_experiment_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
