@@ -10,8 +10,11 @@ packages=(
   libcli11-dev nlohmann-json3-dev
   libsqlite3-dev mosquitto libmosquitto-dev
   libcsv-dev libboost-math-dev gnuplot-nox
-  libcpp-httplib-dev
+  libcpp-httplib-dev libtomlplusplus-dev
   clang-format python3
+  # microcontroller cross-builds run under QEMU (tests/mcu, docs/FIRMWARE.md)
+  gcc-arm-none-eabi picolibc-arm-none-eabi libstdc++-arm-none-eabi-dev
+  gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-arm qemu-system-misc dpkg-dev
 )
 
 missing=()

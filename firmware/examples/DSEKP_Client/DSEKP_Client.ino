@@ -1,0 +1,112 @@
+// DSEKP_Client: the paper's ESP32 client (DHT11 readings every 2 s, encrypted, over MQTT with
+// PubSubClient), on the DSEKP device SDK.
+//
+// THIN GLUE, NOT COMPILED IN CI: there is no Xtensa toolchain, Arduino core, PubSubClient or DHT
+// library on the build machines. Everything protocol-related is in the SDK (dsekp_client.h,
+// dsekp_device.h), which CI compiles and runs for Cortex-M4 and rv32imac under QEMU and tests on
+// the host. This sketch only connects Wi-Fi, NTP, PubSubClient and the DHT11 to it.
+//
+// Needs: Arduino-ESP32 3.x (C++20), PubSubClient 2.8, "DHT sensor library" (Adafruit).
+// Provisioning: `dsekp keys add <dev_id> --db edge.db --broker HOST:PORT --format header
+//   > dsekp_device_config.h` next to this sketch (DEV_ID, DEV_SECRET, EDGE_SALT, broker login).
+#include <DHT.h>
+#include <PubSubClient.h>
+#include <WiFi.h>
+#include <esp_random.h>
+#include <sys/time.h>
+
+#include "dsekp_client.h"
+#include "dsekp_device_config.h"
+
+static const char* kWifiSsid = "your-ssid";
+static const char* kWifiPassword = "your-password";
+static const uint8_t kDhtPin = 4;
+static const uint32_t kReadingIntervalMs = 2000;  // the paper's 2 s interval
+
+static WiFiClient wifi;
+static PubSubClient mqtt(wifi);
+static DHT dht(kDhtPin, DHT11);
+static dsekp_client dsekp;
+static uint8_t tx_buffer[512];  // INIT and DATA frames of a 19-byte reading fit
+
+// --- what the SDK takes from the application --------------------------------------------------
+static int publish(void*, const char* topic, const uint8_t* payload, size_t len) {
+  return mqtt.publish(topic, payload, len) ? 0 : -1;
+}
+static uint64_t monotonic_ms(void*) {
+  return millis();
+}
+static uint64_t unix_ms(void*) {
+  struct timeval tv;
+  gettimeofday(&tv, nullptr);
+  if (tv.tv_sec < 1700000000) return 0;  // NTP not synchronised yet: no handshake
+  return static_cast<uint64_t>(tv.tv_sec) * 1000u + tv.tv_usec / 1000u;
+}
+static int hardware_random(void*, uint8_t* out, size_t len) {
+  esp_fill_random(out, len);  // the ESP32's hardware RNG (RF subsystem on: Wi-Fi is up)
+  return 0;
+}
+
+static void on_message(char* topic, byte* payload, unsigned int len) {
+  uint8_t command[64];
+  size_t command_len = 0;
+  const int rc =
+      dsekp_client_on_message(&dsekp, topic, payload, len, command, sizeof command, &command_len);
+  if (rc != DSEKP_OK) {
+    Serial.printf("dsekp: %s on %s\n", dsekp_client_error_name(rc), topic);
+  } else if (command_len > 0) {
+    Serial.printf("downlink: %.*s\n", static_cast<int>(command_len), command);
+  }
+}
+
+static void connect_mqtt() {
+  while (!mqtt.connected()) {
+    if (mqtt.connect(DSEKP_DEV_ID, DSEKP_BROKER_USERNAME, DSEKP_BROKER_PASSWORD)) {
+      mqtt.subscribe(dsekp_client_topic(&dsekp, DSEKP_TOPIC_ACK), 1);
+      mqtt.subscribe(dsekp_client_topic(&dsekp, DSEKP_TOPIC_DOWN), 1);
+    } else {
+      delay(1000);
+    }
+  }
+}
+
+void setup() {
+  Serial.begin(115200);
+  WiFi.begin(kWifiSsid, kWifiPassword);
+  while (WiFi.status() != WL_CONNECTED) delay(250);
+  configTime(0, 0, "pool.ntp.org");
+  dht.begin();
+  mqtt.setServer(DSEKP_BROKER_HOST, DSEKP_BROKER_PORT);
+  mqtt.setBufferSize(sizeof tx_buffer + 64);
+  mqtt.setCallback(on_message);
+
+  dsekp_device_params params = {};
+  params.dev_id = DSEKP_DEV_ID;
+  params.dev_secret = DSEKP_DEV_SECRET;
+  params.edge_salt = DSEKP_EDGE_SALT;
+  params.edge_salt_len = sizeof DSEKP_EDGE_SALT;
+  params.encoding = DSEKP_ENCODING_JSON;  // the paper's frames
+  params.random = hardware_random;
+  const dsekp_client_io io = {nullptr, publish, monotonic_ms, unix_ms, nullptr, nullptr};
+  const int rc = dsekp_client_init(&dsekp, &params, &io, tx_buffer, sizeof tx_buffer);
+  if (rc != DSEKP_OK) Serial.printf("dsekp init: %s\n", dsekp_client_error_name(rc));
+}
+
+void loop() {
+  connect_mqtt();
+  mqtt.loop();
+  const int rc = dsekp_client_poll(&dsekp);  // handshake, retransmission, rekey
+  if (rc != DSEKP_OK) Serial.printf("dsekp: %s\n", dsekp_client_error_name(rc));
+
+  static uint32_t last_reading = 0;
+  if (millis() - last_reading < kReadingIntervalMs || !dsekp_device_established(&dsekp.device)) {
+    return;
+  }
+  last_reading = millis();
+  const float t = dht.readTemperature(), h = dht.readHumidity();
+  if (isnan(t) || isnan(h)) return;
+  char reading[32];
+  const int n = snprintf(reading, sizeof reading, "{\"t\":%.1f,\"h\":%.1f}", t, h);
+  const int sent = dsekp_client_send(&dsekp, reinterpret_cast<const uint8_t*>(reading), n);
+  if (sent != DSEKP_OK) Serial.printf("dsekp send: %s\n", dsekp_client_error_name(sent));
+}

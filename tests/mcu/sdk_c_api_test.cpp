@@ -1,0 +1,509 @@
+// Host tests of the device SDK's C API (firmware/include/dsekp_device.h) and its client driver
+// (dsekp_client.h): the golden trace through the C API, a session against the real edge
+// (EdgeProtocol on OpenSSL), every argument and protocol error the API documents, and the
+// driver's handshake, retransmission, confirmation, expiry, clockless counter and publish-failure
+// paths. The same SDK sources are cross-built and run under QEMU by the mcu.* tests.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "crypto/openssl/openssl_crypto.hpp"
+#include "dsekp/codec.hpp"
+#include "dsekp/edge_session.hpp"
+#include "dsekp_client.h"
+#include "dsekp_device.h"
+
+extern "C" int dsekp_sdk_c_smoke(void);  // sdk_c_usage.c
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+const nlohmann::json& golden() {
+  static const nlohmann::json trace = [] {
+    std::ifstream in(std::string(DSEKP_TEST_DATA_DIR) + "/golden_trace_v1.json");
+    return nlohmann::json::parse(in)["trace"];
+  }();
+  return trace;
+}
+std::string g(const char* name) {
+  return golden()[name].get<std::string>();
+}
+Bytes hex(const std::string& h) {
+  Bytes out(h.size() / 2);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<std::uint8_t>(std::stoul(h.substr(2 * i, 2), nullptr, 16));
+  return out;
+}
+Bytes text(const std::string& s) {
+  return Bytes(s.begin(), s.end());
+}
+std::string as_text(const std::uint8_t* p, std::size_t n) {
+  return std::string(reinterpret_cast<const char*>(p), n);
+}
+
+// NOT CRYPTOGRAPHIC: scripted randomness for the C callback. Entries are consumed in order and
+// must match the requested length; after the script, requests get zeros (jitter) if `pad`.
+struct Script {
+  std::vector<Bytes> entries;
+  std::size_t next = 0;
+  bool pad_with_zeros = true;
+  bool fail = false;
+  static int fill(void* user, std::uint8_t* out, std::size_t len) {
+    auto* s = static_cast<Script*>(user);
+    if (s->fail) return -1;
+    if (s->next < s->entries.size()) {
+      if (s->entries[s->next].size() != len) return -1;
+      std::memcpy(out, s->entries[s->next++].data(), len);
+      return 0;
+    }
+    if (!s->pad_with_zeros) return -1;
+    std::memset(out, 0, len);
+    return 0;
+  }
+};
+
+Script golden_script() {
+  return Script{{hex("1234"), hex(g("dev_nonce"))}};
+}
+
+struct Material {
+  std::string dev_id = g("dev_id");
+  Bytes secret = hex(g("dev_secret"));
+  Bytes salt = hex(g("edge_salt"));
+};
+
+dsekp_device_params params_for(const Material& m, Script& script,
+                               dsekp_encoding enc = DSEKP_ENCODING_JSON) {
+  dsekp_device_params p{};
+  p.dev_id = m.dev_id.c_str();
+  p.dev_secret = m.secret.data();
+  p.edge_salt = m.salt.data();
+  p.edge_salt_len = m.salt.size();
+  p.encoding = enc;
+  p.random = &Script::fill;
+  p.random_user = &script;
+  return p;
+}
+
+class DeviceApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    script = golden_script();
+    params = params_for(material, script);
+    ASSERT_EQ(dsekp_device_init(&dev, &params), DSEKP_OK);
+  }
+  void TearDown() override { dsekp_device_wipe(&dev); }
+
+  std::string begin() {
+    std::size_t n = 0;
+    EXPECT_EQ(dsekp_device_begin_session(&dev, static_cast<std::uint32_t>(std::stoul(g("t"))), out,
+                                         sizeof out, &n),
+              DSEKP_OK);
+    return as_text(out, n);
+  }
+  int ack(const std::string& wire) {
+    return dsekp_device_handle_ack(&dev, reinterpret_cast<const std::uint8_t*>(wire.data()),
+                                   wire.size());
+  }
+  static constexpr std::size_t kOut = 2048;
+  int seal(const std::string& plaintext, std::uint64_t ts, std::string& frame,
+           std::size_t cap = kOut) {
+    std::size_t n = 0;
+    const int rc = dsekp_device_seal(&dev, reinterpret_cast<const std::uint8_t*>(plaintext.data()),
+                                     plaintext.size(), ts, out, cap, &n);
+    frame = rc == DSEKP_OK ? as_text(out, n) : std::string();
+    return rc;
+  }
+
+  Material material;
+  Script script;
+  dsekp_device_params params{};
+  dsekp_device dev{};
+  std::uint8_t out[kOut]{};
+};
+
+TEST_F(DeviceApi, GoldenTraceThroughTheCApi) {
+  EXPECT_EQ(begin(), g("init_json"));
+  EXPECT_EQ(dsekp_device_handshake_pending(&dev), 1);
+  EXPECT_EQ(ack(g("ack_json")), DSEKP_OK);
+  EXPECT_EQ(dsekp_device_established(&dev), 1);
+  EXPECT_EQ(dsekp_device_confirmation_pending(&dev), 1);
+  EXPECT_EQ(dsekp_device_sessctr(&dev), 0x1234);
+  std::string frame;
+  ASSERT_EQ(seal(g("data0_plaintext"), std::stoull(g("data0_sendts_ms")), frame), DSEKP_OK);
+  EXPECT_EQ(frame, g("data0_json"));
+  EXPECT_EQ(dsekp_device_confirmation_pending(&dev), 0);
+  ASSERT_EQ(seal(g("data1_plaintext"), std::stoull(g("data1_sendts_ms")), frame), DSEKP_OK);
+  EXPECT_EQ(frame, g("data1_json"));
+  EXPECT_EQ(dsekp_device_next_seq(&dev), 2u);
+  const std::string down = g("down0_json");
+  std::uint8_t plain[64];
+  std::size_t n = 0;
+  ASSERT_EQ(dsekp_device_open_downlink(&dev, reinterpret_cast<const std::uint8_t*>(down.data()),
+                                       down.size(), plain, sizeof plain, &n),
+            DSEKP_OK);
+  EXPECT_EQ(as_text(plain, n), g("down0_plaintext"));
+  EXPECT_EQ(dsekp_device_open_downlink(&dev, reinterpret_cast<const std::uint8_t*>(down.data()),
+                                       down.size(), plain, sizeof plain, &n),
+            DSEKP_ERR_REPLAY);
+  EXPECT_EQ(n, 0u);
+}
+
+TEST_F(DeviceApi, GoldenTraceInTheCompactEncoding) {
+  dsekp_device_wipe(&dev);
+  script = golden_script();
+  params = params_for(material, script, DSEKP_ENCODING_COMPACT);
+  ASSERT_EQ(dsekp_device_init(&dev, &params), DSEKP_OK);
+  std::size_t n = 0;
+  ASSERT_EQ(dsekp_device_begin_session(&dev, static_cast<std::uint32_t>(std::stoul(g("t"))), out,
+                                       sizeof out, &n),
+            DSEKP_OK);
+  EXPECT_EQ(Bytes(out, out + n), hex(g("init_compact")));
+  const Bytes ack_compact = hex(g("ack_compact"));
+  ASSERT_EQ(dsekp_device_handle_ack(&dev, ack_compact.data(), ack_compact.size()), DSEKP_OK);
+  const std::string reading = g("data0_plaintext");
+  ASSERT_EQ(
+      dsekp_device_seal(&dev, reinterpret_cast<const std::uint8_t*>(reading.data()), reading.size(),
+                        std::stoull(g("data0_sendts_ms")), out, sizeof out, &n),
+      DSEKP_OK);
+  EXPECT_EQ(Bytes(out, out + n), hex(g("data0_compact")));
+  const Bytes down = hex(g("down0_compact"));
+  std::uint8_t plain[64];
+  ASSERT_EQ(dsekp_device_open_downlink(&dev, down.data(), down.size(), plain, sizeof plain, &n),
+            DSEKP_OK);
+  EXPECT_EQ(as_text(plain, n), g("down0_plaintext"));
+}
+
+TEST_F(DeviceApi, CurrentInitIsTheSameBytesForRetransmission) {
+  std::size_t n = 0;
+  EXPECT_EQ(dsekp_device_current_init(&dev, out, sizeof out, &n), DSEKP_ERR_NO_PENDING_HANDSHAKE);
+  const std::string first = begin();
+  ASSERT_EQ(dsekp_device_current_init(&dev, out, sizeof out, &n), DSEKP_OK);
+  EXPECT_EQ(as_text(out, n), first);
+  EXPECT_EQ(dsekp_device_retransmit_due(&dev, 0), 1);
+  ASSERT_EQ(dsekp_device_note_init_sent(&dev, 1000), DSEKP_OK);
+  // Backoff 1 s, jitter from zeros: next send at 1000 + 500.
+  EXPECT_EQ(dsekp_device_retransmit_due(&dev, 1499), 0);
+  EXPECT_EQ(dsekp_device_retransmit_due(&dev, 1500), 1);
+  EXPECT_EQ(dsekp_device_handshake_expired(&dev, 1000 + 119'999), 0);
+  EXPECT_EQ(dsekp_device_handshake_expired(&dev, 1000 + 120'000), 1);
+}
+
+TEST_F(DeviceApi, SessionWithTheRealEdgeOnOpenSsl) {
+  dsekp::OpenSslCrypto edge_crypto;
+  dsekp::OpenSslRng edge_rng;
+  dsekp::EdgeConfig config;
+  ASSERT_EQ(config.edge_salt.assign(material.salt), dsekp::Error::ok);
+  dsekp::EdgeProtocol edge(edge_crypto, config);
+  dsekp::EdgeDeviceState state;
+  dsekp::DevSecret secret;
+  ASSERT_TRUE(secret.assign(material.secret));
+
+  const std::uint32_t now_s = 1'800'000'000;
+  std::size_t n = 0;
+  ASSERT_EQ(dsekp_device_begin_session(&dev, now_s, out, sizeof out, &n), DSEKP_OK);
+  dsekp::InitFrame init;
+  ASSERT_EQ(dsekp::decode_init(dsekp::ByteView(out, n), init), dsekp::Error::ok);
+  dsekp::InitOutcome outcome;
+  ASSERT_EQ(edge.handle_init(init, secret, state, std::uint64_t{now_s} * 1000, edge_rng, outcome),
+            dsekp::Error::ok);
+  std::uint8_t wire[2048];
+  ASSERT_EQ(dsekp::encode(outcome.ack, dsekp::Encoding::json, wire, n), dsekp::Error::ok);
+  ASSERT_EQ(dsekp_device_handle_ack(&dev, wire, n), DSEKP_OK);
+
+  for (int i = 0; i < 3; ++i) {
+    const std::string reading = "{\"t\":2" + std::to_string(i) + ".0,\"h\":40.0}";
+    std::string frame;
+    ASSERT_EQ(seal(reading, std::uint64_t{now_s} * 1000 + i, frame), DSEKP_OK);
+    dsekp::DataFrame data;
+    ASSERT_EQ(dsekp::decode_data(text(frame), dsekp::Direction::uplink, data), dsekp::Error::ok);
+    std::uint8_t plain[64];
+    dsekp::DataOutcome opened;
+    ASSERT_EQ(edge.open_data(data, state, std::uint64_t{now_s} * 1000 + i, plain, opened),
+              dsekp::Error::ok);
+    EXPECT_EQ(as_text(plain, opened.plaintext_size), reading);
+  }
+  dsekp::DataFrame down;
+  const std::string command = "{\"led\":1}";
+  ASSERT_EQ(edge.seal_downlink(state, text(command), std::uint64_t{now_s} * 1000 + 5, down),
+            dsekp::Error::ok);
+  ASSERT_EQ(dsekp::encode(down, dsekp::Encoding::compact, wire, n), dsekp::Error::ok);
+  std::uint8_t plain[64];
+  std::size_t m = 0;
+  ASSERT_EQ(dsekp_device_open_downlink(&dev, wire, n, plain, sizeof plain, &m), DSEKP_OK);
+  EXPECT_EQ(as_text(plain, m), command);
+}
+
+TEST_F(DeviceApi, ProtocolErrorsAreNamedAndChangeNothing) {
+  std::string frame;
+  EXPECT_EQ(seal("x", 1, frame), DSEKP_ERR_NO_SESSION);
+  EXPECT_EQ(ack(g("ack_json")), DSEKP_ERR_NO_PENDING_HANDSHAKE);
+  begin();
+  std::string forged = g("ack_json");
+  const std::size_t at = forged.find("\"proof\":\"") + 9;
+  forged[at] = forged[at] == 'A' ? 'B' : 'A';
+  EXPECT_EQ(ack(forged), DSEKP_ERR_BAD_ACK_PROOF);
+  EXPECT_EQ(dsekp_device_handshake_pending(&dev), 1);
+  EXPECT_EQ(dsekp_device_established(&dev), 0);
+  std::string other = g("ack_json");
+  other.replace(other.find("esp32-01"), 8, "esp32-02");
+  EXPECT_EQ(ack(other), DSEKP_ERR_ACK_MISMATCH);
+  EXPECT_EQ(ack("{not json"), DSEKP_ERR_JSON_SYNTAX);
+  EXPECT_EQ(ack(""), DSEKP_ERR_FRAME_EMPTY);
+  EXPECT_EQ(ack(g("ack_json")), DSEKP_OK);  // the genuine ACK still works afterwards
+  EXPECT_STREQ(dsekp_device_error_name(DSEKP_ERR_BAD_ACK_PROOF), "bad_ack_proof");
+}
+
+TEST_F(DeviceApi, ArgumentErrors) {
+  std::size_t n = 0;
+  EXPECT_EQ(dsekp_device_begin_session(nullptr, 1, out, sizeof out, &n),
+            DSEKP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dsekp_device_begin_session(&dev, 1, nullptr, sizeof out, &n),
+            DSEKP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dsekp_device_handle_ack(&dev, nullptr, 5), DSEKP_ERR_INVALID_ARGUMENT);
+  begin();
+  ASSERT_EQ(ack(g("ack_json")), DSEKP_OK);
+  // An output buffer below max_frame_size is refused before the seq is consumed.
+  std::string frame;
+  const std::size_t need = dsekp_device_max_frame_size(19);
+  EXPECT_EQ(seal(g("data0_plaintext"), 1, frame, need - 1), DSEKP_ERR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(dsekp_device_next_seq(&dev), 0u);
+  EXPECT_EQ(seal(g("data0_plaintext"), 1, frame, need), DSEKP_OK);
+  const std::string big(DSEKP_MAX_PAYLOAD_SIZE + 1, 'x');
+  EXPECT_EQ(seal(big, 1, frame), DSEKP_ERR_PAYLOAD_TOO_LARGE);
+  EXPECT_EQ(dsekp_device_seal(&dev, nullptr, 3, 1, out, sizeof out, &n),
+            DSEKP_ERR_INVALID_ARGUMENT);
+  // An empty reading is a valid frame (session confirmation).
+  EXPECT_EQ(dsekp_device_seal(&dev, nullptr, 0, 1, out, sizeof out, &n), DSEKP_OK);
+  // Downlink into a buffer smaller than the ciphertext.
+  std::uint8_t small[4];
+  const std::string down = g("down0_json");
+  EXPECT_EQ(dsekp_device_open_downlink(&dev, reinterpret_cast<const std::uint8_t*>(down.data()),
+                                       down.size(), small, sizeof small, &n),
+            DSEKP_ERR_BUFFER_TOO_SMALL);
+  EXPECT_STREQ(dsekp_device_error_name(-1), "unknown_status");
+  EXPECT_STREQ(dsekp_device_error_name(DSEKP_ERROR_COUNT), "unknown_status");
+  for (int code = 0; code < DSEKP_ERROR_COUNT; ++code) {
+    EXPECT_STRNE(dsekp_device_error_name(code), "unknown_status") << code;
+  }
+}
+
+TEST(DeviceApiInit, RefusesBadMaterialAndUninitialisedStorage) {
+  Material m;
+  Script script = golden_script();
+  dsekp_device dev{};
+  std::size_t n = 0;
+  std::uint8_t out[256];
+  // Never initialised: every call refuses.
+  EXPECT_EQ(dsekp_device_begin_session(&dev, 1, out, sizeof out, &n), DSEKP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dsekp_device_established(&dev), 0);
+  EXPECT_EQ(dsekp_device_topic(&dev, DSEKP_TOPIC_ACK, reinterpret_cast<char*>(out), sizeof out),
+            0u);
+  dsekp_device_params p = params_for(m, script);
+  p.random = nullptr;
+  EXPECT_EQ(dsekp_device_init(&dev, &p), DSEKP_ERR_INVALID_ARGUMENT);
+  p = params_for(m, script);
+  p.dev_id = "bad id!";
+  EXPECT_EQ(dsekp_device_init(&dev, &p), DSEKP_ERR_BAD_DEV_ID);
+  const std::string long_id(65, 'a');
+  p.dev_id = long_id.c_str();
+  EXPECT_EQ(dsekp_device_init(&dev, &p), DSEKP_ERR_BAD_DEV_ID);
+  p = params_for(m, script);
+  p.edge_salt_len = 15;
+  EXPECT_EQ(dsekp_device_init(&dev, &p), DSEKP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dsekp_device_init(nullptr, &p), DSEKP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dsekp_device_begin_session(&dev, 1, out, sizeof out, &n), DSEKP_ERR_INVALID_ARGUMENT);
+  // A failing random source fails the handshake, and nothing is pending.
+  p = params_for(m, script);
+  ASSERT_EQ(dsekp_device_init(&dev, &p), DSEKP_OK);
+  script.fail = true;
+  EXPECT_EQ(dsekp_device_begin_session(&dev, 1, out, sizeof out, &n), DSEKP_ERR_CRYPTO_FAILURE);
+  EXPECT_EQ(dsekp_device_handshake_pending(&dev), 0);
+  // Wiping leaves zeros and an unusable object.
+  dsekp_device_wipe(&dev);
+  for (unsigned char b : dev.opaque.bytes) ASSERT_EQ(b, 0);
+  EXPECT_EQ(dsekp_device_note_init_sent(&dev, 0), DSEKP_ERR_INVALID_ARGUMENT);
+  EXPECT_LE(dsekp_device_state_size(), sizeof(dsekp_device));
+  std::printf("dsekp_device_state_size() = %zu, sizeof(dsekp_device) = %zu\n",
+              dsekp_device_state_size(), sizeof(dsekp_device));
+}
+
+TEST_F(DeviceApi, Topics) {
+  char buf[DSEKP_TOPIC_MAX];
+  EXPECT_EQ(dsekp_device_topic(&dev, DSEKP_TOPIC_INIT, buf, sizeof buf), 10u);
+  EXPECT_STREQ(buf, "dsekp/init");
+  EXPECT_GT(dsekp_device_topic(&dev, DSEKP_TOPIC_ACK, buf, sizeof buf), 0u);
+  EXPECT_STREQ(buf, "dsekp/init/ack/esp32-01");
+  EXPECT_GT(dsekp_device_topic(&dev, DSEKP_TOPIC_DATA, buf, sizeof buf), 0u);
+  EXPECT_STREQ(buf, "dsekp/data");
+  EXPECT_GT(dsekp_device_topic(&dev, DSEKP_TOPIC_DOWN, buf, sizeof buf), 0u);
+  EXPECT_STREQ(buf, "dsekp/down/esp32-01");
+  EXPECT_EQ(dsekp_device_topic(&dev, DSEKP_TOPIC_DOWN, buf, 19), 0u);  // 19 chars + NUL needed
+  EXPECT_EQ(dsekp_device_topic(&dev, DSEKP_TOPIC_DOWN, buf, 20), 19u);
+}
+
+TEST(DeviceApiC, UsableFromC) {
+  EXPECT_EQ(dsekp_sdk_c_smoke(), 0);
+}
+
+// --- the client driver ------------------------------------------------------------------------
+
+struct Broker {
+  std::vector<std::pair<std::string, std::string>> published;
+  bool fail = false;
+  std::uint64_t mono = 0, wall = 0;
+  std::uint32_t counter = 0;
+  bool counter_store_fails = false;
+  static int publish(void* u, const char* topic, const std::uint8_t* p, std::size_t n) {
+    auto* b = static_cast<Broker*>(u);
+    if (b->fail) return -1;
+    b->published.emplace_back(topic, as_text(p, n));
+    return 0;
+  }
+  static std::uint64_t monotonic(void* u) { return static_cast<Broker*>(u)->mono; }
+  static std::uint64_t unix_ms(void* u) { return static_cast<Broker*>(u)->wall; }
+  static int load(void* u, std::uint32_t* v) {
+    *v = static_cast<Broker*>(u)->counter;
+    return 0;
+  }
+  static int store(void* u, std::uint32_t v) {
+    auto* b = static_cast<Broker*>(u);
+    if (b->counter_store_fails) return -1;
+    b->counter = v;
+    return 0;
+  }
+  dsekp_client_io io() {
+    return dsekp_client_io{this, &publish, &monotonic, &unix_ms, &load, &store};
+  }
+};
+
+class ClientDriver : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    script = golden_script();
+    params = params_for(material, script);
+    io = broker.io();
+    ASSERT_EQ(dsekp_client_init(&client, &params, &io, tx, sizeof tx), DSEKP_OK);
+  }
+  void TearDown() override { dsekp_client_wipe(&client); }
+  int deliver(dsekp_topic topic, const std::string& payload, std::string* downlink = nullptr) {
+    std::uint8_t plain[256];
+    std::size_t n = 0;
+    const int rc = dsekp_client_on_message(&client, dsekp_client_topic(&client, topic),
+                                           reinterpret_cast<const std::uint8_t*>(payload.data()),
+                                           payload.size(), plain, sizeof plain, &n);
+    if (downlink) *downlink = as_text(plain, n);
+    return rc;
+  }
+
+  Material material;
+  Script script;
+  dsekp_device_params params{};
+  Broker broker;
+  dsekp_client_io io{};
+  dsekp_client client{};
+  std::uint8_t tx[1024]{};
+};
+
+TEST_F(ClientDriver, FullSessionMatchesTheGoldenTrace) {
+  EXPECT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  EXPECT_TRUE(broker.published.empty()) << "no wall clock yet: no handshake";
+  broker.wall = std::stoull(g("t")) * 1000;
+  ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  ASSERT_EQ(broker.published.size(), 1u);
+  EXPECT_EQ(broker.published[0].first, "dsekp/init");
+  EXPECT_EQ(broker.published[0].second, g("init_json"));
+  // Retransmission: same bytes once the backoff (1 s, jitter from zeros: 500 ms) has passed.
+  broker.mono = 499;
+  ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  EXPECT_EQ(broker.published.size(), 1u);
+  broker.mono = 500;
+  ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  ASSERT_EQ(broker.published.size(), 2u);
+  EXPECT_EQ(broker.published[1].second, g("init_json"));
+  // The ACK installs the session and the driver confirms it with an empty DATA frame (seq 0).
+  ASSERT_EQ(deliver(DSEKP_TOPIC_ACK, g("ack_json")), DSEKP_OK);
+  ASSERT_EQ(broker.published.size(), 3u);
+  EXPECT_EQ(broker.published[2].first, "dsekp/data");
+  EXPECT_NE(broker.published[2].second.find("\"seq\":0,"), std::string::npos);
+  EXPECT_EQ(dsekp_device_confirmation_pending(&client.device), 0);
+  const std::string reading = g("data0_plaintext");
+  ASSERT_EQ(dsekp_client_send(&client, reinterpret_cast<const std::uint8_t*>(reading.data()),
+                              reading.size()),
+            DSEKP_OK);
+  EXPECT_NE(broker.published.back().second.find("\"seq\":1,"), std::string::npos);
+  std::string command;
+  ASSERT_EQ(deliver(DSEKP_TOPIC_DOWN, g("down0_json"), &command), DSEKP_OK);
+  EXPECT_EQ(command, g("down0_plaintext"));
+  std::size_t n = 0;
+  EXPECT_EQ(dsekp_client_on_message(&client, "other/topic", nullptr, 0, nullptr, 0, &n),
+            DSEKP_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(ClientDriver, PublishFailureIsRetriedOnTheNextPoll) {
+  broker.wall = 1'800'000'000'000;
+  broker.fail = true;
+  EXPECT_EQ(dsekp_client_poll(&client), DSEKP_CLIENT_ERR_PUBLISH);
+  EXPECT_STREQ(dsekp_client_error_name(DSEKP_CLIENT_ERR_PUBLISH), "publish_failed");
+  broker.fail = false;
+  EXPECT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  EXPECT_EQ(broker.published.size(), 1u);
+}
+
+TEST_F(ClientDriver, ExpiredHandshakeStartsAFreshOne) {
+  broker.wall = 1'800'000'000'000;
+  script.entries.push_back(Bytes(4, 0));  // jitter of the first send
+  script.entries.push_back(hex("1235"));
+  script.entries.push_back(Bytes(12, 0x42));
+  ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  const std::string first = broker.published.at(0).second;
+  broker.mono = 120'000;  // init_max_age_ms after the first send
+  broker.wall += 120'000;
+  ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  ASSERT_EQ(broker.published.size(), 2u);
+  EXPECT_NE(broker.published[1].second, first);
+  EXPECT_NE(broker.published[1].second.find("\"sessctr\":4661"), std::string::npos);
+}
+
+TEST(ClientDriverInit, ClocklessDeviceAdvancesAndPersistsItsCounter) {
+  Material m;
+  Script script = golden_script();
+  dsekp_device_params p = params_for(m, script);
+  p.clockless = 1;
+  Broker broker;
+  broker.counter = 41;
+  dsekp_client_io io = broker.io();
+  io.unix_ms = nullptr;
+  dsekp_client client{};
+  std::uint8_t tx[512];
+  ASSERT_EQ(dsekp_client_init(&client, &p, &io, tx, sizeof tx), DSEKP_OK);
+  ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  EXPECT_EQ(broker.counter, 42u);
+  ASSERT_EQ(broker.published.size(), 1u);
+  EXPECT_NE(broker.published[0].second.find("\"t\":42,"), std::string::npos);
+  dsekp_client_wipe(&client);
+  // A counter that cannot be stored starts no handshake.
+  broker.counter_store_fails = true;
+  broker.published.clear();
+  script = golden_script();
+  ASSERT_EQ(dsekp_client_init(&client, &p, &io, tx, sizeof tx), DSEKP_OK);
+  EXPECT_EQ(dsekp_client_poll(&client), DSEKP_CLIENT_ERR_STORAGE);
+  EXPECT_TRUE(broker.published.empty());
+  dsekp_client_wipe(&client);
+  // Clockless without storage callbacks, or clocked without a wall clock: refused at init.
+  io.load_counter = nullptr;
+  EXPECT_EQ(dsekp_client_init(&client, &p, &io, tx, sizeof tx), DSEKP_ERR_INVALID_ARGUMENT);
+  p.clockless = 0;
+  EXPECT_EQ(dsekp_client_init(&client, &p, &io, tx, sizeof tx), DSEKP_ERR_INVALID_ARGUMENT);
+  // A transmit buffer below DSEKP_MAX_INIT_SIZE is refused.
+  io = broker.io();
+  EXPECT_EQ(dsekp_client_init(&client, &p, &io, tx, DSEKP_MAX_INIT_SIZE - 1),
+            DSEKP_ERR_INVALID_ARGUMENT);
+}
+
+}  // namespace
