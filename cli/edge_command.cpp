@@ -1,32 +1,154 @@
-// `dsekp edge --broker HOST:PORT --db PATH --logs-dir DIR ...` (see edge_command.hpp).
+// `dsekp edge --broker HOST:PORT --db PATH --logs-dir DIR ...` and `dsekp edge send DEV_ID
+// PAYLOAD` (see edge_command.hpp).
 #include "edge_command.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "crypto/openssl/openssl_crypto.hpp"
+#include "edge/admin/admin_client.hpp"
+#include "edge/daemon/edge_config_file.hpp"
 #include "edge/daemon/edge_daemon.hpp"
+#include "edge/registry/device_registry.hpp"
+#include "edge/registry/text_encoding.hpp"
 
 namespace dsekp::cli {
 namespace {
 
 struct EdgeArgs {
-  edge::daemon::EdgeDaemonOptions options;
+  edge::daemon::EdgeDaemonOptions options;  // the flags' values (defaults where not given)
+  std::string config;
   std::string broker;
   std::string username;
   bool no_csv = false;
   bool no_republish = false;
 };
 
-void parse_broker(const std::string& text, edge::daemon::EdgeDaemonOptions& o) {
+struct SendArgs {
+  std::string broker;
+  std::string db;
+  std::string username;
+  std::string password;
+  std::string prefix;
+  std::string dev_id;
+  std::string payload;
+  bool hex = false;
+  std::string request_id;
+  double timeout_s = 10;
+};
+
+void parse_broker(const std::string& text, std::string& host, std::uint16_t& port) {
   const auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0)
     throw std::runtime_error("--broker: expected HOST:PORT, got \"" + text + "\"");
-  const unsigned long port = std::stoul(text.substr(colon + 1));
-  if (port == 0 || port > 65535) throw std::runtime_error("--broker: port out of range");
-  o.broker_host = text.substr(0, colon);
-  o.broker_port = static_cast<std::uint16_t>(port);
+  unsigned long value = 0;
+  try {
+    value = std::stoul(text.substr(colon + 1));
+  } catch (const std::exception&) {
+    throw std::runtime_error("--broker: expected HOST:PORT, got \"" + text + "\"");
+  }
+  if (value == 0 || value > 65535) throw std::runtime_error("--broker: port out of range");
+  host = text.substr(0, colon);
+  port = static_cast<std::uint16_t>(value);
+}
+
+std::vector<std::uint8_t> hex_bytes(const std::string& text) {
+  if (text.size() % 2 != 0) throw std::runtime_error("PAYLOAD: odd number of hex digits");
+  std::vector<std::uint8_t> out;
+  for (std::size_t i = 0; i < text.size(); i += 2) {
+    const auto digit = [&](char c) {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      throw std::runtime_error(std::string("PAYLOAD: not a hex digit: '") + c + "'");
+    };
+    out.push_back(static_cast<std::uint8_t>(digit(text[i]) * 16 + digit(text[i + 1])));
+  }
+  return out;
+}
+
+// `dsekp edge send`: asks the running daemon to seal and publish one downlink frame.
+int run_send(const SendArgs& a) {
+  edge::admin::AdminClientOptions o;
+  parse_broker(a.broker, o.host, o.port);
+  o.topic_prefix = a.prefix;
+  if (a.timeout_s <= 0 || a.timeout_s > 3600) throw std::runtime_error("--timeout: 0 < S <= 3600");
+  o.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
+  if (!a.username.empty()) {
+    o.username = a.username;
+    o.password = a.password;
+  } else if (!a.db.empty()) {
+    // The edge's broker account from the registry, as the daemon uses it.
+    std::unique_ptr<edge::DeviceRegistry> registry;
+    if (const auto s = edge::DeviceRegistry::open(a.db, edge::OpenMode::existing_only, registry);
+        !s.ok())
+      throw std::runtime_error("registry " + a.db + ": " + s.message());
+    if (edge::BrokerAccount account; registry->edge_broker_account(account).ok()) {
+      o.username = account.username;
+      o.password = account.password;
+    }
+  }
+  edge::admin::DownlinkRequest request;
+  request.dev_id = a.dev_id;
+  if (a.hex) {
+    request.payload = hex_bytes(a.payload);
+  } else {
+    request.payload.assign(a.payload.begin(), a.payload.end());
+  }
+  request.request_id = a.request_id;
+  if (request.request_id.empty()) {
+    std::vector<std::uint8_t> random(12);
+    OpenSslRng rng;
+    if (rng.fill(random) != Error::ok) throw std::runtime_error("no randomness for a request id");
+    request.request_id = edge::to_hex(ByteView(random.data(), random.size()));
+  }
+  if (!edge::admin::valid_request_id(request.request_id))
+    throw std::runtime_error("--request-id: 1-64 of [A-Za-z0-9._-]");
+
+  edge::admin::DownlinkResult result;
+  std::string error;
+  if (!edge::admin::request_downlink(o, request, result, error)) {
+    std::fprintf(stderr, "dsekp edge send: %s\n", error.c_str());
+    return 1;
+  }
+  std::printf("%s\n", edge::admin::encode(result).c_str());
+  if (!result.ok) std::fprintf(stderr, "dsekp edge send: refused: %s\n", result.reason.c_str());
+  return result.ok ? 0 : 1;
+}
+
+// The daemon's options: the defaults, then the config file, then every flag that was given.
+edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App& cmd) {
+  edge::daemon::EdgeDaemonOptions o;
+  std::string broker;
+  if (!a.config.empty()) edge::daemon::read_config_file(a.config, o, broker);
+  const auto given = [&cmd](const char* flag) { return cmd.count(flag) > 0; };
+  const edge::daemon::EdgeDaemonOptions& f = a.options;
+  if (given("--broker")) broker = a.broker;
+  if (given("--db")) o.registry_db = f.registry_db;
+  if (given("--state-db")) o.state_db = f.state_db;
+  if (given("--logs-dir")) o.logs_dir = f.logs_dir;
+  if (given("--username")) o.username = a.username;
+  if (given("--password")) o.password = f.password;
+  if (given("--client-id")) o.client_id = f.client_id;
+  if (given("--metrics")) o.metrics = f.metrics;
+  if (given("--prefix")) o.topic_prefix = f.topic_prefix;
+  if (given("--max-skew")) o.max_skew_s = f.max_skew_s;
+  if (given("--ready-file")) o.ready_file = f.ready_file;
+  if (given("--init-burst")) o.init_burst = f.init_burst;
+  if (given("--init-refill-ms")) o.init_refill_ms = f.init_refill_ms;
+  if (given("--replay-window")) o.replay_window = f.replay_window;
+  if (given("--test-hold-ms")) o.test_hold_ms = f.test_hold_ms;
+  if (a.no_csv) o.csv = false;
+  if (a.no_republish) o.republish = false;
+  if (broker.empty()) throw std::runtime_error("--broker is required");
+  if (o.registry_db.empty()) throw std::runtime_error("--db is required");
+  parse_broker(broker, o.broker_host, o.broker_port);
+  if (o.csv && o.logs_dir.empty()) throw std::runtime_error("--logs-dir is required (or --no-csv)");
+  return o;
 }
 
 }  // namespace
@@ -34,9 +156,12 @@ void parse_broker(const std::string& text, edge::daemon::EdgeDaemonOptions& o) {
 void add_edge_command(CLI::App& app) {
   auto args = std::make_shared<EdgeArgs>();
   CLI::App* cmd = app.add_subcommand("edge", "Run the edge gateway daemon until SIGTERM/SIGINT");
-  cmd->add_option("--broker", args->broker, "MQTT broker HOST:PORT")->required();
-  cmd->add_option("--db", args->options.registry_db, "Device registry (from `dsekp keys`)")
-      ->required();
+  cmd->add_option("--config", args->config,
+                  "TOML file with these options (keys with underscores; flags override it)");
+  // Required for the daemon, checked in its callback (CLI11 would also demand them of `send`).
+  cmd->add_option("--broker", args->broker, "MQTT broker HOST:PORT (required)");
+  cmd->add_option("--db", args->options.registry_db,
+                  "Device registry (from `dsekp keys`; required)");
   cmd->add_option("--state-db", args->options.state_db,
                   "Session state + telemetry database (default: <db>.state)");
   cmd->add_option("--logs-dir", args->options.logs_dir,
@@ -52,17 +177,49 @@ void add_edge_command(CLI::App& app) {
   cmd->add_option("--max-skew", args->options.max_skew_s,
                   "INIT freshness window in seconds (0: clockless devices)")
       ->capture_default_str();
+  cmd->add_option("--ready-file", args->options.ready_file,
+                  "Write this file (with the pid) once connected and subscribed");
+  cmd->add_option("--init-burst", args->options.init_burst,
+                  "INITs a device may send in a burst (token bucket capacity; 0: unlimited)")
+      ->capture_default_str();
+  cmd->add_option("--init-refill-ms", args->options.init_refill_ms,
+                  "One more INIT allowed per this many ms (0: unlimited)")
+      ->capture_default_str();
+  cmd->add_option("--replay-window", args->options.replay_window, "Replay window size in frames")
+      ->check(CLI::Range(1u, static_cast<unsigned>(ReplayWindow::kMaxSize)))
+      ->capture_default_str();
+  // Hidden (empty group): fault injection for the durability test only.
+  cmd->add_option("--test-hold-ms", args->options.test_hold_ms, "")->group("");
   cmd->add_flag("--no-csv", args->no_csv, "Do not write the server CSV logs");
   cmd->add_flag("--no-republish", args->no_republish,
                 "Do not republish readings on {prefix}plain/{dev_id}");
-  cmd->callback([args, cmd] {
-    edge::daemon::EdgeDaemonOptions o = args->options;
-    parse_broker(args->broker, o);
-    if (cmd->count("--username") > 0) o.username = args->username;
-    o.csv = !args->no_csv;
-    o.republish = !args->no_republish;
-    if (o.csv && o.logs_dir.empty())
-      throw std::runtime_error("--logs-dir is required (or --no-csv)");
+
+  auto send = std::make_shared<SendArgs>();
+  CLI::App* send_cmd = cmd->add_subcommand(
+      "send", "Ask the running edge to send a downlink frame to a device (exit 0 when sent)");
+  send_cmd->add_option("--broker", send->broker, "MQTT broker HOST:PORT")->required();
+  send_cmd->add_option("--db", send->db,
+                       "Registry, for the edge's broker account (else --username/--password)");
+  send_cmd->add_option("--username", send->username, "Broker user (default: from --db)");
+  send_cmd->add_option("--password", send->password, "Broker password");
+  send_cmd->add_option("--prefix", send->prefix, "Topic prefix of the edge, e.g. site1/");
+  send_cmd->add_flag("--hex", send->hex, "PAYLOAD is hex, not text");
+  send_cmd->add_option("--request-id", send->request_id, "Request id (default: random)");
+  send_cmd->add_option("--timeout", send->timeout_s, "Seconds to wait for the edge's answer")
+      ->capture_default_str();
+  send_cmd->add_option("DEV_ID", send->dev_id, "Device id")->required();
+  send_cmd->add_option("PAYLOAD", send->payload, "What to send (text; hex with --hex)")->required();
+  send_cmd->callback([send] {
+    const int code = run_send(*send);
+    if (code != 0) std::exit(code);
+  });
+
+  cmd->callback([args, cmd, send_cmd] {
+    if (send_cmd->parsed()) return;  // `dsekp edge send`: its own callback ran
+    // Built again on SIGHUP: the file as it is then, with the flags still overriding it.
+    const auto build = [args, cmd] { return daemon_options(*args, *cmd); };
+    edge::daemon::EdgeDaemonOptions o = build();
+    if (!args->config.empty()) o.reload = build;
     const int code = edge::daemon::run_edge_daemon(o);
     if (code != 0) std::exit(code);
   });

@@ -25,7 +25,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // Help and version print and succeed; every other parse error is a usage error: exit 2, the
+    // code the subcommands use for bad arguments (CLI11's own codes differ per error kind).
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dsekp: %s\n", e.what());
     return 1;

@@ -3,7 +3,9 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -12,8 +14,11 @@
 #include <thread>
 
 #include "crypto/openssl/openssl_crypto.hpp"
+#include "edge/admin/admin_protocol.hpp"
+#include "edge/daemon/admin_handler.hpp"
 #include "edge/daemon/rejection_log.hpp"
 #include "edge/daemon/result_metrics.hpp"
+#include "edge/daemon/test_hold.hpp"
 #include "edge/metrics/edge_metrics.hpp"
 #include "edge/metrics/metrics_server.hpp"
 #include "edge/mqtt/mqtt_client.hpp"
@@ -34,10 +39,23 @@ namespace {
 constexpr int kTransientAttempts = 3;
 constexpr std::chrono::milliseconds kTransientPause{50};
 
-std::uint64_t unix_ms_now() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+std::uint64_t unix_us_now() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                         std::chrono::system_clock::now().time_since_epoch())
                                         .count());
+}
+
+// The ready file: written under a temporary name and renamed, so a reader never sees it half
+// written. Called on the loop thread after every (re)subscription; rewriting it is harmless.
+void write_ready_file(const std::string& path) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  bool ok = f != nullptr && std::fprintf(f, "%d\n", static_cast<int>(::getpid())) > 0;
+  if (f != nullptr) ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    std::fprintf(stderr, "dsekp edge: cannot write the ready file %s\n", path.c_str());
+  }
 }
 
 sigset_t stop_signals() {
@@ -45,6 +63,7 @@ sigset_t stop_signals() {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   return set;
 }
 
@@ -72,9 +91,45 @@ std::unique_ptr<metrics::MetricsServer> start_metrics(const std::string& spec,
   return server;
 }
 
+void check_reloadable(const EdgeDaemonOptions& o) {
+  if (o.replay_window < 1 || o.replay_window > ReplayWindow::kMaxSize)
+    throw std::runtime_error("--replay-window: must be 1.." +
+                             std::to_string(ReplayWindow::kMaxSize));
+}
+
+// The options SIGHUP may change, into the service's configuration.
+void apply_reloadable(const EdgeDaemonOptions& o, EdgeServiceConfig& config) {
+  check_reloadable(o);
+  config.max_skew_s = o.max_skew_s;
+  config.init_rate.capacity = o.init_burst;
+  config.init_rate.refill_interval_ms = o.init_refill_ms;
+  config.replay_window = o.replay_window;
+}
+
+// The others need a restart: say so instead of silently running with the old value.
+void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOptions& b) {
+  const auto check = [](bool changed, const char* name) {
+    if (changed)
+      std::fprintf(stderr, "dsekp edge: SIGHUP: %s changed; it takes effect after a restart\n",
+                   name);
+  };
+  check(a.broker_host != b.broker_host || a.broker_port != b.broker_port, "broker");
+  check(a.registry_db != b.registry_db, "db");
+  check(a.state_db != b.state_db, "state_db");
+  check(a.logs_dir != b.logs_dir, "logs_dir");
+  check(a.username != b.username || a.password != b.password, "username/password");
+  check(a.client_id != b.client_id, "client_id");
+  check(a.metrics != b.metrics, "metrics");
+  check(a.topic_prefix != b.topic_prefix, "prefix");
+  check(a.ready_file != b.ready_file, "ready_file");
+  check(a.csv != b.csv, "csv");
+  check(a.republish != b.republish, "republish");
+}
+
 }  // namespace
 
 int run_edge_daemon(const EdgeDaemonOptions& o) {
+  check_reloadable(o);
   // Blocked before any thread starts, so every thread inherits the mask and only sigwait() below
   // receives the stop signals.
   const sigset_t signals = stop_signals();
@@ -109,11 +164,13 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   if (telemetry == nullptr) throw std::runtime_error("state " + state_path + ": " + error);
   sinks::CompositeSink sink;
   sink.add(*telemetry);
+  TestHoldSink hold_sink(o.test_hold_ms);
+  if (o.test_hold_ms > 0) sink.add(hold_sink);  // after the commit, before the CSV append
   std::unique_ptr<sinks::ServerCsvSink> csv;
   if (o.csv) {
     if (o.logs_dir.empty()) throw std::runtime_error("--logs-dir is required (or --no-csv)");
     std::filesystem::create_directories(o.logs_dir);
-    csv = std::make_unique<sinks::ServerCsvSink>(o.logs_dir);
+    csv = std::make_unique<sinks::ServerCsvSink>(o.logs_dir, store->connection());
     sink.add(*csv);
   }
   // The client is created before the sinks that publish through it and started after the
@@ -122,22 +179,55 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   metrics::EdgeMetrics* metrics_ptr = nullptr;
   RejectionLog rejections(o.rejection_lines_per_second);
   mqtt::MqttClient* client_ptr = nullptr;
+  AdminHandler* admin_ptr = nullptr;
+  // dsekp_active_sessions: counted in the store once, then followed message by message (loop
+  // thread only).
+  std::int64_t active_sessions = 0;
+  {
+    std::uint64_t sessions = 0;
+    std::uint64_t unreadable = 0;
+    if (!store->count_established(sessions, unreadable).ok())
+      throw std::runtime_error("state " + state_path +
+                               ": cannot count the sessions: " + store->last_error());
+    if (unreadable > 0)
+      std::fprintf(stderr, "dsekp edge: %llu stored states do not decode (refused when used)\n",
+                   static_cast<unsigned long long>(unreadable));
+    active_sessions = static_cast<std::int64_t>(sessions);
+  }
   auto on_message = [&](std::string_view topic, ByteView payload) {
-    const std::uint64_t now_ms = unix_ms_now();  // on delivery, before decoding (LOGS.md)
+    // On delivery, before decoding (LOGS.md); one reading gives both recvts_us and recvts_ms.
+    const std::uint64_t recvts_us = unix_us_now();
+    const std::uint64_t now_ms = recvts_us / 1000;
+    if (topic == admin_ptr->topic()) {
+      const std::string answer = admin_ptr->handle(payload, now_ms);
+      std::fprintf(stderr, "dsekp edge: admin downlink: %s\n", answer.c_str());
+      return;
+    }
     const auto started = std::chrono::steady_clock::now();
-    HandleResult r = service_ptr->handle(topic, payload, now_ms);
+    test_hold(o.test_hold_ms, "before");
+    HandleResult r = service_ptr->handle(topic, payload, now_ms, recvts_us);
     for (int attempt = 1; !r.processed() && attempt < kTransientAttempts; ++attempt) {
       std::this_thread::sleep_for(kTransientPause);
-      r = service_ptr->handle(topic, payload, now_ms);
+      r = service_ptr->handle(topic, payload, now_ms, recvts_us);
     }
     for (const Publish& p : r.publishes) client_ptr->publish(p.topic, p.payload, p.qos);
     record_result(*metrics_ptr, r, std::chrono::steady_clock::now() - started);
+    if (r.processed() && r.established_delta != 0) {
+      active_sessions = std::max<std::int64_t>(0, active_sessions + r.established_delta);
+      metrics_ptr->set_active_sessions(static_cast<std::size_t>(active_sessions));
+    }
     if (!r.ok()) rejections.log(r, topic, now_ms);
+    test_hold(o.test_hold_ms, "after");
   };
   for (const auto& topic :
        {std::string("dsekp/init"), std::string("dsekp/data"), std::string("psk/data")})
     mqtt_options.subscriptions.push_back(o.topic_prefix + topic);
-  mqtt::MqttClient client(mqtt_options, on_message);
+  // `dsekp edge send` requests (edge/admin/admin_protocol.hpp); the ACL limits them to the edge
+  // account.
+  mqtt_options.subscriptions.push_back(admin::request_topic(o.topic_prefix));
+  mqtt::ReadyHandler on_ready;
+  if (!o.ready_file.empty()) on_ready = [&o] { write_ready_file(o.ready_file); };
+  mqtt::MqttClient client(mqtt_options, on_message, on_ready);
   client_ptr = &client;
   std::unique_ptr<sinks::RepublishSink> republish;
   if (o.republish) {
@@ -153,9 +243,12 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   OpenSslRng rng;
   EdgeServiceConfig config;
   config.topic_prefix = o.topic_prefix;
-  config.max_skew_s = o.max_skew_s;
+  apply_reloadable(o, config);
   EdgeService service(EdgeServiceParts{*registry, *store, *generations, sink, crypto, rng}, config);
   service_ptr = &service;
+  AdminHandler admin_handler(service, o.topic_prefix,
+                             [&client](const std::string& t, ByteView p) { client.publish(t, p); });
+  admin_ptr = &admin_handler;
   // The service's own topic list must be what the client subscribes to.
   if (service.topics().init() != mqtt_options.subscriptions[0] ||
       service.topics().data() != mqtt_options.subscriptions[1] ||
@@ -165,6 +258,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   metrics::Registry metric_registry;
   metrics::EdgeMetrics edge_metrics = metrics::declare_edge_metrics(metric_registry);
   metrics_ptr = &edge_metrics;
+  edge_metrics.set_active_sessions(static_cast<std::size_t>(active_sessions));
   const auto metrics_server = start_metrics(o.metrics, metric_registry, client);
 
   if (!client.start(error)) throw std::runtime_error("MQTT: " + error);
@@ -172,12 +266,37 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
                state_path.c_str(), o.broker_host.c_str(), static_cast<unsigned>(o.broker_port));
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    if (csv) csv->reopen();
+    if (!o.reload) {
+      std::fprintf(stderr, "dsekp edge: SIGHUP: CSV logs reopen with the next row\n");
+      continue;
+    }
+    try {
+      const EdgeDaemonOptions n = o.reload();
+      report_restart_only_changes(o, n);
+      EdgeServiceConfig updated = config;
+      apply_reloadable(n, updated);
+      service.reconfigure(updated);
+      config = updated;
+      rejections.set_per_second(n.rejection_lines_per_second);
+      std::fprintf(stderr,
+                   "dsekp edge: SIGHUP: reloaded (max_skew %u, init_burst %u, init_refill_ms %u, "
+                   "replay_window %u, rejection_lines_per_second %u); CSV logs reopen with the "
+                   "next row\n",
+                   n.max_skew_s, n.init_burst, n.init_refill_ms, n.replay_window,
+                   n.rejection_lines_per_second);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dsekp edge: SIGHUP: reload failed, keeping the running options: %s\n",
+                   e.what());
+    }
+  }
   std::fprintf(stderr, "dsekp edge: signal %d, stopping\n", sig);
   // The loop thread is joined first: after it, no handler runs and the sinks are quiet (the CSV
   // sink flushes per commit; its destructor closes the files).
   client.stop();
   if (metrics_server) metrics_server->stop();
+  if (!o.ready_file.empty()) std::remove(o.ready_file.c_str());
   if (csv && csv->lost_rows() > 0)
     std::fprintf(stderr, "dsekp edge: %llu CSV rows could not be written\n",
                  static_cast<unsigned long long>(csv->lost_rows()));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 
@@ -15,6 +16,9 @@ namespace dsekp::edge::daemon {
 class RejectionLog {
  public:
   explicit RejectionLog(std::uint32_t per_second = 5) : per_second_(per_second) {}
+
+  /// Changes the limit (SIGHUP); may be called from any thread.
+  void set_per_second(std::uint32_t per_second) noexcept { per_second_ = per_second; }
 
   /// Logs `r` (a result that is not ok) for a message on `topic` received at `now_ms`, unless
   /// its reason already used up this second's lines.
@@ -29,7 +33,7 @@ class RejectionLog {
   // One slot per protocol Error and per EdgeReason (indexed apart, see log()).
   static constexpr std::size_t kSlots = kErrorCount + kEdgeReasonCount;
 
-  std::uint32_t per_second_;
+  std::atomic<std::uint32_t> per_second_;
   std::array<Slot, kSlots> slots_{};
 };
 

@@ -1,7 +1,7 @@
 // Feeds the edge's Prometheus metrics (edge/metrics/edge_metrics.hpp) from one HandleResult:
 // handshakes by outcome, DATA/PSK frames by mode and outcome, rejections by reason, session
-// confirmations and evictions, and the processing time. dsekp_active_sessions is not fed yet
-// (the service does not report its working set; left for later).
+// confirmations and evictions, and the processing time. dsekp_active_sessions is a running total
+// the daemon keeps (HandleResult::established_delta, from a count of the store at start-up).
 #pragma once
 
 #include <chrono>

@@ -18,8 +18,8 @@ void init_library_once() {
 
 }  // namespace
 
-MqttClient::MqttClient(MqttOptions options, MessageHandler handler)
-    : options_(std::move(options)), handler_(std::move(handler)) {}
+MqttClient::MqttClient(MqttOptions options, MessageHandler handler, ReadyHandler on_ready)
+    : options_(std::move(options)), handler_(std::move(handler)), on_ready_(std::move(on_ready)) {}
 
 MqttClient::~MqttClient() {
   stop();
@@ -107,8 +107,10 @@ void MqttClient::on_subscribe(mosquitto*, void* self, int, int count, const int*
   for (int i = 0; i < count; ++i)
     if (granted[i] > 1) std::fprintf(stderr, "dsekp edge: the broker refused a subscription\n");
   // One line once every topic is subscribed: operators (and the tests) wait for it.
-  if (++client->subacks_ == client->options_.subscriptions.size())
+  if (++client->subacks_ == client->options_.subscriptions.size()) {
     std::fprintf(stderr, "dsekp edge: ready (subscribed to %zu topics)\n", client->subacks_);
+    if (client->on_ready_) client->on_ready_();
+  }
 }
 
 void MqttClient::on_disconnect(mosquitto*, void* self, int rc) {

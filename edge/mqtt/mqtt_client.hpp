@@ -9,7 +9,10 @@
 //     PUBACK before calling on_message, but in the threaded loop that PUBACK is only queued and
 //     written after on_message returns (shared/design/implementation-notes.md). The handler
 //     commits inside on_message, so a crash before the commit leaves the message unacknowledged
-//     and the broker redelivers it. Not yet proven by a kill test (left for issue 3).
+//     and the broker redelivers it. Proven by tests/edge_daemon/kill_restart_test.cpp, which
+//     SIGKILLs the edge inside on_message before and after the commit. (The loop also reads and
+//     handles the next message before writing the queued PUBACK, so a kill may leave the
+//     previous message unacknowledged too: it is redelivered and refused as a replay.)
 //   * Reconnect with exponential backoff (mosquitto_reconnect_delay_set), done by the loop thread;
 //     subscriptions are renewed on every CONNACK (harmless with a persistent session, needed if the
 //     broker lost it).
@@ -47,10 +50,12 @@ struct MqttOptions {
 
 /// Called on the loop thread for every received message.
 using MessageHandler = std::function<void(std::string_view topic, ByteView payload)>;
+/// Called on the loop thread each time every subscription of a (re)connection was granted.
+using ReadyHandler = std::function<void()>;
 
 class MqttClient {
  public:
-  MqttClient(MqttOptions options, MessageHandler handler);
+  MqttClient(MqttOptions options, MessageHandler handler, ReadyHandler on_ready = {});
   ~MqttClient();
   MqttClient(const MqttClient&) = delete;
   MqttClient& operator=(const MqttClient&) = delete;
@@ -76,6 +81,7 @@ class MqttClient {
 
   MqttOptions options_;
   MessageHandler handler_;
+  ReadyHandler on_ready_;
   mosquitto* mosq_ = nullptr;
   bool started_ = false;
   std::atomic<bool> connected_{false};

@@ -28,7 +28,7 @@ RegistryStatus unknown(std::string_view dev_id) {
 
 /// Reads the secret columns of the current row into strong types, refusing wrong sizes (which
 /// the schema's CHECKs should make impossible, so a mismatch means the file was tampered with).
-RegistryStatus read_credentials(const SqliteStatement& row, int secret_col, int psk_col,
+RegistryStatus read_credentials(const RegistryStatement& row, int secret_col, int psk_col,
                                 int generation_col, DeviceCredentials& out) {
   if (!out.dev_secret.assign(row.column_blob(secret_col)) ||
       !out.psk_key.assign(row.column_blob(psk_col)))
@@ -79,7 +79,7 @@ RegistryStatus DeviceRegistry::initialize(bool may_create) {
 }
 
 RegistryStatus DeviceRegistry::load_edge_salt() {
-  SqliteStatement stmt;
+  RegistryStatement stmt;
   if (auto s = db_.prepare("SELECT edge_salt FROM deployment WHERE id = 1", stmt); !s.ok())
     return s;
   bool row = false;
@@ -115,7 +115,7 @@ RegistryStatus DeviceRegistry::draw_secrets(DeviceMaterial& out) {
 
 RegistryStatus DeviceRegistry::store_device(const DeviceMaterial& material, bool is_rotation) {
   const DeviceCredentials& c = material.credentials;
-  SqliteStatement stmt;
+  RegistryStatement stmt;
   const char* sql =
       is_rotation
           ? "UPDATE devices SET dev_secret = ?2, psk_key = ?3, broker_password = ?4, "
@@ -149,7 +149,7 @@ RegistryStatus DeviceRegistry::add(std::string_view dev_id, DeviceMaterial& out)
   if (auto s = draw_secrets(out); !s.ok()) return s;
   if (auto s = next_generation(out.credentials.generation); !s.ok()) return s;
   if (auto s = store_device(out, false); !s.ok()) return s;
-  SqliteStatement forget;
+  RegistryStatement forget;
   if (auto s = db_.prepare("DELETE FROM removed_devices WHERE dev_id = ?1", forget); !s.ok())
     return s;
   if (auto s = forget.bind_text(1, dev_id); !s.ok()) return s;
@@ -174,14 +174,14 @@ RegistryStatus DeviceRegistry::remove(std::string_view dev_id) {
   if (auto s = validate_dev_id(dev_id, id); !s.ok()) return s;
   SqliteTransaction tx(db_);
   if (auto s = tx.begin(); !s.ok()) return s;
-  SqliteStatement del;
+  RegistryStatement del;
   if (auto s = db_.prepare("DELETE FROM devices WHERE dev_id = ?1", del); !s.ok()) return s;
   if (auto s = del.bind_text(1, dev_id); !s.ok()) return s;
   if (auto s = del.run(); !s.ok()) return s;
   if (sqlite3_changes(db_.handle()) == 0) return unknown(dev_id);
   std::uint64_t generation = 0;
   if (auto s = next_generation(generation); !s.ok()) return s;
-  SqliteStatement tomb;
+  RegistryStatement tomb;
   if (auto s =
           db_.prepare("INSERT OR REPLACE INTO removed_devices (dev_id, removed_ms, generation) "
                       "VALUES (?1, ?2, ?3)",
@@ -211,7 +211,7 @@ RegistryStatus DeviceRegistry::find(std::string_view dev_id, DeviceCredentials& 
 
 RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial& out) {
   if (auto s = validate_dev_id(dev_id, out.credentials.dev_id); !s.ok()) return s;
-  SqliteStatement stmt;
+  RegistryStatement stmt;
   if (auto s = db_.prepare("SELECT dev_secret, psk_key, generation, broker_password FROM devices "
                            "WHERE dev_id = ?1",
                            stmt);
@@ -229,7 +229,7 @@ RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial&
 }
 
 RegistryStatus DeviceRegistry::info(std::string_view dev_id, DeviceInfo& out) {
-  SqliteStatement stmt;
+  RegistryStatement stmt;
   if (auto s = db_.prepare(
           "SELECT created_ms, rotated_ms, generation FROM devices WHERE dev_id = ?1", stmt);
       !s.ok())
@@ -247,7 +247,7 @@ RegistryStatus DeviceRegistry::info(std::string_view dev_id, DeviceInfo& out) {
 
 RegistryStatus DeviceRegistry::list(std::vector<DeviceInfo>& out) {
   out.clear();
-  SqliteStatement stmt;
+  RegistryStatement stmt;
   if (auto s = db_.prepare(
           "SELECT dev_id, created_ms, rotated_ms, generation FROM devices ORDER BY dev_id", stmt);
       !s.ok())
@@ -280,7 +280,7 @@ RegistryStatus DeviceRegistry::changes_since(std::uint64_t since, ChangeSet& out
     ~EndRead() { (void)db.exec("COMMIT"); }
   } end_read{db_};
   if (auto s = generation(out.generation); !s.ok()) return s;
-  SqliteStatement stmt;
+  RegistryStatement stmt;
   if (auto s =
           db_.prepare("SELECT dev_id, generation, 0 FROM devices WHERE generation > ?1 UNION ALL "
                       "SELECT dev_id, generation, 1 FROM removed_devices WHERE generation > ?1 "
@@ -300,7 +300,7 @@ RegistryStatus DeviceRegistry::changes_since(std::uint64_t since, ChangeSet& out
 
 RegistryStatus DeviceRegistry::device_broker_accounts(std::vector<BrokerAccount>& out) {
   out.clear();
-  SqliteStatement stmt;
+  RegistryStatement stmt;
   if (auto s = db_.prepare("SELECT dev_id, broker_password FROM devices ORDER BY dev_id", stmt);
       !s.ok())
     return s;
@@ -326,7 +326,7 @@ RegistryStatus DeviceRegistry::set_edge_broker_user(std::string_view username, B
     return {RegistryErrc::name_conflict, "\"" + std::string(username) +
                                              "\" is a registered dev_id; the edge needs a broker "
                                              "user name of its own"};
-  SqliteStatement stmt;
+  RegistryStatement stmt;
   if (auto s = db_.prepare("UPDATE deployment SET edge_broker_user = ?1 WHERE id = 1", stmt);
       !s.ok())
     return s;
@@ -337,7 +337,7 @@ RegistryStatus DeviceRegistry::set_edge_broker_user(std::string_view username, B
 }
 
 RegistryStatus DeviceRegistry::edge_broker_account(BrokerAccount& out) {
-  SqliteStatement stmt;
+  RegistryStatement stmt;
   if (auto s = db_.prepare(
           "SELECT edge_broker_user, edge_broker_password FROM deployment WHERE id = 1", stmt);
       !s.ok())

@@ -180,8 +180,8 @@ class DeviceRegistry {
 
   std::string path_;
   SqliteDb db_;
-  SqliteStatement find_stmt_;        // kept prepared: the edge's per-INIT lookup
-  SqliteStatement generation_stmt_;  // kept prepared: the edge's periodic change poll
+  RegistryStatement find_stmt_;        // kept prepared: the edge's per-INIT lookup
+  RegistryStatement generation_stmt_;  // kept prepared: the edge's periodic change poll
   EdgeSalt edge_salt_;
   OpenSslRng rng_;
 };

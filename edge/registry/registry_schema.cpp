@@ -59,7 +59,7 @@ RegistryStatus create(SqliteDb& db, Rng& rng, std::int64_t now_ms) {
   const std::string set_id = "PRAGMA application_id = " + std::to_string(kRegistryApplicationId);
   if (auto s = db.exec(set_id.c_str()); !s.ok()) return s;
   if (auto s = db.exec(kCreateTables); !s.ok()) return s;
-  SqliteStatement insert;
+  RegistryStatement insert;
   if (auto s = db.prepare(
           "INSERT INTO deployment (id, schema_version, edge_salt, generation, created_ms, "
           "edge_broker_password) VALUES (1, ?1, ?2, 0, ?3, ?4)",

@@ -6,105 +6,75 @@
 
 namespace dsekp::edge {
 
-SqliteStatement::~SqliteStatement() {
-  sqlite3_finalize(stmt_);
+void RegistryStatement::reset() noexcept {
+  sqlite3_reset(handle_.get());
+  sqlite3_clear_bindings(handle_.get());
 }
 
-SqliteStatement::SqliteStatement(SqliteStatement&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), stmt_(std::exchange(other.stmt_, nullptr)) {}
-
-SqliteStatement& SqliteStatement::operator=(SqliteStatement&& other) noexcept {
-  if (this != &other) {
-    sqlite3_finalize(stmt_);
-    db_ = std::exchange(other.db_, nullptr);
-    stmt_ = std::exchange(other.stmt_, nullptr);
-  }
-  return *this;
-}
-
-void SqliteStatement::reset() noexcept {
-  sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
-}
-
-RegistryStatus SqliteStatement::check_bind(int rc, int index) const {
+RegistryStatus RegistryStatement::check_bind(int rc, int index) const {
   if (rc == SQLITE_OK) return {};
   return {RegistryErrc::database,
           "binding parameter " + std::to_string(index) + ": " + std::string(sqlite3_errstr(rc))};
 }
 
-RegistryStatus SqliteStatement::bind_text(int index, std::string_view text) {
+RegistryStatus RegistryStatement::bind_text(int index, std::string_view text) {
   if (text.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
     return {RegistryErrc::database, "text parameter too long"};
-  return check_bind(
-      sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT),
-      index);
-}
-
-RegistryStatus SqliteStatement::bind_blob(int index, ByteView bytes) {
-  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    return {RegistryErrc::database, "blob parameter too long"};
-  // SQLITE_TRANSIENT: SQLite copies the bytes, so a caller's secret may be wiped right after.
-  return check_bind(sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()),
-                                      SQLITE_TRANSIENT),
+  return check_bind(sqlite3_bind_text(handle_.get(), index, text.data(),
+                                      static_cast<int>(text.size()), SQLITE_TRANSIENT),
                     index);
 }
 
-RegistryStatus SqliteStatement::bind_int64(int index, std::int64_t value) {
-  return check_bind(sqlite3_bind_int64(stmt_, index, value), index);
+RegistryStatus RegistryStatement::bind_blob(int index, ByteView bytes) {
+  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    return {RegistryErrc::database, "blob parameter too long"};
+  // SQLITE_TRANSIENT: SQLite copies the bytes, so a caller's secret may be wiped right after.
+  return check_bind(sqlite3_bind_blob(handle_.get(), index, bytes.data(),
+                                      static_cast<int>(bytes.size()), SQLITE_TRANSIENT),
+                    index);
 }
 
-RegistryStatus SqliteStatement::bind_null(int index) {
-  return check_bind(sqlite3_bind_null(stmt_, index), index);
+RegistryStatus RegistryStatement::bind_int64(int index, std::int64_t value) {
+  return check_bind(sqlite3_bind_int64(handle_.get(), index, value), index);
 }
 
-RegistryStatus SqliteStatement::step(bool& row) {
-  const int rc = sqlite3_step(stmt_);
+RegistryStatus RegistryStatement::bind_null(int index) {
+  return check_bind(sqlite3_bind_null(handle_.get(), index), index);
+}
+
+RegistryStatus RegistryStatement::step(bool& row) {
+  const int rc = sqlite3_step(handle_.get());
   row = rc == SQLITE_ROW;
   if (rc == SQLITE_ROW || rc == SQLITE_DONE) return {};
   return {RegistryErrc::database, std::string("sqlite: ") + sqlite3_errmsg(db_)};
 }
 
-RegistryStatus SqliteStatement::run() {
+RegistryStatus RegistryStatement::run() {
   bool row = false;
   return step(row);
 }
 
-std::int64_t SqliteStatement::column_int64(int column) const noexcept {
-  return sqlite3_column_int64(stmt_, column);
+std::int64_t RegistryStatement::column_int64(int column) const noexcept {
+  return sqlite3_column_int64(handle_.get(), column);
 }
 
-std::optional<std::int64_t> SqliteStatement::column_optional_int64(int column) const noexcept {
-  if (sqlite3_column_type(stmt_, column) == SQLITE_NULL) return std::nullopt;
-  return sqlite3_column_int64(stmt_, column);
+std::optional<std::int64_t> RegistryStatement::column_optional_int64(int column) const noexcept {
+  if (sqlite3_column_type(handle_.get(), column) == SQLITE_NULL) return std::nullopt;
+  return sqlite3_column_int64(handle_.get(), column);
 }
 
-std::string SqliteStatement::column_text(int column) const {
-  const auto* text = sqlite3_column_text(stmt_, column);
-  const int size = sqlite3_column_bytes(stmt_, column);
+std::string RegistryStatement::column_text(int column) const {
+  const auto* text = sqlite3_column_text(handle_.get(), column);
+  const int size = sqlite3_column_bytes(handle_.get(), column);
   if (text == nullptr) return {};
   return std::string(reinterpret_cast<const char*>(text), static_cast<std::size_t>(size));
 }
 
-ByteView SqliteStatement::column_blob(int column) const noexcept {
-  const void* blob = sqlite3_column_blob(stmt_, column);
-  const int size = sqlite3_column_bytes(stmt_, column);
+ByteView RegistryStatement::column_blob(int column) const noexcept {
+  const void* blob = sqlite3_column_blob(handle_.get(), column);
+  const int size = sqlite3_column_bytes(handle_.get(), column);
   if (blob == nullptr || size <= 0) return {};
   return ByteView(static_cast<const std::uint8_t*>(blob), static_cast<std::size_t>(size));
-}
-
-SqliteDb::~SqliteDb() {
-  sqlite3_close_v2(db_);
-}
-
-SqliteDb::SqliteDb(SqliteDb&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
-
-SqliteDb& SqliteDb::operator=(SqliteDb&& other) noexcept {
-  if (this != &other) {
-    sqlite3_close_v2(db_);
-    db_ = std::exchange(other.db_, nullptr);
-  }
-  return *this;
 }
 
 RegistryStatus SqliteDb::open(const std::string& path) {
@@ -118,34 +88,32 @@ RegistryStatus SqliteDb::open(const std::string& path) {
     sqlite3_close_v2(db);
     return {RegistryErrc::database, std::move(message)};
   }
-  sqlite3_close_v2(db_);
-  db_ = db;
+  db_.reset(db);
   // Turn "database is locked" into a bounded wait: the CLI may write while the edge reads, or
   // two CLI invocations may overlap.
-  sqlite3_busy_timeout(db_, 5000);
-  sqlite3_extended_result_codes(db_, 1);
+  sqlite3_busy_timeout(db, 5000);
+  sqlite3_extended_result_codes(db, 1);
   return {};
 }
 
 RegistryStatus SqliteDb::exec(const char* sql) {
   char* message = nullptr;
-  const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &message);
+  const int rc = sqlite3_exec(db_.get(), sql, nullptr, nullptr, &message);
   if (rc == SQLITE_OK) return {};
   std::string text = std::string("sqlite: ") + (message != nullptr ? message : sqlite3_errstr(rc));
   sqlite3_free(message);
   return {RegistryErrc::database, std::move(text)};
 }
 
-RegistryStatus SqliteDb::prepare(std::string_view sql, SqliteStatement& out) {
-  sqlite3_stmt* stmt = nullptr;
-  const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
-  if (rc != SQLITE_OK) return {RegistryErrc::database, error("preparing statement")};
-  out = SqliteStatement(db_, stmt);
+RegistryStatus SqliteDb::prepare(std::string_view sql, RegistryStatement& out) {
+  sqlite::SqliteStatement stmt(db_.get(), sql, /*persistent=*/false);
+  if (!stmt.ok()) return {RegistryErrc::database, error("preparing statement")};
+  out = RegistryStatement(db_.get(), std::move(stmt));
   return {};
 }
 
 RegistryStatus SqliteDb::query_int64(const char* sql, std::int64_t& out) {
-  SqliteStatement stmt;
+  RegistryStatement stmt;
   if (auto s = prepare(sql, stmt); !s.ok()) return s;
   bool row = false;
   if (auto s = stmt.step(row); !s.ok()) return s;
@@ -155,7 +123,7 @@ RegistryStatus SqliteDb::query_int64(const char* sql, std::int64_t& out) {
 }
 
 std::string SqliteDb::error(std::string_view what) const {
-  return std::string(what) + ": " + (db_ != nullptr ? sqlite3_errmsg(db_) : "no connection");
+  return std::string(what) + ": " + (db_ != nullptr ? sqlite3_errmsg(db_.get()) : "no connection");
 }
 
 SqliteTransaction::~SqliteTransaction() {

@@ -1,8 +1,10 @@
-// Thin RAII wrappers over the SQLite C API for the registry: a connection and prepared statements.
+// The registry's checked view of SQLite: a connection and prepared statements whose every
+// operation returns a RegistryStatus carrying SQLite's own message, so an operator sees e.g.
+// "database is locked" rather than a code. The handles themselves are the edge's one SQLite
+// handle layer (edge/sqlite/sqlite_statement.hpp), shared with the store, service and sinks.
 //
 // Only what the registry uses: open, exec, prepare, bind text/blob/int64, step, read columns and a
-// transaction guard that rolls back unless committed. Every failure comes back as a RegistryStatus
-// carrying SQLite's own message, so an operator sees e.g. "database is locked" rather than a code.
+// transaction guard that rolls back unless committed.
 #pragma once
 
 #include <sqlite3.h>
@@ -11,24 +13,21 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "dsekp/bytes.hpp"
+#include "edge/sqlite/sqlite_statement.hpp"
 #include "registry_status.hpp"
 
 namespace dsekp::edge {
 
 class SqliteDb;
 
-/// A prepared statement. Reset (and its bindings cleared) before every use via `reset()`, so one
-/// instance can be kept and reused on a hot path.
-class SqliteStatement {
+/// A prepared statement (owning its handle). Reset (and its bindings cleared) before every use via
+/// `reset()`, so one instance can be kept and reused on a hot path.
+class RegistryStatement {
  public:
-  SqliteStatement() = default;
-  ~SqliteStatement();
-  SqliteStatement(const SqliteStatement&) = delete;
-  SqliteStatement& operator=(const SqliteStatement&) = delete;
-  SqliteStatement(SqliteStatement&& other) noexcept;
-  SqliteStatement& operator=(SqliteStatement&& other) noexcept;
+  RegistryStatement() = default;
 
   void reset() noexcept;
   RegistryStatus bind_text(int index, std::string_view text);
@@ -49,38 +48,34 @@ class SqliteStatement {
 
  private:
   friend class SqliteDb;
-  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) noexcept : db_(db), stmt_(stmt) {}
+  RegistryStatement(sqlite3* db, sqlite::SqliteStatement stmt) noexcept
+      : db_(db), handle_(std::move(stmt)) {}
   RegistryStatus check_bind(int rc, int index) const;
 
   sqlite3* db_ = nullptr;
-  sqlite3_stmt* stmt_ = nullptr;
+  sqlite::SqliteStatement handle_;
 };
 
 /// One SQLite connection. Not thread-safe: the registry keeps prepared statements on it.
 class SqliteDb {
  public:
   SqliteDb() = default;
-  ~SqliteDb();
-  SqliteDb(const SqliteDb&) = delete;
-  SqliteDb& operator=(const SqliteDb&) = delete;
-  SqliteDb(SqliteDb&& other) noexcept;
-  SqliteDb& operator=(SqliteDb&& other) noexcept;
 
   /// Opens an existing file read-write (never creates it: the registry creates the file itself
   /// so that its mode is 0600 from the first byte).
   RegistryStatus open(const std::string& path);
   /// Runs one or more SQL statements that return no rows we need.
   RegistryStatus exec(const char* sql);
-  RegistryStatus prepare(std::string_view sql, SqliteStatement& out);
+  RegistryStatus prepare(std::string_view sql, RegistryStatement& out);
   /// Runs `sql` (one statement) and returns its single int64 result (e.g. a PRAGMA).
   RegistryStatus query_int64(const char* sql, std::int64_t& out);
 
-  [[nodiscard]] sqlite3* handle() const noexcept { return db_; }
+  [[nodiscard]] sqlite3* handle() const noexcept { return db_.get(); }
   /// "what: <SQLite's message>" for the connection's most recent error.
   [[nodiscard]] std::string error(std::string_view what) const;
 
  private:
-  sqlite3* db_ = nullptr;
+  sqlite::SqliteConnection db_;
 };
 
 /// BEGIN IMMEDIATE ... COMMIT, rolled back on destruction unless commit() succeeded. IMMEDIATE

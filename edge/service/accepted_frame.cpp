@@ -12,7 +12,8 @@ namespace {
 // millisecond clock stays below 2^63 for millions of years, so the signed difference is exact.
 AcceptedFrame common(FrameMode mode, std::string_view dev_id, std::uint32_t seq,
                      std::uint64_t sendts_ms, ByteView plaintext, ByteView payload,
-                     std::uint64_t recvts_ms) {
+                     std::uint64_t recvts_us) {
+  const std::uint64_t recvts_ms = recvts_us / 1000;
   AcceptedFrame row;
   row.mode = mode;
   row.encoding = detect_encoding(payload);
@@ -20,6 +21,7 @@ AcceptedFrame common(FrameMode mode, std::string_view dev_id, std::uint32_t seq,
   row.seq = seq;
   row.sendts_ms = sendts_ms;
   row.recvts_ms = recvts_ms;
+  row.recvts_us = recvts_us;
   row.latency_ms = static_cast<std::int64_t>(recvts_ms) - static_cast<std::int64_t>(sendts_ms);
   row.plaintext.assign(plaintext.begin(), plaintext.end());
   row.payload_size = payload.size();
@@ -29,9 +31,9 @@ AcceptedFrame common(FrameMode mode, std::string_view dev_id, std::uint32_t seq,
 }  // namespace
 
 AcceptedFrame make_accepted_frame(const DataFrame& frame, const AeadNonce& nonce,
-                                  ByteView plaintext, ByteView payload, std::uint64_t recvts_ms) {
+                                  ByteView plaintext, ByteView payload, std::uint64_t recvts_us) {
   AcceptedFrame row = common(FrameMode::dsekp, frame.dev_id.str(), frame.seq, frame.sendts_ms,
-                             plaintext, payload, recvts_ms);
+                             plaintext, payload, recvts_us);
   row.sessctr = frame.sessctr;
   row.ciphertext_b64 = to_base64(frame.ciphertext.view());
   row.iv_b64 = to_base64(nonce.view());
@@ -40,9 +42,9 @@ AcceptedFrame make_accepted_frame(const DataFrame& frame, const AeadNonce& nonce
 }
 
 AcceptedFrame make_accepted_frame(const PskFrame& frame, ByteView plaintext, ByteView payload,
-                                  std::uint64_t recvts_ms) {
+                                  std::uint64_t recvts_us) {
   AcceptedFrame row = common(FrameMode::psk, frame.dev_id.str(), frame.seq, frame.sendts_ms,
-                             plaintext, payload, recvts_ms);
+                             plaintext, payload, recvts_us);
   row.ciphertext_b64 = to_base64(frame.ciphertext.view());
   row.iv_b64 = to_base64(frame.iv.view());
   row.tag_b64 = to_base64(frame.tag.view());

@@ -27,6 +27,9 @@ struct AcceptedFrame {
   std::uint32_t seq = 0;
   std::uint64_t sendts_ms = 0;  // from the frame (device clock)
   std::uint64_t recvts_ms = 0;  // the edge clock passed to handle()
+  // The same instant in Unix µs (system clock, on delivery); recvts_ms == recvts_us / 1000. The
+  // server CSV's last column (ours, docs/LOGS.md).
+  std::uint64_t recvts_us = 0;
   std::int64_t latency_ms = 0;  // recvts_ms - sendts_ms; negative if the device clock is ahead
   std::string ciphertext_b64;
   std::string iv_b64;
@@ -35,13 +38,14 @@ struct AcceptedFrame {
   std::size_t payload_size = 0;         // bytes of the MQTT payload (the encoded frame)
 };
 
-/// The row of a DSEKP DATA frame that opened with `nonce` (its derived nonce).
+/// The row of a DSEKP DATA frame that opened with `nonce` (its derived nonce), received at
+/// `recvts_us` (Unix µs; recvts_ms is derived from it).
 [[nodiscard]] AcceptedFrame make_accepted_frame(const DataFrame& frame, const AeadNonce& nonce,
                                                 ByteView plaintext, ByteView payload,
-                                                std::uint64_t recvts_ms);
+                                                std::uint64_t recvts_us);
 
-/// The row of a PSK baseline frame.
+/// The row of a PSK baseline frame (recvts_us as above).
 [[nodiscard]] AcceptedFrame make_accepted_frame(const PskFrame& frame, ByteView plaintext,
-                                                ByteView payload, std::uint64_t recvts_ms);
+                                                ByteView payload, std::uint64_t recvts_us);
 
 }  // namespace dsekp::edge

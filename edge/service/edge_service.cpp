@@ -38,20 +38,32 @@ EdgeService::EdgeService(const EdgeServiceParts& parts, const EdgeServiceConfig&
       rng_(parts.rng),
       config_(config),
       topics_(config.topic_prefix),
-      protocol_(parts.crypto, protocol_config(parts.registry, config)) {}
+      protocol_(std::in_place, parts.crypto, protocol_config(parts.registry, config)) {}
+
+void EdgeService::reconfigure(const EdgeServiceConfig& config) {
+  std::lock_guard lock(mutex_);
+  EdgeServiceConfig merged = config_;
+  merged.max_skew_s = config.max_skew_s;
+  merged.max_established = config.max_established;
+  merged.replay_window = config.replay_window;
+  merged.init_rate = config.init_rate;
+  merged.admission_hook = config.admission_hook;
+  config_ = merged;
+  protocol_.emplace(crypto_, protocol_config(registry_, config_));
+}
 
 EdgeService::~EdgeService() {
   secure_wipe(plaintext_);
 }
 
-HandleResult EdgeService::handle(std::string_view topic, ByteView payload,
-                                 std::uint64_t now_ms) noexcept {
+HandleResult EdgeService::handle(std::string_view topic, ByteView payload, std::uint64_t now_ms,
+                                 std::uint64_t recvts_us) noexcept {
   const MessageKind kind = topics_.classify(topic);
   try {
     std::lock_guard lock(mutex_);
     HandleResult r;
     r.kind = kind;
-    dispatch(kind, payload, now_ms, r);
+    dispatch(kind, payload, now_ms, recvts_us, r);
     counters_.record(r);
     return r;
   } catch (const std::exception& e) {
@@ -105,15 +117,16 @@ EdgeCounters EdgeService::snapshot() const {
 }
 
 void EdgeService::dispatch(MessageKind kind, ByteView payload, std::uint64_t now_ms,
-                           HandleResult& r) {
+                           std::uint64_t recvts_us, HandleResult& r) {
   switch (kind) {
     case MessageKind::init:
     case MessageKind::data:
       if (!config_.dsekp_enabled) return fail(r, EdgeReason::mode_disabled, "DSEKP is disabled");
-      return kind == MessageKind::init ? on_init(payload, now_ms, r) : on_data(payload, now_ms, r);
+      return kind == MessageKind::init ? on_init(payload, now_ms, r)
+                                       : on_data(payload, now_ms, recvts_us, r);
     case MessageKind::psk:
       if (!config_.psk_enabled) return fail(r, EdgeReason::mode_disabled, "PSK is disabled");
-      return on_psk(payload, now_ms, r);
+      return on_psk(payload, now_ms, recvts_us, r);
     case MessageKind::unknown:
     case MessageKind::downlink:  // not a topic the edge receives on
       return fail(r, EdgeReason::unknown_topic, {});
@@ -134,6 +147,7 @@ bool EdgeService::load_device(const DevId& dev_id, DeviceContext& ctx, HandleRes
     return false;
   }
   if (ctx.store_generation == kAbsentGeneration) return true;  // nothing stored: nothing stale
+  ctx.loaded_established = ctx.state.established_count;
   std::optional<std::uint64_t> recorded;
   if (const StoreResult s = generations_.load(dev_id, recorded); !s.ok()) {
     fail_store(r, "load credential generation", s);
@@ -144,7 +158,7 @@ bool EdgeService::load_device(const DevId& dev_id, DeviceContext& ctx, HandleRes
   return true;
 }
 
-bool EdgeService::drop_stale(const DevId& dev_id, HandleResult& r) {
+bool EdgeService::drop_stale(const DevId& dev_id, const DeviceContext& ctx, HandleResult& r) {
   WriteUnit unit(store_, nullptr);
   if (!unit.status().ok()) {
     fail_store(r, "begin", unit.status());
@@ -160,6 +174,7 @@ bool EdgeService::drop_stale(const DevId& dev_id, HandleResult& r) {
   }
   if (!commit(unit, r)) return false;
   r.stale_state_dropped = true;
+  r.established_delta = -static_cast<std::int64_t>(ctx.loaded_established);
   return true;
 }
 
@@ -171,6 +186,9 @@ bool EdgeService::save_state(const DevId& dev_id, DeviceContext& ctx, bool recor
     fail_store(r, "save", s);
     return false;
   }
+  // Meaningful only once the unit commits (the daemon reads it only for processed results).
+  r.established_delta = static_cast<std::int64_t>(ctx.state.established_count) -
+                        static_cast<std::int64_t>(ctx.loaded_established);
   if (!record) return true;
   if (const StoreResult s = generations_.record(dev_id, ctx.credentials.generation); !s.ok()) {
     fail_store(r, "record credential generation", s);

@@ -48,6 +48,7 @@
 #include <array>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -102,13 +103,26 @@ class EdgeService {
 
   /// Handles one received MQTT message that arrived at `now_ms` (edge clock, Unix ms).
   [[nodiscard]] HandleResult handle(std::string_view topic, ByteView payload,
-                                    std::uint64_t now_ms) noexcept;
+                                    std::uint64_t now_ms) noexcept {
+    return handle(topic, payload, now_ms, now_ms * 1000);
+  }
+  /// The same, with the arrival time also in Unix µs for the accepted frame's row
+  /// (AcceptedFrame::recvts_us; the daemon's clock reading on delivery). `now_ms` is what the
+  /// protocol checks use and is expected to be recvts_us / 1000.
+  [[nodiscard]] HandleResult handle(std::string_view topic, ByteView payload, std::uint64_t now_ms,
+                                    std::uint64_t recvts_us) noexcept;
 
   /// Seals `plaintext` (at most kMaxPayloadSize bytes) as the next downlink frame to `dev_id`,
   /// with sendts_ms = `now_ms`. Refusals: bad_dev_id, payload_too_large, unknown_device,
   /// no_session (nothing confirmed yet, or the state was stale), session_exhausted.
   [[nodiscard]] HandleResult send_downlink(std::string_view dev_id, ByteView plaintext,
                                            std::uint64_t now_ms) noexcept;
+
+  /// Takes the protocol parameters of `config` (max_skew_s, max_established, replay_window,
+  /// init_rate, admission_hook) for every message from now on (SIGHUP). The other fields (topic
+  /// prefix, modes, downlink encoding) keep the values the service was made with. A new replay
+  /// window size applies to sessions established from now on.
+  void reconfigure(const EdgeServiceConfig& config);
 
   /// A consistent copy of the counters, taken under the service's lock.
   [[nodiscard]] EdgeCounters snapshot() const;
@@ -119,17 +133,18 @@ class EdgeService {
   struct DeviceContext;
 
   HandleResult internal_error(MessageKind kind, const char* what) noexcept;
-  void dispatch(MessageKind kind, ByteView payload, std::uint64_t now_ms, HandleResult& r);
+  void dispatch(MessageKind kind, ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us,
+                HandleResult& r);
   void on_init(ByteView payload, std::uint64_t now_ms, HandleResult& r);
-  void on_data(ByteView payload, std::uint64_t now_ms, HandleResult& r);
-  void on_psk(ByteView payload, std::uint64_t now_ms, HandleResult& r);
+  void on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us, HandleResult& r);
+  void on_psk(ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us, HandleResult& r);
   void on_downlink(std::string_view dev_id, ByteView plaintext, std::uint64_t now_ms,
                    HandleResult& r);
 
   /// Registry lookup, stored state and staleness. false: `r` holds the refusal or failure.
   bool load_device(const DevId& dev_id, DeviceContext& ctx, HandleResult& r);
   /// Deletes a stale state (and its record) in its own transaction.
-  bool drop_stale(const DevId& dev_id, HandleResult& r);
+  bool drop_stale(const DevId& dev_id, const DeviceContext& ctx, HandleResult& r);
   /// Saves ctx.state inside the open unit; with `record`, also the credentials' generation.
   bool save_state(const DevId& dev_id, DeviceContext& ctx, bool record, std::uint64_t now_ms,
                   HandleResult& r);
@@ -144,7 +159,7 @@ class EdgeService {
   Rng& rng_;
   EdgeServiceConfig config_;
   EdgeTopics topics_;
-  EdgeProtocol protocol_;
+  std::optional<EdgeProtocol> protocol_;  // always set; re-made by reconfigure()
   SimdJsonDecoder decoder_;
   std::array<std::uint8_t, kMaxPayloadSize> plaintext_{};  // wiped after every frame
 

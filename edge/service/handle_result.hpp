@@ -33,12 +33,16 @@ struct HandleResult {
   std::string detail;                          // operator text for the *_failure reasons
   std::vector<Publish> publishes;              // ACK or downlink frame, to send after return
   std::optional<AcceptedFrame> frame;          // the row of an accepted DATA or PSK frame
+  std::optional<std::uint32_t> downlink_seq;   // the seq of a sealed downlink frame
   bool handshake_accepted = false;             // a new INIT: a new pending session, ACK sent
   bool ack_retransmitted = false;              // a retransmitted INIT: the same ACK again
   bool session_confirmed = false;              // this DATA frame established a pending session
   bool session_evicted = false;                // ...and evicted (or replaced) an older one
   std::uint16_t evicted_sessctr = 0;
   bool stale_state_dropped = false;  // a state of older credentials was deleted
+  // How many established sessions the committed state has more (or fewer) than before this
+  // message: the daemon's dsekp_active_sessions gauge adds it up. Counts only if processed().
+  std::int64_t established_delta = 0;
 
   [[nodiscard]] bool ok() const noexcept { return reason == EdgeReason::ok; }
   /// False for the transient failures (is_transient): nothing was stored, so the message was

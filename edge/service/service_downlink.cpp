@@ -24,12 +24,12 @@ void EdgeService::on_downlink(std::string_view dev_id_text, ByteView plaintext,
   DeviceContext ctx;
   if (!load_device(dev_id, ctx, r)) return;
   if (ctx.stale) {
-    if (drop_stale(dev_id, r)) reject(r, Error::no_session);
+    if (drop_stale(dev_id, ctx, r)) reject(r, Error::no_session);
     return;
   }
 
   DataFrame frame;
-  if (const Error e = protocol_.seal_downlink(ctx.state, plaintext, now_ms, frame);
+  if (const Error e = protocol_->seal_downlink(ctx.state, plaintext, now_ms, frame);
       e != Error::ok) {
     return reject(r, e);
   }
@@ -45,6 +45,7 @@ void EdgeService::on_downlink(std::string_view dev_id_text, ByteView plaintext,
   if (!save_state(dev_id, ctx, /*record=*/false, now_ms, r)) return;
   if (!commit(unit, r)) return;
   r.publishes.push_back(Publish{topics_.downlink(dev_id.str()), std::move(wire), 1});
+  r.downlink_seq = frame.seq;
 }
 
 }  // namespace dsekp::edge

@@ -26,8 +26,8 @@ void EdgeService::on_init(ByteView payload, std::uint64_t now_ms, HandleResult& 
   if (ctx.stale) ctx.state = EdgeDeviceState{};
 
   InitOutcome outcome;
-  if (const Error e =
-          protocol_.handle_init(init, ctx.credentials.dev_secret, ctx.state, now_ms, rng_, outcome);
+  if (const Error e = protocol_->handle_init(init, ctx.credentials.dev_secret, ctx.state, now_ms,
+                                             rng_, outcome);
       e != Error::ok) {
     return reject(r, e);
   }

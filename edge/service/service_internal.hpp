@@ -13,7 +13,8 @@ struct EdgeService::DeviceContext {
   DeviceCredentials credentials;
   EdgeDeviceState state;
   std::uint64_t store_generation = kAbsentGeneration;  // for the conditional save
-  bool stale = false;  // the stored state was built with other credentials
+  bool stale = false;                    // the stored state was built with other credentials
+  std::uint32_t loaded_established = 0;  // established sessions in the state as loaded
 };
 
 namespace service_detail {
@@ -26,11 +27,13 @@ inline void reject(HandleResult& r, Error e) {
 inline void fail(HandleResult& r, EdgeReason reason, std::string detail) {
   r.reason = reason;
   r.detail = std::move(detail);
+  r.established_delta = 0;
 }
 
 /// store_failure with the step that failed and the store's status (and codec reason) in detail.
 inline void fail_store(HandleResult& r, const char* step, const StoreResult& s) {
   r.reason = EdgeReason::store_failure;
+  r.established_delta = 0;
   r.store_status = s.status;
   r.detail = std::string(step) + ": " + store_status_name(s.status);
   if (s.codec != StateCodecError::ok)

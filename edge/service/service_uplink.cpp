@@ -44,7 +44,8 @@ class PlaintextScope {
 
 }  // namespace
 
-void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, HandleResult& r) {
+void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us,
+                          HandleResult& r) {
   DataFrame frame;
   if (const Error e = decoder_.decode_data(payload, Direction::uplink, frame); e != Error::ok)
     return reject(r, e);
@@ -52,19 +53,19 @@ void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, HandleResult& 
   if (!load_device(frame.dev_id, ctx, r)) return;
   if (ctx.stale) {
     // Frames under keys from old credentials are refused, and those keys deleted.
-    if (drop_stale(frame.dev_id, r)) reject(r, Error::unknown_session);
+    if (drop_stale(frame.dev_id, ctx, r)) reject(r, Error::unknown_session);
     return;
   }
 
   PlaintextScope plaintext(plaintext_);
   DataOutcome outcome;
-  const Error e = protocol_.open_data(frame, ctx.state, now_ms, plaintext_, outcome);
+  const Error e = protocol_->open_data(frame, ctx.state, now_ms, plaintext_, outcome);
   plaintext.used = std::min(outcome.plaintext_size, plaintext_.size());
   if (e != Error::ok) return reject(r, e);
 
   AcceptedFrame row =
       make_accepted_frame(frame, frame_nonce(frame, ctx.state),
-                          ByteView(plaintext_.data(), plaintext.used), payload, now_ms);
+                          ByteView(plaintext_.data(), plaintext.used), payload, recvts_us);
   WriteUnit unit(store_, &sink_);
   if (!unit.status().ok()) return fail_store(r, "begin", unit.status());
   if (!save_state(frame.dev_id, ctx, /*record=*/false, now_ms, r)) return;
@@ -77,7 +78,8 @@ void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, HandleResult& 
   r.evicted_sessctr = outcome.evicted_sessctr;
 }
 
-void EdgeService::on_psk(ByteView payload, std::uint64_t now_ms, HandleResult& r) {
+void EdgeService::on_psk(ByteView payload, std::uint64_t, std::uint64_t recvts_us,
+                         HandleResult& r) {
   PskFrame frame;
   if (const Error e = decoder_.decode_psk(payload, frame); e != Error::ok) return reject(r, e);
   DeviceCredentials credentials;
@@ -93,7 +95,7 @@ void EdgeService::on_psk(ByteView payload, std::uint64_t now_ms, HandleResult& r
   if (e != Error::ok) return reject(r, e);
 
   AcceptedFrame row =
-      make_accepted_frame(frame, ByteView(plaintext_.data(), plaintext.used), payload, now_ms);
+      make_accepted_frame(frame, ByteView(plaintext_.data(), plaintext.used), payload, recvts_us);
   WriteUnit unit(store_, &sink_);
   if (!unit.status().ok()) return fail_store(r, "begin", unit.status());
   if (!unit.write(row)) return fail(r, EdgeReason::sink_failure, "the sink refused the row");

@@ -5,8 +5,8 @@
 namespace dsekp::edge {
 namespace {
 
-using detail::SqliteStatement;
-using detail::StatementScope;
+using sqlite::SqliteStatement;
+using sqlite::StatementScope;
 
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS credential_generation("

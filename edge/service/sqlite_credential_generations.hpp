@@ -35,9 +35,9 @@ class SqliteCredentialGenerations final : public CredentialGenerations {
   [[nodiscard]] bool in_transaction() const noexcept;
 
   sqlite3* db_;  // owned by the session store
-  detail::SqliteStatement load_;
-  detail::SqliteStatement record_;
-  detail::SqliteStatement remove_;
+  sqlite::SqliteStatement load_;
+  sqlite::SqliteStatement record_;
+  sqlite::SqliteStatement remove_;
   std::string last_error_;
 };
 

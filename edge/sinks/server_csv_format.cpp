@@ -9,9 +9,9 @@ namespace dsekp::edge::sinks {
 std::string server_csv_header(FrameMode mode) {
   if (mode == FrameMode::psk)
     return "seq,timestamp,dev_id,ciphertext,iv,tag,plaintext,recvts_ms,latency_ms,payload_size,"
-           "bin_1s,throughput,sendts_ms\n";
+           "bin_1s,throughput,sendts_ms,recvts_us\n";
   return "seq,timestamp,dev_id,sessctr_id,ciphertext,iv,tag,plaintext,recvts_ms,latency_ms,"
-         "payload_size,bin_1s,throughput,sendts_ms\n";
+         "payload_size,bin_1s,throughput,sendts_ms,recvts_us\n";
 }
 
 std::string csv_field(std::string_view field) {
@@ -47,7 +47,8 @@ std::string server_csv_row(const AcceptedFrame& f, std::uint64_t throughput) {
   if (quoted.empty() || quoted.front() != '"') quoted = '"' + quoted + '"';
   row += quoted + ',' + std::to_string(f.recvts_ms) + ',' + std::to_string(f.latency_ms) + ',' +
          std::to_string(f.payload_size) + ',' + std::to_string(f.recvts_ms / 1000) + ',' +
-         std::to_string(throughput) + ',' + std::to_string(f.sendts_ms) + '\n';
+         std::to_string(throughput) + ',' + std::to_string(f.sendts_ms) + ',' +
+         std::to_string(f.recvts_us) + '\n';
   return row;
 }
 

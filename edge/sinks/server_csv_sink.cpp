@@ -1,62 +1,206 @@
 // ServerCsvSink (see server_csv_sink.hpp).
 #include "edge/sinks/server_csv_sink.hpp"
 
-#include <stdexcept>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "edge/sinks/csv_repair.hpp"
 #include "edge/sinks/server_csv_format.hpp"
 
 namespace dsekp::edge::sinks {
+namespace {
 
-void ServerCsvSink::open_file(File& file, const std::string& path, FrameMode mode) {
-  file.path = path;
-  file.fp = std::fopen(path.c_str(), "ab");
-  if (file.fp == nullptr) throw std::runtime_error("cannot open " + path + " for appending");
-  // "ab" positions at the end: an empty file (new or truncated) gets the header.
-  if (std::ftell(file.fp) == 0) {
-    const std::string header = server_csv_header(mode);
-    if (std::fwrite(header.data(), 1, header.size(), file.fp) != header.size() ||
+std::uint64_t size_of(std::FILE* fp) {
+  struct stat st {};
+  return ::fstat(::fileno(fp), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
+}  // namespace
+
+void ServerCsvSink::open_file(File& file) {
+  file.fp = std::fopen(file.path.c_str(), "a+b");  // + : the repair reads it back
+  if (file.fp == nullptr) throw std::runtime_error("cannot open " + file.path + " for appending");
+  // A new file, or one cut inside its header (a kill while creating it), gets the header.
+  const std::string header = server_csv_header(file.mode);
+  if (size_of(file.fp) < header.size()) {
+    if (::ftruncate(::fileno(file.fp), 0) != 0 ||
+        std::fwrite(header.data(), 1, header.size(), file.fp) != header.size() ||
         std::fflush(file.fp) != 0)
-      throw std::runtime_error("cannot write the header of " + path);
+      throw std::runtime_error("cannot write the header of " + file.path);
+  }
+  file.end = size_of(file.fp);
+  file.bin = 0;  // `throughput` counts rows of this file
+  file.count = 0;
+}
+
+void ServerCsvSink::close_files() noexcept {
+  for (File* f : {&psk_, &dsekp_}) {
+    if (f->fp != nullptr) std::fclose(f->fp);
+    f->fp = nullptr;
   }
 }
 
-ServerCsvSink::ServerCsvSink(const std::string& logs_dir) {
-  open_file(psk_, logs_dir + "/server_logs_psk.csv", FrameMode::psk);
+ServerCsvSink::ServerCsvSink(const std::string& logs_dir, sqlite3* db) : logs_dir_(logs_dir) {
+  psk_.path = logs_dir + "/server_logs_psk.csv";
+  psk_.name = "psk";
+  psk_.mode = FrameMode::psk;
+  dsekp_.path = logs_dir + "/server_logs_dsekp.csv";
+  dsekp_.name = "dsekp";
+  dsekp_.mode = FrameMode::dsekp;
   try {
-    open_file(dsekp_, logs_dir + "/server_logs_dsekp.csv", FrameMode::dsekp);
+    open_file(psk_);
+    open_file(dsekp_);
+    if (db != nullptr) {
+      std::string error;
+      journal_ = CsvJournal::open(db, error);
+      if (journal_ == nullptr) throw std::runtime_error(error);
+      if (!repair_all(error)) throw std::runtime_error("repairing the server CSV logs: " + error);
+      // Everything journaled is in place now: forget it (no transaction is open yet).
+      if (appended_through_ > 0 && journal_->forget_through(appended_through_))
+        forgotten_through_ = appended_through_;
+    }
   } catch (...) {
-    std::fclose(psk_.fp);
+    close_files();
     throw;
   }
 }
 
 ServerCsvSink::~ServerCsvSink() {
-  if (psk_.fp != nullptr) std::fclose(psk_.fp);
-  if (dsekp_.fp != nullptr) std::fclose(dsekp_.fp);
+  // After a clean stop no line is pending: forgetting them now means a file rotated while the
+  // edge is stopped is not repaired with lines that are in its predecessor.
+  if (journal_ != nullptr && appended_through_ > forgotten_through_ && !needs_repair_)
+    (void)journal_->forget_through(appended_through_);
+  close_files();
 }
 
-bool ServerCsvSink::write(const AcceptedFrame& row) {
-  staged_.push_back(row);  // acted on only once the unit has committed
+bool ServerCsvSink::repair(File& file, std::int64_t after, std::int64_t& last_id,
+                           std::string& error) {
+  std::vector<JournalLine> lines;
+  if (!journal_->lines(file.name, lines)) {
+    error = "reading the CSV journal";
+    return false;
+  }
+  // Lines this process appended are in the file already, or in its predecessor after a reopen:
+  // only the later ones are checked (at start-up that is all of them).
+  std::erase_if(lines, [&](const JournalLine& l) { return l.id <= after; });
+  if (std::fflush(file.fp) != 0) {
+    error = "flushing " + file.path;
+    return false;
+  }
+  CsvRepairReport report;
+  if (!repair_csv_file(::fileno(file.fp), lines, report, error)) {
+    error = file.path + ": " + error;
+    return false;
+  }
+  file.end = report.size;
+  if (!lines.empty() && lines.back().id > last_id) last_id = lines.back().id;
+  repaired_rows_ += report.lines_appended;
+  if (report.lines_appended > 0 || report.truncated_from > 0)
+    std::fprintf(stderr, "dsekp edge: CSV repaired: %s: %zu rows re-appended%s%s\n",
+                 file.path.c_str(), report.lines_appended,
+                 report.appended_at_end ? " at the end (the file was shorter than recorded)" : "",
+                 report.truncated_from == 0
+                     ? ""
+                     : (", cut from " + std::to_string(report.truncated_from) + " to " +
+                        std::to_string(report.truncated_to) + " bytes")
+                           .c_str());
   return true;
 }
 
-void ServerCsvSink::committed() noexcept {
-  for (const AcceptedFrame& row : staged_) {
-    File& file = row.mode == FrameMode::psk ? psk_ : dsekp_;
-    const std::uint64_t bin = row.recvts_ms / 1000;
-    file.count = bin == file.bin ? file.count + 1 : 1;
-    file.bin = bin;
-    try {
-      const std::string line = server_csv_row(row, file.count);
-      if (std::fwrite(line.data(), 1, line.size(), file.fp) != line.size()) ++lost_rows_;
-    } catch (...) {  // no memory for the line: the row is lost from the CSV only
-      ++lost_rows_;
+bool ServerCsvSink::repair_all(std::string& error) {
+  // One threshold for both files: their lines share the journal's id sequence, so raising it
+  // after the first file would hide older lines of the second.
+  std::int64_t last_id = appended_through_;
+  if (!repair(psk_, appended_through_, last_id, error) ||
+      !repair(dsekp_, appended_through_, last_id, error))
+    return false;
+  appended_through_ = last_id;
+  return true;
+}
+
+bool ServerCsvSink::write(const AcceptedFrame& row) {
+  if (staged_.empty()) {  // the unit's first row: remember the counters for a rollback
+    psk_before_ = psk_;
+    dsekp_before_ = dsekp_;
+  }
+  if (reopen_requested_.exchange(false)) {
+    close_files();
+    open_file(psk_);  // throws: the unit rolls back, and the next one tries again
+    open_file(dsekp_);
+    psk_before_ = psk_;
+    dsekp_before_ = dsekp_;
+    needs_repair_ = journal_ != nullptr;  // lines still journaled go into the new files
+  }
+  File& file = row.mode == FrameMode::psk ? psk_ : dsekp_;
+  const std::uint64_t bin = row.recvts_ms / 1000;
+  const std::uint64_t count = bin == file.bin ? file.count + 1 : 1;
+  std::string line = server_csv_row(row, count);
+  std::int64_t id = 0;
+  if (journal_ != nullptr) {
+    // A journal line outside the unit's transaction would commit on its own: refuse (SQLite
+    // may have ended the transaction by itself after an error).
+    if (!journal_->in_transaction()) return false;
+    if (staged_.empty() && needs_repair_) {
+      std::string error;
+      if (!repair_all(error)) {
+        std::fprintf(stderr, "dsekp edge: CSV repair failed: %s\n", error.c_str());
+      } else {
+        needs_repair_ = false;
+        psk_before_ = psk_;
+        dsekp_before_ = dsekp_;
+      }
+    }
+    if (appended_through_ > forgotten_through_ && !journal_->forget_through(appended_through_))
+      return false;
+    id = journal_->add(file.name, file.end, line);
+    if (id == 0) return false;
+  }
+  file.bin = bin;
+  file.count = count;
+  file.end += line.size();
+  staged_.push_back(Staged{&file, std::move(line), id});
+  return true;
+}
+
+void ServerCsvSink::rolled_back() noexcept {
+  if (!staged_.empty()) {
+    // Keep the (possibly reopened) FILE*s; restore only the counters.
+    for (auto [now, before] :
+         {std::pair{&psk_, &psk_before_}, std::pair{&dsekp_, &dsekp_before_}}) {
+      now->end = before->end;
+      now->bin = before->bin;
+      now->count = before->count;
     }
   }
-  // Flushed per unit, so a killed edge loses at most the rows of the unit in flight.
-  if (!staged_.empty()) {
-    std::fflush(psk_.fp);
-    std::fflush(dsekp_.fp);
+  staged_.clear();
+}
+
+void ServerCsvSink::committed() noexcept {
+  if (journal_ != nullptr) {
+    // The forget in this unit's transaction is now durable.
+    if (appended_through_ > forgotten_through_ && !staged_.empty())
+      forgotten_through_ = appended_through_;
+  }
+  bool ok = !needs_repair_;  // while a repair is due, new lines wait in the journal for it
+  std::int64_t last_id = 0;
+  for (const Staged& s : staged_) {
+    if (ok && std::fwrite(s.line.data(), 1, s.line.size(), s.file->fp) != s.line.size()) ok = false;
+    if (!ok) {
+      ++lost_rows_;
+      continue;
+    }
+    last_id = s.journal_id;
+  }
+  // Flushed per unit, so a killed edge loses at most what the journal gives back.
+  if (!staged_.empty() && (std::fflush(psk_.fp) != 0 || std::fflush(dsekp_.fp) != 0)) ok = false;
+  if (ok) {
+    if (last_id > appended_through_) appended_through_ = last_id;
+  } else if (journal_ != nullptr) {
+    needs_repair_ = true;
   }
   staged_.clear();
 }

@@ -1,6 +1,8 @@
 // SqliteTelemetrySink (see sqlite_telemetry_sink.hpp).
 #include "edge/sinks/sqlite_telemetry_sink.hpp"
 
+#include <string>
+
 namespace dsekp::edge::sinks {
 namespace {
 
@@ -9,16 +11,37 @@ constexpr const char* kSchema =
     "id INTEGER PRIMARY KEY, mode TEXT NOT NULL, encoding TEXT NOT NULL, dev_id TEXT NOT NULL,"
     " sessctr INTEGER NOT NULL, seq INTEGER NOT NULL, sendts_ms INTEGER NOT NULL,"
     " recvts_ms INTEGER NOT NULL, latency_ms INTEGER NOT NULL, payload_size INTEGER NOT NULL,"
-    " plaintext BLOB NOT NULL)";
+    " plaintext BLOB NOT NULL, recvts_us INTEGER)";
+
+// A table created before the column existed gets it (NULL in the old rows).
+constexpr const char* kAddRecvtsUs = "ALTER TABLE telemetry ADD COLUMN recvts_us INTEGER";
 
 constexpr const char* kInsert =
     "INSERT INTO telemetry(mode, encoding, dev_id, sessctr, seq, sendts_ms, recvts_ms,"
-    " latency_ms, payload_size, plaintext) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+    " latency_ms, payload_size, plaintext, recvts_us)"
+    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+
+bool has_column(sqlite3* db, const char* table, const char* column) {
+  sqlite3_stmt* s = nullptr;
+  const std::string sql = std::string("SELECT count(*) FROM pragma_table_info('") + table +
+                          "') WHERE name = '" + column + "'";
+  bool found = false;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK &&
+      sqlite3_step(s) == SQLITE_ROW)
+    found = sqlite3_column_int(s, 0) > 0;
+  sqlite3_finalize(s);
+  return found;
+}
 
 }  // namespace
 
 std::unique_ptr<SqliteTelemetrySink> SqliteTelemetrySink::open(sqlite3* db, std::string& error) {
   if (sqlite3_exec(db, kSchema, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    error = std::string("telemetry table: ") + sqlite3_errmsg(db);
+    return nullptr;
+  }
+  if (!has_column(db, "telemetry", "recvts_us") &&
+      sqlite3_exec(db, kAddRecvtsUs, nullptr, nullptr, nullptr) != SQLITE_OK) {
     error = std::string("telemetry table: ") + sqlite3_errmsg(db);
     return nullptr;
   }
@@ -54,7 +77,8 @@ bool SqliteTelemetrySink::write(const AcceptedFrame& row) {
       // A null pointer would bind NULL: an empty reading is an empty blob, never NULL.
       sqlite3_bind_blob(insert_, 10,
                         row.plaintext.empty() ? "" : static_cast<const void*>(row.plaintext.data()),
-                        static_cast<int>(row.plaintext.size()), SQLITE_TRANSIENT) == SQLITE_OK;
+                        static_cast<int>(row.plaintext.size()), SQLITE_TRANSIENT) == SQLITE_OK &&
+      sqlite3_bind_int64(insert_, 11, static_cast<sqlite3_int64>(row.recvts_us)) == SQLITE_OK;
   const bool ok = bound && sqlite3_step(insert_) == SQLITE_DONE;
   sqlite3_reset(insert_);
   return ok;

@@ -5,7 +5,7 @@
 //
 // telemetry(id INTEGER PRIMARY KEY, mode TEXT, encoding TEXT, dev_id TEXT, sessctr INTEGER,
 //           seq INTEGER, sendts_ms INTEGER, recvts_ms INTEGER, latency_ms INTEGER,
-//           payload_size INTEGER, plaintext BLOB)
+//           payload_size INTEGER, plaintext BLOB, recvts_us INTEGER)
 #pragma once
 
 #include <sqlite3.h>

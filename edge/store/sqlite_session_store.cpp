@@ -12,8 +12,8 @@
 namespace dsekp::edge {
 namespace {
 
-using detail::SqliteStatement;
-using detail::StatementScope;
+using sqlite::SqliteStatement;
+using sqlite::StatementScope;
 
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS device_state("
@@ -104,7 +104,7 @@ std::unique_ptr<SqliteSessionStore> SqliteSessionStore::open(const std::string& 
   // per-connection mutex would only cost time.
   const int rc =
       sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
-  std::unique_ptr<sqlite3, detail::SqliteCloser> db(raw);
+  std::unique_ptr<sqlite3, sqlite::SqliteCloser> db(raw);
   if (rc != SQLITE_OK) {
     error = "sqlite3_open " + path + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc));
     return nullptr;
@@ -118,7 +118,7 @@ std::unique_ptr<SqliteSessionStore> SqliteSessionStore::open(const std::string& 
   return store;
 }
 
-SqliteSessionStore::SqliteSessionStore(std::unique_ptr<sqlite3, detail::SqliteCloser> db) noexcept
+SqliteSessionStore::SqliteSessionStore(std::unique_ptr<sqlite3, sqlite::SqliteCloser> db) noexcept
     : db_(std::move(db)) {}
 
 SqliteSessionStore::~SqliteSessionStore() {
@@ -245,6 +245,27 @@ StoreResult SqliteSessionStore::rollback() {
   in_transaction_ = false;
   if (std::exchange(aborted_, false)) return StoreResult{};  // SQLite already rolled back
   return run(rollback_);
+}
+
+StoreResult SqliteSessionStore::count_established(std::uint64_t& sessions,
+                                                  std::uint64_t& unreadable) {
+  sessions = 0;
+  unreadable = 0;
+  const SqliteStatement all(db_.get(), "SELECT state FROM device_state");
+  if (!all.ok()) return failure();
+  EdgeDeviceState state;
+  int rc = SQLITE_ROW;
+  while ((rc = sqlite3_step(all.get())) == SQLITE_ROW) {
+    const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(all.get(), 0));
+    const auto size = static_cast<std::size_t>(sqlite3_column_bytes(all.get(), 0));
+    if (decode_device_state(ByteView(data, size), nullptr, state) == StateCodecError::ok) {
+      sessions += state.established_count;
+    } else {
+      ++unreadable;
+    }
+  }
+  sqlite3_reset(all.get());
+  return rc == SQLITE_DONE ? StoreResult{} : failure();
 }
 
 }  // namespace dsekp::edge

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "edge/sqlite/sqlite_statement.hpp"
 #include "session_store.hpp"
-#include "sqlite_statement.hpp"
 
 namespace dsekp::edge {
 
@@ -57,27 +57,31 @@ class SqliteSessionStore final : public SessionStore {
   /// (the sink of accepted frames, in the same database file): between begin() and commit(),
   /// statements they run on it are part of the transaction.
   [[nodiscard]] sqlite3* connection() const noexcept { return db_.get(); }
+  /// Counts the established sessions of every stored state (decoding each: O(devices), meant
+  /// for start-up; the daemon then follows HandleResult::established_delta). A state that does
+  /// not decode is not counted and adds to `unreadable`.
+  StoreResult count_established(std::uint64_t& sessions, std::uint64_t& unreadable);
   /// SQLite's message for the last storage_failure.
   [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
 
  private:
-  explicit SqliteSessionStore(std::unique_ptr<sqlite3, detail::SqliteCloser> db) noexcept;
+  explicit SqliteSessionStore(std::unique_ptr<sqlite3, sqlite::SqliteCloser> db) noexcept;
   bool prepare_statements();
   StoreResult failure(StoreStatus status = StoreStatus::storage_failure);
-  StoreResult run(const detail::SqliteStatement& statement);
-  StoreResult write_state(const detail::SqliteStatement& statement, const DevId& dev_id,
+  StoreResult run(const sqlite::SqliteStatement& statement);
+  StoreResult write_state(const sqlite::SqliteStatement& statement, const DevId& dev_id,
                           std::uint64_t now_ms, std::uint64_t& generation);
 
   // Declared first so that it is closed after the statements are finalized.
-  std::unique_ptr<sqlite3, detail::SqliteCloser> db_;
-  detail::SqliteStatement load_;
-  detail::SqliteStatement upsert_;      // save with kAnyGeneration
-  detail::SqliteStatement insert_new_;  // save with kAbsentGeneration
-  detail::SqliteStatement update_if_;   // save with a loaded generation
-  detail::SqliteStatement remove_;
-  detail::SqliteStatement begin_;
-  detail::SqliteStatement commit_;
-  detail::SqliteStatement rollback_;
+  std::unique_ptr<sqlite3, sqlite::SqliteCloser> db_;
+  sqlite::SqliteStatement load_;
+  sqlite::SqliteStatement upsert_;      // save with kAnyGeneration
+  sqlite::SqliteStatement insert_new_;  // save with kAbsentGeneration
+  sqlite::SqliteStatement update_if_;   // save with a loaded generation
+  sqlite::SqliteStatement remove_;
+  sqlite::SqliteStatement begin_;
+  sqlite::SqliteStatement commit_;
+  sqlite::SqliteStatement rollback_;
   std::vector<std::uint8_t> blob_;  // encode buffer, reused; wiped after every save
   bool in_transaction_ = false;
   bool aborted_ = false;  // SQLite rolled the open transaction back after an error

@@ -82,6 +82,10 @@ std::optional<ReceivedMessage> MqttTestClient::wait_for_message(const std::strin
   return std::nullopt;
 }
 
+bool MqttTestClient::wait_for_count(std::size_t count) {
+  return pump([this, count] { return received_.size() >= count; });
+}
+
 void MqttTestClient::on_connect(mosquitto*, void* self, int rc) {
   static_cast<MqttTestClient*>(self)->connack_ = rc;
 }

@@ -51,6 +51,7 @@ TEST_P(HandshakeAndData, HundredFramesBecomeHundredCorrectRows) {
     EXPECT_EQ(row.seq, i);
     EXPECT_EQ(row.sendts_ms, sendts);
     EXPECT_EQ(row.recvts_ms, recvts);
+    EXPECT_EQ(row.recvts_us, recvts * 1000);  // the 3-argument handle() has ms only
     EXPECT_EQ(row.latency_ms, static_cast<std::int64_t>(recvts - sendts));
     EXPECT_EQ(row.payload_size, wire.size());
     EXPECT_EQ(text_of(row.plaintext), reading);
@@ -127,6 +128,37 @@ TEST_F(EdgeServiceTest, StaleInitIsRefused) {
   EXPECT_FALSE(has_state(device.dev_id()));
   // Within the window it is accepted.
   EXPECT_TRUE(deliver(kInitTopic, device.init(Encoding::json, kNowS - 299)).ok());
+}
+
+TEST_F(EdgeServiceTest, RowsCarryTheMicrosecondReceptionTime) {
+  ScriptedDevice device(material_, 18);
+  handshake(device, Encoding::json);
+  const std::uint64_t recvts_us = kNowMs * 1000 + 789;
+  const HandleResult data = service_->handle(
+      kDataTopic, device.data(kReading, kNowMs - 5, Encoding::json), kNowMs, recvts_us);
+  ASSERT_TRUE(data.ok()) << data.reason_name();
+  EXPECT_EQ(data.frame->recvts_us, recvts_us);
+  EXPECT_EQ(data.frame->recvts_ms, kNowMs);  // recvts_us / 1000
+  EXPECT_EQ(data.frame->latency_ms, 5);
+  const HandleResult psk = service_->handle(
+      kPskTopic, device.psk(kReading, 0, kNowMs, Encoding::json), kNowMs, recvts_us + 1);
+  ASSERT_TRUE(psk.ok()) << psk.reason_name();
+  EXPECT_EQ(psk.frame->recvts_us, recvts_us + 1);
+}
+
+TEST_F(EdgeServiceTest, ResultsReportTheChangeInEstablishedSessions) {
+  ScriptedDevice device(material_, 19);
+  EXPECT_EQ(handshake(device, Encoding::json).established_delta, 0);  // pending, not established
+  EXPECT_EQ(deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json)).established_delta,
+            1);  // the confirmation
+  EXPECT_EQ(deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json)).established_delta,
+            0);
+  // The store's count agrees.
+  std::uint64_t sessions = 0;
+  std::uint64_t unreadable = 0;
+  ASSERT_TRUE(sqlite_->count_established(sessions, unreadable).ok());
+  EXPECT_EQ(sessions, 1u);
+  EXPECT_EQ(unreadable, 0u);
 }
 
 TEST_F(EdgeServiceTest, TopicPrefixAppliesToEveryTopic) {

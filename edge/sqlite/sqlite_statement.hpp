@@ -1,5 +1,7 @@
-// Owning handles for a SQLite connection and a prepared statement, and a scope that resets a
-// reused statement.
+// The edge's one SQLite handle layer: owning handles for a connection and a prepared statement,
+// and a scope that resets a reused statement. The store, the service's credential generations,
+// the sinks and the registry's status-returning facade (edge/registry/sqlite_db.hpp) all hold
+// their SQLite objects through these.
 //
 // Why the scope: the store prepares each statement once and reuses it for every call. A
 // statement left un-reset keeps its read transaction (and so blocks WAL checkpoints) and keeps
@@ -8,19 +10,24 @@
 
 #include <sqlite3.h>
 
+#include <memory>
+#include <string_view>
 #include <utility>
 
-namespace dsekp::edge::detail {
+namespace dsekp::edge::sqlite {
 
 struct SqliteCloser {
   void operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
 };
+using SqliteConnection = std::unique_ptr<sqlite3, SqliteCloser>;
 
 class SqliteStatement {
  public:
   SqliteStatement() = default;
-  /// Prepares `sql` on `db` for repeated use; check ok() (the error is in sqlite3_errmsg(db)).
-  SqliteStatement(sqlite3* db, const char* sql) noexcept;
+  /// Prepares `sql` (one statement) on `db`; check ok() (the error is in sqlite3_errmsg(db)).
+  /// `persistent`: the statement is kept and reused for the connection's life, so SQLite keeps
+  /// it out of its short-lived lookaside memory (SQLITE_PREPARE_PERSISTENT).
+  SqliteStatement(sqlite3* db, std::string_view sql, bool persistent = true) noexcept;
   SqliteStatement(SqliteStatement&& other) noexcept : stmt_(std::exchange(other.stmt_, nullptr)) {}
   SqliteStatement& operator=(SqliteStatement&& other) noexcept {
     std::swap(stmt_, other.stmt_);
@@ -53,4 +60,4 @@ class StatementScope {
   sqlite3_stmt* stmt_;
 };
 
-}  // namespace dsekp::edge::detail
+}  // namespace dsekp::edge::sqlite

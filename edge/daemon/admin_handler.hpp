@@ -1,0 +1,48 @@
+// The daemon's side of the admin requests (edge/admin/admin_protocol.hpp): a downlink request
+// on {prefix}dsekp/admin/downlink is sealed by EdgeService::send_downlink (which commits the
+// consumed seq before returning the frame), the frame is published, and the result goes back on
+// the request's result topic. Runs on the MQTT loop thread like every other message, so the
+// daemon stays the one writer of each device's state.
+//
+// A request id answered recently (the last kRecentIds) is answered again from memory and not
+// sent twice: QoS 1 may redeliver a request. After a restart that memory is gone, so a request
+// redelivered across a crash may be sent twice (each time with a fresh seq, never a reused one).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "dsekp/bytes.hpp"
+#include "edge/service/edge_service.hpp"
+
+namespace dsekp::edge::daemon {
+
+/// Publishes one message at QoS 1.
+using PublishFn = std::function<void(const std::string& topic, ByteView payload)>;
+
+class AdminHandler {
+ public:
+  static constexpr std::size_t kRecentIds = 1024;
+
+  AdminHandler(EdgeService& service, std::string topic_prefix, PublishFn publish);
+
+  [[nodiscard]] const std::string& topic() const noexcept { return topic_; }
+  /// Handles one request payload received at `now_ms`. Returns the result it answered (or, for
+  /// a request too malformed to answer, a result with an empty request_id), for logging.
+  std::string handle(ByteView payload, std::uint64_t now_ms);
+
+ private:
+  EdgeService& service_;
+  std::string prefix_;
+  std::string topic_;
+  PublishFn publish_;
+  std::map<std::string, std::string> answered_;  // request id -> result JSON
+  std::deque<std::string> order_;                // answered_ keys, oldest first
+};
+
+}  // namespace dsekp::edge::daemon

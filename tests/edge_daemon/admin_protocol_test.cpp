@@ -1,0 +1,51 @@
+// The admin messages of `dsekp edge send` (edge/admin/admin_protocol.hpp): round trips, and
+// malformed requests refused with a reason, keeping the request id when it is usable.
+#include "edge/admin/admin_protocol.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace dsekp::edge::admin {
+namespace {
+
+TEST(AdminProtocol, RequestsAndResultsRoundTrip) {
+  DownlinkRequest request{"req-1", "esp32-01", {0x00, 0xff, 'a'}};
+  DownlinkRequest parsed;
+  std::string error;
+  ASSERT_TRUE(parse(encode(request), parsed, error)) << error;
+  EXPECT_EQ(parsed.request_id, "req-1");
+  EXPECT_EQ(parsed.dev_id, "esp32-01");
+  EXPECT_EQ(parsed.payload, request.payload);
+  EXPECT_FALSE(parsed.payload_too_large);
+
+  DownlinkResult result{"req-1", true, "ok", "esp32-01", 7};
+  DownlinkResult back;
+  ASSERT_TRUE(parse(encode(result), back, error)) << error;
+  EXPECT_TRUE(back.ok);
+  EXPECT_EQ(back.seq, std::optional<std::uint32_t>(7));
+  EXPECT_EQ(request_topic("site1/"), "site1/dsekp/admin/downlink");
+  EXPECT_EQ(result_topic("", "req-1"), "dsekp/admin/result/req-1");
+}
+
+TEST(AdminProtocol, MalformedRequestsAreRefused) {
+  DownlinkRequest r;
+  std::string error;
+  EXPECT_FALSE(parse("not json", r, error));
+  EXPECT_FALSE(parse(R"({"request_id":"a/b","dev_id":"d","payload_b64":""})", r, error));
+  EXPECT_EQ(r.request_id, "");  // a '/' would escape the result topic: no answer at all
+  EXPECT_FALSE(parse(R"({"request_id":"ok-id","dev_id":5,"payload_b64":""})", r, error));
+  EXPECT_EQ(r.request_id, "ok-id");  // kept: the edge answers bad_request
+  EXPECT_FALSE(parse(R"({"request_id":"ok-id","dev_id":"d","payload_b64":"YQ"})", r, error));
+  EXPECT_NE(error.find("base64"), std::string::npos);
+  // 1025 bytes: flagged, not decoded.
+  const std::string big = std::string(1364, 'Q') + "QUE=";  // base64 of 1023 + 2 bytes
+  ASSERT_TRUE(parse(R"({"request_id":"big","dev_id":"d","payload_b64":")" + big + "\"}", r, error))
+      << error;
+  EXPECT_TRUE(r.payload_too_large);
+  EXPECT_FALSE(valid_request_id(std::string(65, 'a')));
+  EXPECT_TRUE(valid_request_id(std::string(64, 'a')));
+}
+
+}  // namespace
+}  // namespace dsekp::edge::admin

@@ -1,0 +1,192 @@
+// `dsekp edge send DEV_ID PAYLOAD` end to end, on a broker with the accounts and ACL of
+// `dsekp keys broker-config`: the command asks the running edge (admin topic, edge account only),
+// the edge seals under the device's confirmed session, commits the seq, publishes, answers. A real
+// device session receives and opens every downlink; seqs only grow, across an edge restart too;
+// refusals (no confirmed session, unknown device) come back with their names; a device account
+// cannot inject admin requests; with no edge running the command times out with a message.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "daemon_test_support.hpp"
+#include "mosquitto_broker.hpp"
+#include "mqtt_test_client.hpp"
+#include "tests/edge_registry/temp_dir.hpp"
+
+namespace dsekp::edge::testing {
+namespace {
+
+class DownlinkAdminTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    {
+      std::unique_ptr<DeviceRegistry> registry;
+      ASSERT_TRUE(DeviceRegistry::open(registry_path_, OpenMode::create_if_missing, registry).ok());
+      ASSERT_TRUE(registry->add("esp32-01", material_).ok());
+    }
+    const auto config = run({DSEKP_CLI_PATH, "keys", "broker-config", "--db", registry_path_,
+                             "--out-dir", dir_.file("broker"), "--edge-user", "edge"});
+    ASSERT_EQ(config.exit_code, 0) << config.err;
+    broker_ = std::make_unique<dsekp::test::MosquittoBroker>(dir_.file("broker"), config.out);
+  }
+
+  dsekp::test::RunResult run(const std::vector<std::string>& argv) {
+    return dsekp::test::run_command(argv, dir_.path().string());
+  }
+  std::string broker_address() const { return "127.0.0.1:" + std::to_string(broker_->port()); }
+
+  void start_edge() {
+    const std::string ready = dir_.file("edge.ready");
+    std::filesystem::remove(ready);
+    err_file_ = dir_.file("edge-" + std::to_string(++starts_) + ".err");
+    edge_ = std::make_unique<dsekp::test::ChildProcess>(
+        std::vector<std::string>{DSEKP_CLI_PATH, "edge", "--broker", broker_address(), "--db",
+                                 registry_path_, "--logs-dir", dir_.file("logs"), "--metrics",
+                                 "off", "--ready-file", ready},
+        dir_.file("edge.out"), err_file_);
+    ASSERT_TRUE(
+        wait_until([&] { return std::filesystem::exists(ready); }, std::chrono::seconds(10)))
+        << dsekp::test::read_file(err_file_);
+  }
+  void stop_edge() {
+    edge_->signal(SIGTERM);
+    ASSERT_EQ(edge_->wait_for(std::chrono::seconds(10)), std::optional<int>(0));
+  }
+
+  /// `dsekp edge send` with the registry's edge account; the parsed JSON answer (null if none).
+  nlohmann::json send(const std::string& dev_id, const std::string& payload, int expected_exit,
+                      std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {DSEKP_CLI_PATH,   "edge", "send",        "--broker",
+                                     broker_address(), "--db", registry_path_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.insert(argv.end(), {dev_id, payload});
+    const auto r = run(argv);
+    EXPECT_EQ(r.exit_code, expected_exit) << r.out << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  }
+
+  dsekp::test::TempDir dir_;
+  std::string registry_path_ = dir_.file("registry.db");
+  DeviceMaterial material_;
+  std::unique_ptr<dsekp::test::MosquittoBroker> broker_;
+  std::unique_ptr<dsekp::test::ChildProcess> edge_;
+  std::string err_file_;
+  int starts_ = 0;
+};
+
+TEST_F(DownlinkAdminTest, TheEdgeSealsSendsAndNeverReusesASeq) {
+  start_edge();
+  dsekp::test::MqttTestClient device_client("esp32-01");
+  ASSERT_EQ(device_client.connect(broker_->port(), "esp32-01", material_.broker_password),
+            std::optional<int>(0));
+  const std::string ack_topic = "dsekp/init/ack/esp32-01";
+  const std::string down_topic = "dsekp/down/esp32-01";
+  ASSERT_EQ(device_client.subscribe(ack_topic), std::optional<int>(1));
+  ASSERT_EQ(device_client.subscribe(down_topic), std::optional<int>(1));
+  ScriptedDevice device(material_, 5);
+  ASSERT_TRUE(device_client.publish(
+      "dsekp/init",
+      as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
+  const auto ack = device_client.wait_for_message(ack_topic);
+  ASSERT_TRUE(ack.has_value()) << dsekp::test::read_file(err_file_);
+  ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+
+  // Not confirmed yet (no DATA frame under the new keys): refused by name.
+  const auto early = send("esp32-01", "too early", 1);
+  EXPECT_EQ(early.value("reason", ""), "no_session") << early;
+  EXPECT_EQ(early.value("ok", true), false);
+
+  ASSERT_TRUE(device_client.publish(
+      "dsekp/data", as_string(device.data(reading(0), unix_ms_now(), Encoding::json))));
+  ASSERT_TRUE(wait_until([&] { return line_count(dir_.file("logs/server_logs_dsekp.csv")) >= 2; },
+                         std::chrono::seconds(10)));
+
+  // A forged request from a device account: the ACL drops it (checked below: never answered).
+  ASSERT_TRUE(device_client.publish(
+      "dsekp/admin/downlink",
+      R"({"request_id":"forged-1","dev_id":"esp32-01","payload_b64":"Zm9yZ2Vk"})"));
+
+  std::vector<std::string> texts = {"set-interval 5", "led on", "{\"reboot\":false}"};
+  std::vector<std::uint32_t> seqs;
+  const auto receive = [&](std::size_t index, const std::string& expected) {
+    ASSERT_TRUE(device_client.wait_for_count(index + 1));
+    const auto& m = device_client.received()[index];
+    ASSERT_EQ(m.topic, down_topic);
+    std::string opened;
+    ASSERT_EQ(device.open_down(bytes_of(m.payload), opened), Error::ok);
+    EXPECT_EQ(opened, expected);
+  };
+  // received()[0] is the ACK.
+  std::size_t next = 1;
+  for (const std::string& text : texts) {
+    const auto answer = send("esp32-01", text, 0);
+    ASSERT_TRUE(answer.value("ok", false)) << answer;
+    seqs.push_back(answer.at("seq").get<std::uint32_t>());
+    receive(next++, text);
+  }
+  const auto hex = send("esp32-01", "00ff10", 0, {"--hex"});
+  seqs.push_back(hex.at("seq").get<std::uint32_t>());
+  receive(next++, std::string("\x00\xff\x10", 3));
+
+  // A restarted edge continues after the last committed seq.
+  stop_edge();
+  start_edge();
+  const auto after_restart = send("esp32-01", "after restart", 0);
+  seqs.push_back(after_restart.at("seq").get<std::uint32_t>());
+  receive(next++, "after restart");
+  for (std::size_t i = 1; i < seqs.size(); ++i) EXPECT_GT(seqs[i], seqs[i - 1]) << i;
+
+  // A request id seen before is answered again without a second frame.
+  const auto first = send("esp32-01", "once", 0, {"--request-id", "fixed-id"});
+  const auto again = send("esp32-01", "once", 0, {"--request-id", "fixed-id"});
+  EXPECT_EQ(first.at("seq"), again.at("seq"));
+  receive(next++, "once");
+
+  const auto unknown = send("nobody", "x", 1);
+  EXPECT_EQ(unknown.value("reason", ""), "unknown_device");
+  const auto too_large = send("esp32-01", std::string(1025, 'x'), 1);
+  EXPECT_EQ(too_large.value("reason", ""), "payload_too_large");
+  const auto largest = send("esp32-01", std::string(1024, 'y'), 0);
+  EXPECT_TRUE(largest.value("ok", false)) << largest;
+  receive(next++, std::string(1024, 'y'));
+
+  stop_edge();
+  std::string all;
+  for (int i = 1; i <= starts_; ++i)
+    all += dsekp::test::read_file(dir_.file("edge-" + std::to_string(i) + ".err"));
+  EXPECT_EQ(all.find("forged"), std::string::npos) << all;
+  // Every message the device got: the ACK and one frame per distinct request (a second frame
+  // for "fixed-id" would have arrived before the one for "nobody" was refused).
+  EXPECT_FALSE(device_client.wait_for_count(next + 1));
+  EXPECT_EQ(device_client.received().size(), next);
+
+  // No edge running: a clear error, not a hang.
+  const auto r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db",
+                      registry_path_, "--timeout", "1", "esp32-01", "x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("is `dsekp edge` running?"), std::string::npos) << r.err;
+}
+
+TEST_F(DownlinkAdminTest, BadArgumentsAreRefused) {
+  auto r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db",
+                registry_path_, "--hex", "esp32-01", "0g"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("hex"), std::string::npos) << r.err;
+  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", "nonsense", "esp32-01", "x"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--broker"), std::string::npos) << r.err;
+  // The daemon still demands its options.
+  r = run({DSEKP_CLI_PATH, "edge", "--db", registry_path_, "--no-csv"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--broker is required"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace dsekp::edge::testing

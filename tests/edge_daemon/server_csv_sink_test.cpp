@@ -1,0 +1,187 @@
+// The exactly-once server CSV logs (edge/sinks/server_csv_sink.hpp): the journal written in the
+// unit's transaction, and the repair at start-up after a kill between the commit and the append,
+// a torn append, or garbage after the last row; the journal stays bounded; rollbacks leave no
+// trace; reopen() for log rotation.
+#include "edge/sinks/server_csv_sink.hpp"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "child_process.hpp"
+#include "edge/sinks/server_csv_format.hpp"
+#include "tests/edge_registry/temp_dir.hpp"
+
+namespace dsekp::edge::sinks {
+namespace {
+
+AcceptedFrame frame(std::uint32_t seq) {
+  AcceptedFrame f;
+  f.mode = FrameMode::dsekp;
+  f.dev_id = "esp32-01";
+  f.sessctr = 1;
+  f.seq = seq;
+  // One second apart: each row is alone in its bin_1s, so `throughput` is 1 whatever the
+  // restarts (its running count starts again with the process: server_csv_sink.hpp).
+  f.sendts_ms = 1'764'460'800'000 + 1000 * std::uint64_t{seq};
+  f.recvts_ms = f.sendts_ms + 10;
+  f.recvts_us = f.recvts_ms * 1000 + 7;
+  f.latency_ms = 10;
+  const std::string reading = R"({"t":)" + std::to_string(seq) + "}";
+  f.plaintext.assign(reading.begin(), reading.end());
+  return f;
+}
+
+class ServerCsvSinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(sqlite3_open(dir_.file("state.db").c_str(), &db_), SQLITE_OK);
+    exec("PRAGMA synchronous = OFF");  // durability of the test database is not under test
+    std::filesystem::create_directories(logs_);
+  }
+  void TearDown() override {
+    sink_.reset();
+    sqlite3_close(db_);
+  }
+  void exec(const char* sql) {
+    ASSERT_EQ(sqlite3_exec(db_, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  }
+  void open_sink() { sink_ = std::make_unique<ServerCsvSink>(logs_, db_); }
+  /// One unit: BEGIN, write the rows, COMMIT; `append` false simulates a kill right after the
+  /// commit (the sink never hears committed()).
+  void unit(std::initializer_list<std::uint32_t> seqs, bool append = true) {
+    exec("BEGIN IMMEDIATE");
+    for (const std::uint32_t s : seqs) ASSERT_TRUE(sink_->write(frame(s)));
+    exec("COMMIT");
+    if (append) sink_->committed();
+  }
+  std::int64_t journal_rows() {
+    sqlite3_stmt* s = nullptr;
+    std::int64_t n = -1;
+    if (sqlite3_prepare_v2(db_, "SELECT count(*) FROM server_csv_journal", -1, &s, nullptr) ==
+            SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
+      n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return n;
+  }
+  std::string csv() const { return dsekp::test::read_file(path_); }
+  /// The expected file: the header and the rows of `seqs`.
+  static std::string expected(std::initializer_list<std::uint32_t> seqs) {
+    std::string out = server_csv_header(FrameMode::dsekp);
+    for (const std::uint32_t s : seqs) out += server_csv_row(frame(s), 1);
+    return out;
+  }
+
+  dsekp::test::TempDir dir_;
+  std::string logs_ = dir_.file("logs");
+  std::string path_ = logs_ + "/server_logs_dsekp.csv";
+  sqlite3* db_ = nullptr;
+  std::unique_ptr<ServerCsvSink> sink_;
+};
+
+TEST_F(ServerCsvSinkTest, RowsCommittedButNeverAppendedAreRestoredAtStartUp) {
+  open_sink();
+  unit({0});
+  unit({1, 2}, /*append=*/false);  // killed after the commit, before the append
+  EXPECT_EQ(csv(), expected({0}));
+  EXPECT_EQ(journal_rows(), 2);
+  sink_.reset();
+  EXPECT_EQ(journal_rows(), 2);
+  open_sink();
+  EXPECT_EQ(sink_->repaired_rows(), 2u);
+  EXPECT_EQ(csv(), expected({0, 1, 2}));
+  unit({3});
+  EXPECT_EQ(csv(), expected({0, 1, 2, 3}));
+}
+
+TEST_F(ServerCsvSinkTest, BothFilesAreRepairedFromOneUnit) {
+  open_sink();
+  AcceptedFrame psk = frame(9);
+  psk.mode = FrameMode::psk;
+  exec("BEGIN IMMEDIATE");
+  ASSERT_TRUE(sink_->write(frame(0)));
+  ASSERT_TRUE(sink_->write(psk));
+  exec("COMMIT");  // killed before committed(): neither file has its row
+  sink_.reset();
+  open_sink();
+  EXPECT_EQ(sink_->repaired_rows(), 2u);
+  EXPECT_EQ(csv(), expected({0}));
+  EXPECT_EQ(dsekp::test::read_file(logs_ + "/server_logs_psk.csv"),
+            server_csv_header(FrameMode::psk) + server_csv_row(psk, 1));
+}
+
+TEST_F(ServerCsvSinkTest, ATornAppendIsCutAndRewritten) {
+  open_sink();
+  unit({0});
+  unit({1}, /*append=*/false);
+  // Killed in the middle of appending row 1: only its first bytes reached the file.
+  const std::string row1 = server_csv_row(frame(1), 1);
+  std::ofstream(path_, std::ios::app) << row1.substr(0, 17);
+  sink_.reset();
+  open_sink();
+  EXPECT_EQ(sink_->repaired_rows(), 1u);
+  EXPECT_EQ(csv(), expected({0, 1}));
+}
+
+TEST_F(ServerCsvSinkTest, GarbageAfterTheLastCommittedRowIsCut) {
+  open_sink();
+  unit({0});
+  unit({1}, /*append=*/false);
+  sink_.reset();
+  open_sink();  // repairs row 1
+  unit({2}, /*append=*/false);
+  {
+    std::ofstream out(path_, std::ios::app);
+    out << expected({2}).substr(server_csv_header(FrameMode::dsekp).size());  // row 2 in place
+    out << "99,half a row";                                                   // and a torn one
+  }
+  sink_.reset();
+  open_sink();
+  EXPECT_EQ(sink_->repaired_rows(), 0u);
+  EXPECT_EQ(csv(), expected({0, 1, 2}));
+}
+
+TEST_F(ServerCsvSinkTest, TheJournalHoldsOnlyTheLastUnit) {
+  open_sink();
+  for (std::uint32_t i = 0; i < 100; ++i) unit({i});
+  EXPECT_EQ(journal_rows(), 1);
+  sink_.reset();  // a clean stop forgets it
+  EXPECT_EQ(journal_rows(), 0);
+}
+
+TEST_F(ServerCsvSinkTest, ARolledBackUnitLeavesNothing) {
+  open_sink();
+  unit({0});
+  exec("BEGIN IMMEDIATE");
+  ASSERT_TRUE(sink_->write(frame(1)));
+  exec("ROLLBACK");
+  sink_->rolled_back();
+  unit({2});
+  EXPECT_EQ(csv(), expected({0, 2}));
+}
+
+TEST_F(ServerCsvSinkTest, AWriteOutsideATransactionIsRefused) {
+  open_sink();
+  EXPECT_FALSE(sink_->write(frame(0)));
+  sink_->rolled_back();
+}
+
+TEST_F(ServerCsvSinkTest, ReopenStartsTheRotatedFileWithItsHeader) {
+  open_sink();
+  unit({0, 1});
+  std::filesystem::rename(path_, path_ + ".1");
+  sink_->reopen();
+  unit({2});
+  EXPECT_EQ(dsekp::test::read_file(path_ + ".1"), expected({0, 1}));
+  const std::string header = server_csv_header(FrameMode::dsekp);
+  EXPECT_EQ(csv(), header + server_csv_row(frame(2), 1));
+}
+
+}  // namespace
+}  // namespace dsekp::edge::sinks
