@@ -77,6 +77,7 @@ bool MosquittoBroker::start_once(const std::string& security_lines) {
     std::ofstream out(conf);
     out << security_lines << "listener " << port_ << " 127.0.0.1\n"
         << "persistence false\n"
+        << "set_tcp_nodelay true\n"
         << "log_dest stderr\n"
         << "log_type all\n"
         << "user " << current_user() << "\n";
