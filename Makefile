@@ -3,12 +3,16 @@
 #   make build   configure and build; binaries in build/bin/
 #   make test    build, then run the whole test suite (ctest)
 #   make bench   build, then print the benchmarks (dsekp bench handshake / frames / sessions)
+#   make experiment  build, then run the paper's PSK-vs-DSEKP experiment with its defaults
+#                (dsekp experiment; a few minutes; results/<UTC timestamp>/report.md). Options go
+#                in EXPERIMENT_ARGS, e.g. make experiment EXPERIMENT_ARGS="--link paper-wifi --packets 300"
 #   make format  clang-format every C++ file in place
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
+EXPERIMENT_ARGS ?=
 
-.PHONY: all deps build test bench format
+.PHONY: all deps build test bench experiment format
 
 all: build
 
@@ -26,6 +30,9 @@ bench: build
 	@$(BUILD_DIR)/bin/dsekp bench handshake
 	@$(BUILD_DIR)/bin/dsekp bench frames
 	@$(BUILD_DIR)/bin/dsekp bench sessions
+
+experiment: build
+	@$(BUILD_DIR)/bin/dsekp experiment $(EXPERIMENT_ARGS)
 
 format:
 	@git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i

@@ -1,4 +1,5 @@
-// `dsekp experiment`: the paper's evaluation end to end (experiment/).
+// `dsekp experiment`: the paper's PSK-vs-DSEKP evaluation end to end on one machine, with its
+// report (experiment/, docs/EXPERIMENT.md). The README's main command (`make experiment`).
 #pragma once
 
 #include <CLI/CLI.hpp>
