@@ -86,12 +86,25 @@ void append(std::vector<T>& to, std::vector<T>& from) {
   from.shrink_to_fit();
 }
 
+std::uint64_t stream_key(std::uint64_t key, const std::vector<std::uint16_t>& to_stream) {
+  constexpr std::uint64_t kLow48 = (std::uint64_t{1} << 48) - 1;
+  return (std::uint64_t{to_stream[key_device(key)]} << 48) | (key & kLow48);
+}
+
 void remap_keys(std::vector<std::uint64_t>& keys, const std::vector<std::uint16_t>& to_stream,
                 std::vector<std::uint64_t>& out) {
-  constexpr std::uint64_t kLow48 = (std::uint64_t{1} << 48) - 1;
-  for (std::uint64_t& key : keys)
-    key = (std::uint64_t{to_stream[key_device(key)]} << 48) | (key & kLow48);
+  for (std::uint64_t& key : keys) key = stream_key(key, to_stream);
   append(out, keys);
+}
+
+void remap_micros(std::vector<MicroStamp>& stamps, const std::vector<std::uint16_t>& to_stream,
+                  std::vector<MicroStamp>& out) {
+  for (MicroStamp& stamp : stamps) stamp.key = stream_key(stamp.key, to_stream);
+  append(out, stamps);
+}
+
+MicroFileReport micros_report(const FileReport& file) {
+  return {file.path, file.kind, file.micros_bad_rows, file.first_micros_bad_rows};
 }
 
 ModeResult combine_mode(Mode mode, std::vector<RunData>& runs, const AnalysisOptions& options) {
@@ -103,6 +116,10 @@ ModeResult combine_mode(Mode mode, std::vector<RunData>& runs, const AnalysisOpt
   std::vector<std::uint64_t> client_keys;
   std::vector<std::uint64_t> server_keys;
   PayloadHistogram client_payload;
+  MicroLatencyResult micros;
+  micros.runs = runs.size();
+  std::vector<MicroStamp> client_micros;
+  std::vector<MicroStamp> server_micros;
   for (std::size_t r = 0; r < runs.size(); ++r) {
     RunData& run = runs[r];
     result.latency.rows += run.server.latencies_ms.size();
@@ -116,6 +133,17 @@ ModeResult combine_mode(Mode mode, std::vector<RunData>& runs, const AnalysisOpt
       ++result.reliability_runs;
       const auto server_streams = streams.map_run(r, run.server.devices);
       const auto client_streams = streams.map_run(r, run.client->devices);
+      if (run.server.report.has_micros && run.client->report.has_micros) {
+        // The µs table needs both stamps of a packet, so only runs with both columns enter it.
+        ++micros.runs_with_columns;
+        micros.server_rows += run.server.keys.size();
+        micros.bad_recvts_us += run.server.report.micros_bad_rows;
+        micros.bad_client_rows += run.client->report.micros_bad_rows;
+        micros.files.push_back(micros_report(run.server.report));
+        micros.files.push_back(micros_report(run.client->report));
+        remap_micros(run.server.micros, server_streams, server_micros);
+        remap_micros(run.client->micros, client_streams, client_micros);
+      }
       remap_keys(run.server.keys, server_streams, server_keys);
       remap_keys(run.client->keys, client_streams, client_keys);
       client_payload.merge(run.client->payload);
@@ -129,6 +157,11 @@ ModeResult combine_mode(Mode mode, std::vector<RunData>& runs, const AnalysisOpt
   result.throughput = summarize_throughput(result.bins, result.payload_summary.total_bytes);
   if (result.reliability_runs > 0)
     result.reliability = compute_reliability(client_keys, server_keys, streams.names());
+  if (micros.runs_with_columns > 0) {
+    join_micro_latencies(client_micros, server_micros, micros);
+    finish_micro_latencies(micros, options.outlier_ms);
+    result.latency_us = std::move(micros);
+  }
   return result;
 }
 
@@ -200,6 +233,9 @@ AnalysisResult analyze_logs(const AnalysisInputs& inputs, const AnalysisOptions&
   if (!psk_runs.empty()) result.psk = combine_mode(Mode::psk, psk_runs, options);
   if (!dsekp_runs.empty()) result.dsekp = combine_mode(Mode::dsekp, dsekp_runs, options);
   if (result.psk && result.dsekp) result.comparison = compare_modes(*result.psk, *result.dsekp);
+  if (result.psk && result.psk->latency_us && result.dsekp && result.dsekp->latency_us)
+    result.latency_us_comparison =
+        compare_micro_latencies(*result.psk->latency_us, *result.dsekp->latency_us);
   if (!handshake_logs.empty()) result.handshakes = summarize_handshakes(handshake_logs);
   result.seconds_computing = seconds_since(computing);
   return result;

@@ -11,6 +11,7 @@
 
 #include "handshakes.hpp"
 #include "inputs.hpp"
+#include "latency_us.hpp"
 #include "log_files.hpp"
 #include "payload.hpp"
 #include "reliability.hpp"
@@ -46,6 +47,8 @@ struct ModeResult {
   std::vector<std::vector<SecondCount>> bins;  // per run
   std::size_t reliability_runs = 0;            // runs with a client log
   std::optional<Reliability> reliability;      // over those runs
+  // Runs whose client and server logs both have the µs columns; empty when no run has them.
+  std::optional<MicroLatencyResult> latency_us;
 };
 
 struct Comparison {
@@ -63,7 +66,8 @@ struct AnalysisResult {
   std::vector<FileReport> files;  // in input order
   std::optional<ModeResult> psk;
   std::optional<ModeResult> dsekp;
-  std::optional<Comparison> comparison;  // both modes present
+  std::optional<Comparison> comparison;                  // both modes present
+  std::optional<MicroComparison> latency_us_comparison;  // both modes have latency_us
   std::optional<HandshakeSummary> handshakes;
   std::uint64_t bad_rows = 0;  // over all files
   double seconds_reading = 0;

@@ -1,7 +1,9 @@
 // Server, client and handshake log readers (see log_files.hpp, docs/LOGS.md).
 #include "log_files.hpp"
 
+#include <array>
 #include <cmath>
+#include <cstdio>
 
 #include "csv_reader.hpp"
 #include "device_index.hpp"
@@ -15,6 +17,12 @@ constexpr std::uint64_t kMaxSeq = UINT32_MAX;      // DATA seq is a u32 (PROTOCO
 constexpr std::uint64_t kMaxSessctr = UINT16_MAX;  // sessctr is a u16
 // latency_ms is rounded by some writers while the timestamps are not: allow that much.
 constexpr double kLatencyTolerance_ms = 1.0;
+// A µs stamp and the ms column of the same instant may differ by the ms writer's rounding (the
+// ms value is floor(us / 1000)); more means the two columns do not describe the same instant.
+constexpr double kMicrosTolerance_ms = 1.0;
+// Unix µs fit in 2^53 until the year 2255; up to there they, and their differences, are exact
+// doubles.
+constexpr std::uint64_t kMaxMicros = std::uint64_t{1} << 53;
 
 std::string quoted(std::string_view value) {
   constexpr std::size_t kMax = 40;
@@ -40,6 +48,13 @@ class LogSink : public CsvSink {
     lookup_ =
         lookup_columns(names, required_columns(kind_, mode_), optional_columns(kind_), what());
     header_size_ = names.size();
+    const std::string_view micros = micros_column(kind_);
+    if (!micros.empty()) {
+      const std::array<std::string_view, 1> name{micros};
+      micros_position_ = lookup_columns(names, {}, name, what()).optional[0];
+      report.has_micros = micros_position_ != kNoColumn;
+      if (report.has_micros) lookup_.wanted[micros_position_] = true;
+    }
     return lookup_.wanted;
   }
 
@@ -157,6 +172,29 @@ class LogSink : public CsvSink {
     return value;
   }
 
+  // The row's µs stamp (report.has_micros only), checked against `ms` (the ms column `ms_name`
+  // of the same instant): the value, or kNoMicros after recording a bad row for the µs table
+  // only, whose reason says which check failed.
+  std::uint64_t micros(const CsvRecord& record, double ms, std::string_view ms_name) {
+    const std::string column(micros_column(kind_));
+    const std::string_view text = record.fields[micros_position_];
+    if (text.empty()) return micros_bad(record.line, [&] { return column + " is empty"; });
+    const auto value = parse_unsigned(text, kMaxMicros);
+    if (!value)
+      return micros_bad(record.line, [&] {
+        return column + ": " + quoted(text) + " is not a Unix time in whole microseconds";
+      });
+    const double off_ms = static_cast<double>(*value) / 1000.0 - ms;
+    if (std::fabs(off_ms) > kMicrosTolerance_ms)
+      return micros_bad(record.line, [&] {
+        char off[32];
+        std::snprintf(off, sizeof off, "%.3f", std::fabs(off_ms));
+        return column + " / 1000 differs from " + std::string(ms_name) + " by " + off +
+               " ms (more than 1 ms): " + column + " " + std::string(text);
+      });
+    return *value;
+  }
+
   std::vector<std::string> take_devices() { return devices_.take_names(); }
 
  private:
@@ -166,7 +204,16 @@ class LogSink : public CsvSink {
   ReadOptions options_;
   ColumnLookup lookup_;
   std::size_t header_size_ = 0;
+  std::size_t micros_position_ = kNoColumn;
   DeviceIndex devices_;
+
+  template <typename Reason>
+  std::uint64_t micros_bad(std::uint64_t line, Reason&& reason) {
+    ++report.micros_bad_rows;
+    if (report.first_micros_bad_rows.size() < options_.bad_rows_listed)
+      report.first_micros_bad_rows.push_back({line, reason()});
+    return kNoMicros;
+  }
 };
 
 class ServerSink final : public LogSink {
@@ -184,6 +231,7 @@ class ServerSink final : public LogSink {
     out.negative_latencies = negative_;
     out.payload = std::move(payload_);
     out.bins = bins_.finish();
+    out.micros = std::move(micros_);
     return out;
   }
 
@@ -222,6 +270,10 @@ class ServerSink final : public LogSink {
     if (!dev) return false;
     keys_.push_back(packet_key(*dev, static_cast<std::uint16_t>(id->sessctr),
                                static_cast<std::uint32_t>(id->seq)));
+    if (report.has_micros) {
+      const std::uint64_t us = micros(r, *recvts, "recvts_ms");
+      if (us != kNoMicros) micros_.push_back({keys_.back(), us});
+    }
     latencies_.push_back(*latency);
     if (*latency < 0) ++negative_;
     payload_.add(*payload);
@@ -237,6 +289,7 @@ class ServerSink final : public LogSink {
   std::uint64_t negative_ = 0;
   PayloadHistogram payload_;
   ReceiveBins bins_;
+  std::vector<MicroStamp> micros_;
 };
 
 class ClientSink final : public LogSink {
@@ -252,6 +305,7 @@ class ClientSink final : public LogSink {
     out.payload = std::move(payload_);
     out.first_sendts_ms = first_;
     out.last_sendts_ms = last_;
+    out.micros = std::move(micros_);
     return out;
   }
 
@@ -269,6 +323,9 @@ class ClientSink final : public LogSink {
     if (!dev) return false;
     keys_.push_back(packet_key(*dev, static_cast<std::uint16_t>(id->sessctr),
                                static_cast<std::uint32_t>(id->seq)));
+    // Kept with kNoMicros when bad, so that the join can tell a bad sendts_us from a packet the
+    // client log lacks.
+    if (report.has_micros) micros_.push_back({keys_.back(), micros(r, *sendts, "sendts_ms")});
     payload_.add(*payload);
     if (keys_.size() == 1) first_ = last_ = *sendts;
     first_ = std::min(first_, *sendts);
@@ -282,6 +339,7 @@ class ClientSink final : public LogSink {
   PayloadHistogram payload_;
   double first_ = 0;
   double last_ = 0;
+  std::vector<MicroStamp> micros_;
 };
 
 class HandshakeSink final : public LogSink {

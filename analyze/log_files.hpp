@@ -32,6 +32,11 @@ struct FileReport {
   std::vector<BadRow> first_bad_rows;
   std::uint64_t blank_lines = 0;
   bool has_sendts = false;  // server log: latency_ms was checked against recvts_ms - sendts_ms
+  // The µs column (micros_column(kind)) is in the header. Its bad values make a row bad for the
+  // µs latency table only (latency_us.hpp): counted here, not in bad_rows.
+  bool has_micros = false;
+  std::uint64_t micros_bad_rows = 0;
+  std::vector<BadRow> first_micros_bad_rows;
 };
 
 /// Reliability key of a packet: (device index << 48) | (sessctr << 32) | seq. PSK has sessctr 0.
@@ -45,6 +50,14 @@ inline std::uint16_t key_sessctr(std::uint64_t key) {
   return static_cast<std::uint16_t>(key >> 32);
 }
 
+/// A row's packet key with its µs timestamp (recvts_us or sendts_us); kNoMicros when the row's
+/// µs value was bad (client rows only: a bad server stamp is simply not stored).
+inline constexpr std::uint64_t kNoMicros = UINT64_MAX;
+struct MicroStamp {
+  std::uint64_t key = 0;
+  std::uint64_t us = kNoMicros;
+};
+
 struct ServerLogData {
   FileReport report;
   std::vector<std::string> devices;  // device index (in keys) -> dev_id, local to this file
@@ -53,6 +66,7 @@ struct ServerLogData {
   std::uint64_t negative_latencies = 0;
   PayloadHistogram payload;
   std::vector<SecondCount> bins;
+  std::vector<MicroStamp> micros;  // good rows with a good recvts_us (report.has_micros)
 };
 
 struct ClientLogData {
@@ -62,6 +76,7 @@ struct ClientLogData {
   PayloadHistogram payload;
   double first_sendts_ms = 0;
   double last_sendts_ms = 0;
+  std::vector<MicroStamp> micros;  // per good row when report.has_micros (bad sendts_us: kNoMicros)
 };
 
 enum class HandshakeOutcome : std::uint8_t { ok, timeout, rejected };

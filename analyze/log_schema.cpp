@@ -91,6 +91,18 @@ std::span<const std::string_view> optional_columns(LogKind kind) {
   return {};
 }
 
+std::string_view micros_column(LogKind kind) {
+  switch (kind) {
+    case LogKind::server:
+      return "recvts_us";
+    case LogKind::client:
+      return "sendts_us";
+    case LogKind::handshakes:
+      return {};
+  }
+  return {};
+}
+
 ColumnLookup lookup_columns(std::span<const std::string_view> header,
                             std::span<const std::string_view> required,
                             std::span<const std::string_view> optional, std::string_view what) {

@@ -28,6 +28,11 @@ std::span<const std::string_view> required_columns(LogKind kind, Mode mode);
 /// Columns read when present (server log: sendts_ms, which lets analyze check latency_ms).
 std::span<const std::string_view> optional_columns(LogKind kind);
 
+/// The optional microsecond timestamp of a data log (ours, docs/LOGS.md): "recvts_us" for the
+/// server log, "sendts_us" for the client log, "" for the handshake log. Looked up apart from
+/// optional_columns() because it feeds only the microsecond latency table (latency_us.hpp).
+std::string_view micros_column(LogKind kind);
+
 inline constexpr std::size_t kNoColumn = static_cast<std::size_t>(-1);
 
 /// Where each requested column is in a header, and which header columns to read.

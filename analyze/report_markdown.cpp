@@ -23,6 +23,7 @@ class Writer {
     inputs();
     table6();
     table7();
+    latency_us();
     reliability();
     throughput();
     payload();
@@ -202,6 +203,94 @@ class Writer {
             "PSK − DSEKP (negative: PSK lower), as in the paper. ";
     if (!c) out_ << "They need both modes' logs; one mode is missing here. ";
     out_ << "Definitions under *Methods*.\n\n";
+  }
+
+  // Only when a run has both µs columns (latency_us.hpp): without them the report is unchanged.
+  void latency_us() {
+    const bool any = (psk() && psk()->latency_us) || (dsekp() && dsekp()->latency_us);
+    if (!any) return;
+    const MicroComparison* c = r_.latency_us_comparison ? &*r_.latency_us_comparison : nullptr;
+    out_ << "## Latency at microsecond resolution (ours)\n\n"
+            "`latency_ms` is whole milliseconds, too coarse on a fast link (on loopback nearly "
+            "every value is 0 or 1). Here latency = `recvts_us` (server log) − `sendts_us` (client "
+            "log) of the same packet, joined on (run, dev_id, sessctr_id, seq), in µs; both stamps "
+            "are the system clock of the machine that ran device and edge. Only runs whose two "
+            "logs have these columns enter";
+    if (r_.options.outlier_ms > 0)
+      out_ << "; the outlier rule applies at the same threshold ("
+           << count(static_cast<std::uint64_t>(r_.options.outlier_ms * 1000)) << " µs)";
+    out_ << ".\n\n| Metric | PSK | DSEKP | DSEKP − PSK |\n|---|---:|---:|---:|\n";
+    const auto line = [&](const std::string& metric,
+                          const std::function<std::string(const MicroLatencyResult&)>& pick,
+                          const std::string& difference = kMissing) {
+      const auto one = [&](const ModeResult* m) {
+        if (!m) return std::string(kMissing);
+        return m->latency_us ? pick(*m->latency_us) : std::string("– (no µs columns)");
+      };
+      out_ << "| " << metric << " | " << one(psk()) << " | " << one(dsekp()) << " | " << difference
+           << " |\n";
+    };
+    line("Runs with both µs columns", [](const MicroLatencyResult& m) {
+      return std::to_string(m.runs_with_columns) + " of " + std::to_string(m.runs);
+    });
+    line("Packets in the statistics (n)",
+         [](const MicroLatencyResult& m) { return count(m.stats.n); });
+    line(
+        "Mean (µs)", [](const MicroLatencyResult& m) { return fixed(m.stats.mean, 1); },
+        c ? signed_fixed(c->mean_difference_us, 1) + " (Welch *t*-test *p* = " +
+                p_value(c->t_test ? std::optional(c->t_test->p) : std::nullopt) + ")"
+          : kMissing);
+    line("SD (µs)", [](const MicroLatencyResult& m) { return fixed(m.stats.sd, 1); });
+    line(
+        "Median, p50 (µs)", [](const MicroLatencyResult& m) { return fixed(m.stats.median, 1); },
+        c ? signed_fixed(c->median_difference_us, 1) + " (rank-sum *p* = " +
+                p_value(c->rank_sum ? std::optional(c->rank_sum->p) : std::nullopt) + ")"
+          : kMissing);
+    line("p95 (µs)", [](const MicroLatencyResult& m) { return fixed(m.stats.p95, 1); });
+    line("p99 (µs)", [](const MicroLatencyResult& m) { return fixed(m.stats.p99, 1); });
+    line("Min / max (µs)", [](const MicroLatencyResult& m) {
+      return fixed(m.stats.min, 1) + " / " + fixed(m.stats.max, 1);
+    });
+    line("*Outliers excluded / negative*", [](const MicroLatencyResult& m) {
+      return count(m.outliers_excluded) + " / " + count(m.negative);
+    });
+    line("*Server rows without a µs latency*", [](const MicroLatencyResult& m) {
+      const std::uint64_t total = m.bad_recvts_us + m.no_client_row + m.bad_sendts_us + m.ambiguous;
+      if (total == 0) return std::string("0");
+      return count(total) + " (bad recvts_us " + count(m.bad_recvts_us) + ", no client row " +
+             count(m.no_client_row) + ", bad sendts_us " + count(m.bad_sendts_us) +
+             ", client row twice " + count(m.ambiguous) + ")";
+    });
+    out_ << "\n";
+    if (!c)
+      out_
+          << "The DSEKP − PSK column needs both modes with these columns; one is missing here.\n\n";
+    micros_bad_rows();
+  }
+
+  void micros_bad_rows() {
+    std::vector<const MicroFileReport*> files;
+    for (const auto* m : {psk(), dsekp()})
+      if (m && m->latency_us)
+        for (const auto& f : m->latency_us->files)
+          if (f.bad_rows > 0) files.push_back(&f);
+    if (files.empty()) {
+      out_ << "Every row of these runs had valid µs stamps.\n\n";
+      return;
+    }
+    out_ << "Rows left out of this table only (µs value empty, not whole microseconds, or more "
+            "than 1 ms from the ms column of the same instant); they are in every other figure. "
+            "The first "
+         << r_.options.bad_rows_listed << " of each file:\n\n";
+    for (const auto* f : files) {
+      out_ << "**`" << f->path << "`** (" << kind_name(f->kind) << "): " << count(f->bad_rows)
+           << " row(s)\n\n";
+      for (const auto& b : f->first_bad_rows)
+        out_ << "- line " << b.line << ": " << b.reason << "\n";
+      if (f->bad_rows > f->first_bad_rows.size())
+        out_ << "- … and " << count(f->bad_rows - f->first_bad_rows.size()) << " more\n";
+      out_ << "\n";
+    }
   }
 
   void device_table(const ModeResult& m) {
@@ -427,6 +516,14 @@ class Writer {
             "100, from the server logs.\n"
             "- All statistics use Boost.Math distributions and every row (no sampling); the "
             "figures thin their points (quantiles, evenly spaced ranks) only for drawing.\n";
+    if ((psk() && psk()->latency_us) || (dsekp() && dsekp()->latency_us))
+      out_ << "- **Latency at microsecond resolution** (ours) = recvts_us − sendts_us of each "
+              "server row and the client row of the same packet. A server row without a usable "
+              "pair (its recvts_us bad, its packet missing from the client log or logged there "
+              "twice, or the client row's sendts_us bad) is counted and left out of that table "
+              "only. A µs value is bad when empty, not whole decimal digits, or when µs / 1000 is "
+              "more than 1 ms from recvts_ms (sendts_ms) of the same row. Mean difference: "
+              "Welch's t-test; median difference: the rank-sum test, as above.\n";
   }
 
   const AnalysisResult& r_;

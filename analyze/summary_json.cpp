@@ -123,6 +123,62 @@ json to_json(const Comparison& c) {
           {"payload_overhead_pct", opt(c.payload_overhead_pct)}};
 }
 
+json to_json(const BadRow& row) {
+  return {{"line", row.line}, {"reason", row.reason}};
+}
+
+json to_json(const MicroLatencyResult& m, double outlier_ms) {
+  json out = to_json(m.stats);
+  json files = json::array();
+  for (const auto& f : m.files) {
+    json bad = json::array();
+    for (const auto& row : f.first_bad_rows) bad.push_back(to_json(row));
+    files.push_back({{"path", f.path},
+                     {"kind", kind_name(f.kind)},
+                     {"bad_rows", f.bad_rows},
+                     {"first_bad_rows", bad}});
+  }
+  out["runs"] = m.runs;
+  out["runs_with_columns"] = m.runs_with_columns;
+  out["server_rows"] = m.server_rows;
+  out["server_rows_without_latency"] = {{"bad_recvts_us", m.bad_recvts_us},
+                                        {"no_client_row", m.no_client_row},
+                                        {"bad_sendts_us", m.bad_sendts_us},
+                                        {"ambiguous_client_rows", m.ambiguous}};
+  out["client_rows_bad_sendts_us"] = m.bad_client_rows;
+  out["latencies_before_outliers"] = m.n_before_outliers;
+  out["outlier_threshold_us"] = outlier_ms > 0 ? json(outlier_ms * 1000.0) : json(nullptr);
+  out["outliers_excluded"] = m.outliers_excluded;
+  out["negative"] = m.negative;
+  out["files"] = files;
+  return out;
+}
+
+json to_json(const MicroComparison& c) {
+  json t = nullptr;
+  if (c.t_test) t = {{"t", c.t_test->t}, {"df", c.t_test->df}, {"p", c.t_test->p}};
+  json w = nullptr;
+  if (c.rank_sum) w = {{"w", c.rank_sum->w}, {"z", c.rank_sum->z}, {"p", c.rank_sum->p}};
+  return {{"mean_difference_us", opt(c.mean_difference_us)},
+          {"median_difference_us", opt(c.median_difference_us)},
+          {"sign", "differences DSEKP - PSK; t and W as in the ms comparison (PSK - DSEKP)"},
+          {"welch_t_test", t},
+          {"wilcoxon_rank_sum", w}};
+}
+
+// Present only when a mode had runs with both µs columns, so that logs without them give the
+// summary.json they always gave.
+std::optional<json> latency_us_json(const AnalysisResult& r) {
+  const bool psk = r.psk && r.psk->latency_us;
+  const bool dsekp = r.dsekp && r.dsekp->latency_us;
+  if (!psk && !dsekp) return std::nullopt;
+  json out = json::object();
+  if (psk) out["psk"] = to_json(*r.psk->latency_us, r.options.outlier_ms);
+  if (dsekp) out["dsekp"] = to_json(*r.dsekp->latency_us, r.options.outlier_ms);
+  out["comparison"] = r.latency_us_comparison ? to_json(*r.latency_us_comparison) : json(nullptr);
+  return out;
+}
+
 json to_json(const HandshakeSummary& h) {
   json devices = json::array();
   for (const auto& d : h.per_device)
@@ -207,6 +263,7 @@ json summary_json(const AnalysisResult& result, const FiguresResult& figures, bo
         {"list", figure_list}}},
       {"timing_s", {{"reading", result.seconds_reading}, {"computing", result.seconds_computing}}}};
   if (with_paper) out["paper"] = paper_json();
+  if (auto micros = latency_us_json(result)) out["latency_us"] = std::move(*micros);
   return out;
 }
 

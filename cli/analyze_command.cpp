@@ -54,6 +54,28 @@ void print_bad_rows(const AnalysisResult& result) {
   }
 }
 
+// Rows bad for the µs latency table only (they stay in every other figure).
+void print_micros_bad_rows(const ModeResult& m) {
+  if (!m.latency_us) return;
+  for (const auto& f : m.latency_us->files) {
+    if (f.bad_rows == 0) continue;
+    std::fprintf(stderr, "dsekp analyze: %s: %s row(s) left out of the µs latency table only:\n",
+                 f.path.c_str(), count(f.bad_rows).c_str());
+    for (const auto& b : f.first_bad_rows)
+      std::fprintf(stderr, "  %s:%llu: %s\n", f.path.c_str(),
+                   static_cast<unsigned long long>(b.line), b.reason.c_str());
+  }
+}
+
+void print_micros(const ModeResult& m) {
+  if (!m.latency_us) return;
+  const auto& s = m.latency_us->stats;
+  std::printf("%-6s n=%s  latency (µs columns) mean %s ± %s µs, median %s, p95 %s, p99 %s\n",
+              std::string(mode_label(m.mode)).c_str(), count(s.n).c_str(), fixed(s.mean, 1).c_str(),
+              fixed(s.sd, 1).c_str(), fixed(s.median, 1).c_str(), fixed(s.p95, 1).c_str(),
+              fixed(s.p99, 1).c_str());
+}
+
 void print_mode(const ModeResult& m) {
   const auto& s = m.latency.stats;
   std::printf("%-6s n=%s  latency mean %s ± %s ms, median %s, p95 %s, p99 %s; payload %s B; ",
@@ -74,6 +96,9 @@ void run(const AnalyzeOptions& options) {
   analysis_options.bad_rows_listed = options.bad_rows_listed;
   const AnalysisResult result = analyze_logs(inputs, analysis_options);
   print_bad_rows(result);
+  for (const auto* m :
+       {result.psk ? &*result.psk : nullptr, result.dsekp ? &*result.dsekp : nullptr})
+    if (m) print_micros_bad_rows(*m);
 
   std::error_code ec;
   fs::create_directories(options.out, ec);
@@ -92,6 +117,17 @@ void run(const AnalyzeOptions& options) {
   for (const auto* m :
        {result.psk ? &*result.psk : nullptr, result.dsekp ? &*result.dsekp : nullptr})
     if (m) print_mode(*m);
+  for (const auto* m :
+       {result.psk ? &*result.psk : nullptr, result.dsekp ? &*result.dsekp : nullptr})
+    if (m) print_micros(*m);
+  if (const auto& c = result.latency_us_comparison)
+    std::printf(
+        "PSK vs DSEKP (µs columns): DSEKP − PSK mean %s µs (Welch p %s), median %s µs "
+        "(rank-sum p %s)\n",
+        signed_fixed(c->mean_difference_us, 1).c_str(),
+        p_value(c->t_test ? std::optional(c->t_test->p) : std::nullopt).c_str(),
+        signed_fixed(c->median_difference_us, 1).c_str(),
+        p_value(c->rank_sum ? std::optional(c->rank_sum->p) : std::nullopt).c_str());
   if (result.comparison && result.comparison->cohens_d)
     std::printf("PSK vs DSEKP: Cohen's d %s, Cliff's delta %s, payload overhead %s %%\n",
                 signed_fixed(result.comparison->cohens_d, 3).c_str(),

@@ -7,6 +7,13 @@ outliers above 10 s, packet loss, duplicate deliveries, several DSEKP sessions p
 optionally injected bad rows. With --truth it also writes what analyze must find (exact counts,
 latency and payload means) as JSON, computed here independently of analyze.
 
+With --micros the logs also carry our microsecond columns (client `sendts_us`; server
+`sendts_ms`, `recvts_us`, as `dsekp device` and `dsekp edge` write them) and the truth gains the
+one-way latency in µs per mode ("micros": n, mean, sd, median, p95, p99, max, computed with
+Python's statistics module); --bad-micros N spoils N µs values in the PSK server log and N in the
+DSEKP client log (empty, not a number, or more than 1 ms from the ms column), which analyze must
+leave out of the µs table only. Without --micros the output is byte for byte what it always was.
+
 Standard library only. Example (the 1M-row measurement of docs/PERFORMANCE.md):
   python3 tests/analyze/gen_logs.py --out /tmp/logs1m --packets 1000000 --devices 50 --sessions 20
 """
@@ -18,6 +25,7 @@ import json
 import math
 import os
 import random
+import statistics
 import time
 
 PLAINTEXT = '{"t":24.0,"h":51.0}'
@@ -75,6 +83,22 @@ class Writer:
         self.file.close()
 
 
+def spoil_micros(value, kind):
+    """A bad µs value of one of three kinds: empty, not a number, or 5 ms off its ms column."""
+    return ["", "%dx" % value, value + 5000][kind % 3]
+
+
+def micros_truth(latencies_us, outlier_us):
+    """The µs statistics analyze must report (quantiles: R type 7 = Python's 'inclusive')."""
+    kept = [v for v in latencies_us if v <= outlier_us]
+    truth = {"n": len(kept), "outliers": len(latencies_us) - len(kept)}
+    if len(kept) >= 2:
+        cuts = statistics.quantiles(kept, n=100, method="inclusive")
+        truth.update(mean=statistics.fmean(kept), sd=statistics.stdev(kept),
+                     median=statistics.median(kept), p95=cuts[94], p99=cuts[98], max=max(kept))
+    return truth
+
+
 def generate_mode(mode, args, rng, start_ms, handshakes):
     """Writes one mode's client and server logs; returns its ground truth."""
     median = args.psk_median if mode == "psk" else args.dsekp_median
@@ -84,8 +108,17 @@ def generate_mode(mode, args, rng, start_ms, handshakes):
         pool.append((base64.b64encode(rng.randbytes(19)).decode(),
                      base64.b64encode(rng.randbytes(12)).decode(),
                      base64.b64encode(rng.randbytes(16)).decode()))
-    client = Writer(os.path.join(args.out, "client_logs_%s.csv" % mode), CLIENT_COLUMNS[mode])
-    server = Writer(os.path.join(args.out, "server_logs_%s.csv" % mode), SERVER_COLUMNS[mode])
+    client_columns = CLIENT_COLUMNS[mode] + (["sendts_us"] if args.micros else [])
+    server_columns = SERVER_COLUMNS[mode] + (["sendts_ms", "recvts_us"] if args.micros else [])
+    client = Writer(os.path.join(args.out, "client_logs_%s.csv" % mode), client_columns)
+    server = Writer(os.path.join(args.out, "server_logs_%s.csv" % mode), server_columns)
+    # µs truth: latencies of server rows that have both good stamps, and the spoiled rows.
+    latencies_us = []
+    micros = {"bad_server_lines": [], "bad_client_lines": [], "bad_sendts_us_rows": 0}
+    bad_micros_left = args.bad_micros if args.micros else 0
+    bad_micros_every = max(1, args.packets // (args.bad_micros + 1)) if bad_micros_left else 0
+    sent_n = 0
+    received_n = 0
     truth = {"sent": 0, "received": 0, "lost": 0, "duplicates": 0, "server_rows": 0,
              "outliers": 0, "sessions": 0, "bad_row_lines": [], "devices": {}}
     latency_sum = 0.0
@@ -129,9 +162,20 @@ def generate_mode(mode, args, rng, start_ms, handshakes):
             size = frame_size(mode, seq, dev_id, sessctr, ct, iv, tag, sendts)
             stamp = iso(sendts)
             if mode == "psk":
-                client.row([seq, stamp, dev_id, PLAINTEXT, iv, tag, ct, sendts, size])
+                values = [seq, stamp, dev_id, PLAINTEXT, iv, tag, ct, sendts, size]
             else:
-                client.row([seq, sessctr, stamp, dev_id, PLAINTEXT, iv, tag, ct, sendts, size])
+                values = [seq, sessctr, stamp, dev_id, PLAINTEXT, iv, tag, ct, sendts, size]
+            client_bad = False
+            if args.micros:
+                sendts_us = sendts * 1000 + rng.randrange(1000)
+                sent_n += 1
+                client_bad = (mode == "dsekp" and bad_micros_left > 0 and
+                              sent_n % bad_micros_every == 0)
+                values.append(spoil_micros(sendts_us, bad_micros_left) if client_bad else sendts_us)
+            line = client.row(values)
+            if client_bad:
+                micros["bad_client_lines"].append(line)
+                bad_micros_left -= 1
             truth["sent"] += 1
             dev = truth["devices"][dev_id]
             if rng.random() < args.loss:
@@ -147,17 +191,39 @@ def generate_mode(mode, args, rng, start_ms, handshakes):
                 latency = rng.randint(10001, 30000)
             else:
                 latency = max(1, round(median * math.exp(sigma * rng.gauss(0.0, 1.0))))
+            if args.micros:
+                latency_us = latency * 1000 + rng.randrange(-500, 500)
             for copy in range(copies):
                 lat = latency + copy * 40  # a redelivery arrives a little later
                 recvts = sendts + lat
+                if args.micros:
+                    # The ms columns follow from the µs stamps, as the edge writes them.
+                    recvts_us = sendts_us + latency_us + copy * 40000
+                    recvts = recvts_us // 1000
+                    lat = recvts - sendts
                 b = recvts // 1000
                 bin_counts[b] = bin_counts.get(b, 0) + 1
                 if mode == "psk":
-                    server.row([seq, iso(recvts), dev_id, ct, iv, tag, PLAINTEXT, recvts, lat, size,
-                                b, bin_counts[b]])
+                    values = [seq, iso(recvts), dev_id, ct, iv, tag, PLAINTEXT, recvts, lat, size,
+                              b, bin_counts[b]]
                 else:
-                    server.row([seq, iso(recvts), dev_id, sessctr, ct, iv, tag, PLAINTEXT, recvts,
-                                lat, size, b, bin_counts[b]])
+                    values = [seq, iso(recvts), dev_id, sessctr, ct, iv, tag, PLAINTEXT, recvts,
+                              lat, size, b, bin_counts[b]]
+                server_bad = False
+                if args.micros:
+                    received_n += 1
+                    server_bad = (mode == "psk" and bad_micros_left > 0 and
+                                  received_n % bad_micros_every == 0)
+                    values += [sendts, spoil_micros(recvts_us, bad_micros_left) if server_bad
+                               else recvts_us]
+                line = server.row(values)
+                if server_bad:
+                    micros["bad_server_lines"].append(line)
+                    bad_micros_left -= 1
+                elif client_bad:
+                    micros["bad_sendts_us_rows"] += 1
+                elif args.micros:
+                    latencies_us.append(recvts_us - sendts_us)
                 truth["server_rows"] += 1
                 rows_written += 1
                 payload_sum += size
@@ -184,6 +250,9 @@ def generate_mode(mode, args, rng, start_ms, handshakes):
     truth["latency_n"] = latency_n
     truth["payload_mean_bytes"] = payload_sum / payload_n if payload_n else None
     truth["end_ms"] = start_ms + longest * args.interval_ms + args.interval_ms
+    if args.micros:
+        micros.update(micros_truth(latencies_us, args.outlier_ms * 1000))
+        truth["micros"] = micros
     return truth
 
 
@@ -231,6 +300,10 @@ def main():
     p.add_argument("--handshake-median", type=float, default=185)
     p.add_argument("--handshake-failure-rate", type=float, default=0.02)
     p.add_argument("--bad-rows", type=int, default=0, help="malformed rows in the PSK server log")
+    p.add_argument("--micros", action="store_true",
+                   help="add the µs columns (client sendts_us; server sendts_ms, recvts_us)")
+    p.add_argument("--bad-micros", type=int, default=0,
+                   help="with --micros: bad µs values in the PSK server and DSEKP client logs")
     p.add_argument("--truth", help="write the expected results here (JSON)")
     args = p.parse_args()
     if args.devices < 1 or args.packets < args.devices or args.sessions < 1:
