@@ -1,16 +1,24 @@
-// `dsekp bench handshake`, `dsekp bench frames` and `dsekp bench sessions` (see bench_command.hpp
-// and docs/PERFORMANCE.md).
+// `dsekp bench handshake`, `dsekp bench frames`, `dsekp bench sessions`, the end-to-end
+// `dsekp bench e2e` and `dsekp bench scale`, and `dsekp bench edge` (bench_edge_command.cpp)
+// (see bench_command.hpp and docs/PERFORMANCE.md).
 #include "bench_command.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "bench/e2e/e2e_bench.hpp"
+#include "bench/e2e/report.hpp"
+#include "bench/e2e/scale_bench.hpp"
+#include "bench_edge_command.hpp"
 #include "crypto/mbedtls/mbedtls_crypto.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp_handshake_bench.hpp"
+#include "experiment/interrupt.hpp"
 #include "frames_bench.hpp"
 #include "sessions_bench.hpp"
 #include "tls_handshake.hpp"
@@ -248,11 +256,79 @@ void run_sessions(const SessionsOptions& options) {
               s.working_set_bytes_per_session, met ? "met" : "NOT met");
 }
 
+struct E2eCliOptions {
+  bench::e2e::E2eOptions bench;
+  bool as_json = false;
+};
+
+struct ScaleCliOptions {
+  bench::e2e::ScaleOptions bench;
+  bool as_json = false;
+};
+
+/// Runs an end-to-end measurement and exits: 0 once measured (whether or not the targets were
+/// met: the output says), 1 if it failed, 2 for bad options, 130 on Ctrl-C / SIGTERM (every child
+/// stopped first).
+template <typename Options, typename Run, typename Text, typename Json>
+[[noreturn]] void run_end_to_end(const char* name, const Options& options, bool as_json, Run run,
+                                 Text text, Json to_json_fn) {
+  const auto say = [name](const std::string& line) {
+    std::fprintf(stderr, "dsekp bench %s: %s\n", name, line.c_str());
+    std::fflush(stderr);
+  };
+  int code = 0;
+  {
+    experiment::InterruptGuard guard;
+    try {
+      const auto result = run(options, say);
+      if (as_json) {
+        std::cout << to_json_fn(result).dump(2) << "\n";
+      } else {
+        std::cout << text(result);
+      }
+    } catch (const std::invalid_argument& e) {
+      say(e.what());
+      code = 2;
+    } catch (const experiment::Interrupted& interrupted) {
+      say(std::string("interrupted (") + ::strsignal(interrupted.signal) +
+          "); every process it started was stopped");
+      code = 130;
+    } catch (const std::exception& e) {
+      say(std::string("failed: ") + e.what());
+      code = 1;
+    }
+  }
+  std::cout.flush();
+  std::fflush(nullptr);
+  std::exit(code);
+}
+
+void add_common_e2e_options(CLI::App* cmd, std::string& dir, bool& keep, std::string& mosquitto,
+                            std::string& encoding, int& qos, std::uint64_t& seed, bool& as_json) {
+  cmd->add_option("--encoding", encoding, "Frame encoding")
+      ->check(CLI::IsMember({"json", "compact"}))
+      ->capture_default_str();
+  cmd->add_option("--qos", qos, "MQTT QoS of every publish")
+      ->check(CLI::IsMember({0, 1}))
+      ->capture_default_str();
+  cmd->add_option("--seed", seed, "Seed of the devices' sensor model and start offsets")
+      ->capture_default_str();
+  cmd->add_option("--dir", dir,
+                  "Working folder for logs, broker and edge files (new or empty; kept). Default: "
+                  "a temporary folder, removed after a successful run");
+  cmd->add_flag("--keep", keep, "Keep the temporary working folder");
+  cmd->add_option("--mosquitto", mosquitto,
+                  "Mosquitto executable (default: /usr/sbin, /usr/local/sbin, PATH)");
+  cmd->add_flag("--json", as_json, "Print JSON instead of text");
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
   CLI::App* bench = app.add_subcommand(
-      "bench", "Measure handshake cost, frame sizes, per-frame cost, session state");
+      "bench",
+      "Measure handshake cost, frame sizes, per-frame cost, session state, end-to-end latency and "
+      "scale");
   bench->require_subcommand(1);
 
   auto handshake_options = std::make_shared<HandshakeOptions>();
@@ -292,6 +368,69 @@ void add_bench_command(CLI::App& app) {
                      "PRAGMA synchronous=FULL (fsync per commit) instead of NORMAL");
   sessions->add_flag("--json", sessions_options->as_json, "Print JSON instead of text");
   sessions->callback([sessions_options] { run_sessions(*sessions_options); });
+
+  auto e2e_options = std::make_shared<E2eCliOptions>();
+  auto& e = e2e_options->bench;
+  CLI::App* e2e = bench->add_subcommand(
+      "e2e",
+      "PSK vs DSEKP send-to-edge latency and INIT->ACK handshake latency on a private broker and "
+      "edge at a fixed load");
+  e2e->add_option("--devices", e.devices, "Simulated devices per mode")
+      ->check(CLI::Range(1, 60'000))
+      ->capture_default_str();
+  e2e->add_option("--frames", e.frames, "DATA frames per device and mode")
+      ->check(CLI::Range(1, 10'000'000))
+      ->capture_default_str();
+  e2e->add_option("--interval-ms", e.interval_ms,
+                  "Interval between a device's frames (100 devices x 50 ms = 2,000 frames/s)")
+      ->check(CLI::Range(1, 3'600'000))
+      ->capture_default_str();
+  e2e->add_option("--rounds", e.rounds,
+                  "PSK and DSEKP runs per mode, alternating (evens out changes in machine load)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  e2e->add_option("--handshakes", e.handshakes,
+                  "Handshakes timed by the probe device, idle and again under the DSEKP load "
+                  "(0: no probe)")
+      ->check(CLI::Range(0, 100'000))
+      ->capture_default_str();
+  add_common_e2e_options(e2e, e.dir, e.keep, e.mosquitto, e.encoding, e.qos, e.seed,
+                         e2e_options->as_json);
+  e2e->callback([e2e_options] {
+    run_end_to_end("e2e", e2e_options->bench, e2e_options->as_json, bench::e2e::run_e2e,
+                   bench::e2e::e2e_text, bench::e2e::e2e_json);
+  });
+
+  auto scale_options = std::make_shared<ScaleCliOptions>();
+  auto& sc = scale_options->bench;
+  CLI::App* scale = bench->add_subcommand(
+      "scale",
+      "Many devices at once on one broker and one edge: delivery ratio, edge CPU and memory");
+  scale->add_option("--devices", sc.devices, "Simulated devices, all connected at once")
+      ->check(CLI::Range(1, 60'000))
+      ->capture_default_str();
+  scale->add_option("--interval-ms", sc.interval_ms, "Interval between a device's frames")
+      ->check(CLI::Range(1, 3'600'000))
+      ->capture_default_str();
+  scale
+      ->add_option("--duration-s", sc.duration_s,
+                   "Seconds of sending after the connection ramp (devices / --connect-rate)")
+      ->check(CLI::Range(1.0, 86'400.0))
+      ->capture_default_str();
+  scale->add_option("--connect-rate", sc.connect_rate, "New device connections per second")
+      ->check(CLI::Range(1.0, 1e6))
+      ->capture_default_str();
+  scale->add_option("--mode", sc.mode, "Protocol of the devices")
+      ->check(CLI::IsMember({"dsekp", "psk"}))
+      ->capture_default_str();
+  add_common_e2e_options(scale, sc.dir, sc.keep, sc.mosquitto, sc.encoding, sc.qos, sc.seed,
+                         scale_options->as_json);
+  scale->callback([scale_options] {
+    run_end_to_end("scale", scale_options->bench, scale_options->as_json, bench::e2e::run_scale,
+                   bench::e2e::scale_text, bench::e2e::scale_json);
+  });
+
+  add_bench_edge_command(*bench);
 }
 
 }  // namespace dsekp::cli

@@ -26,6 +26,7 @@ struct EdgeArgs {
   std::string username;
   bool no_csv = false;
   bool no_republish = false;
+  std::string tls_insecure = "no";
 };
 
 struct SendArgs {
@@ -142,6 +143,11 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (given("--init-refill-ms")) o.init_refill_ms = f.init_refill_ms;
   if (given("--replay-window")) o.replay_window = f.replay_window;
   if (given("--test-hold-ms")) o.test_hold_ms = f.test_hold_ms;
+  if (given("--mqtt-version")) o.mqtt_version = f.mqtt_version;
+  if (given("--tls-ca")) o.tls_ca = f.tls_ca;
+  if (given("--tls-cert")) o.tls_cert = f.tls_cert;
+  if (given("--tls-key")) o.tls_key = f.tls_key;
+  if (given("--tls-insecure")) o.tls_insecure = a.tls_insecure == "yes";
   if (a.no_csv) o.csv = false;
   if (a.no_republish) o.republish = false;
   if (broker.empty()) throw std::runtime_error("--broker is required");
@@ -187,6 +193,19 @@ void add_edge_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--replay-window", args->options.replay_window, "Replay window size in frames")
       ->check(CLI::Range(1u, static_cast<unsigned>(ReplayWindow::kMaxSize)))
+      ->capture_default_str();
+  cmd->add_option("--mqtt-version", args->options.mqtt_version,
+                  "MQTT protocol: auto (5, else 3.1.1), 5 or 3.1.1")
+      ->check(CLI::IsMember({"auto", "5", "3.1.1"}))
+      ->capture_default_str();
+  cmd->add_option("--tls-ca", args->options.tls_ca,
+                  "TLS to the broker: CA certificate(s), PEM (default: plain TCP)");
+  cmd->add_option("--tls-cert", args->options.tls_cert,
+                  "TLS client certificate, PEM (with --tls-key)");
+  cmd->add_option("--tls-key", args->options.tls_key, "TLS client key, PEM (with --tls-cert)");
+  cmd->add_option("--tls-insecure", args->tls_insecure,
+                  "yes: do not check the broker's host name (the chain is still verified)")
+      ->check(CLI::IsMember({"yes", "no"}))
       ->capture_default_str();
   // Hidden (empty group): fault injection for the durability test only.
   cmd->add_option("--test-hold-ms", args->options.test_hold_ms, "")->group("");

@@ -78,6 +78,11 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
       {"replay_window", number(o.replay_window, 1, ReplayWindow::kMaxSize)},
       {"csv", flag(o.csv)},
       {"republish", flag(o.republish)},
+      {"mqtt_version", text(o.mqtt_version)},
+      {"tls_ca", text(o.tls_ca)},
+      {"tls_cert", text(o.tls_cert)},
+      {"tls_key", text(o.tls_key)},
+      {"tls_insecure", flag(o.tls_insecure)},
       {"rejection_lines_per_second", number(o.rejection_lines_per_second, 1, 1'000'000)},
   };
   for (const auto& [key, node] : table) {

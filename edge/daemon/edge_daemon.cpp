@@ -119,6 +119,10 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
   check(a.logs_dir != b.logs_dir, "logs_dir");
   check(a.username != b.username || a.password != b.password, "username/password");
   check(a.client_id != b.client_id, "client_id");
+  check(a.mqtt_version != b.mqtt_version, "mqtt_version");
+  check(a.tls_ca != b.tls_ca || a.tls_cert != b.tls_cert || a.tls_key != b.tls_key ||
+            a.tls_insecure != b.tls_insecure,
+        "tls");
   check(a.metrics != b.metrics, "metrics");
   check(a.topic_prefix != b.topic_prefix, "prefix");
   check(a.ready_file != b.ready_file, "ready_file");
@@ -151,6 +155,10 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   mqtt_options.host = o.broker_host;
   mqtt_options.port = o.broker_port;
   mqtt_options.client_id = o.client_id;
+  if (!mqtt::parse_mqtt_version(o.mqtt_version, mqtt_options.version))
+    throw std::runtime_error("--mqtt-version: expected 5, 3.1.1 or auto, got \"" + o.mqtt_version +
+                             "\"");
+  mqtt_options.tls = {o.tls_ca, o.tls_cert, o.tls_key, o.tls_insecure};
   if (o.username) {
     mqtt_options.username = *o.username;
     mqtt_options.password = o.password;

@@ -52,6 +52,14 @@ struct EdgeDaemonOptions {
   std::uint32_t init_burst = TokenBucketConfig{}.capacity;
   std::uint32_t init_refill_ms = TokenBucketConfig{}.refill_interval_ms;
   std::uint32_t replay_window = ReplayWindow::kDefaultSize;  // 1..ReplayWindow::kMaxSize
+  // MQTT protocol: "auto" (5, falling back to 3.1.1 if the broker refuses 5), "5" or "3.1.1".
+  std::string mqtt_version = "auto";
+  // TLS to the broker: a CA file turns it on; client certificate + key optional; insecure skips
+  // the host name check only.
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  bool tls_insecure = false;
   // Fault injection for the kill test only (edge/daemon/test_hold.hpp); 0 = off.
   std::uint32_t test_hold_ms = 0;
   // SIGHUP: the options as they would be now (config file re-read, flags re-applied); may throw

@@ -59,6 +59,11 @@ replay_window = 1024
 csv = false
 republish = false
 rejection_lines_per_second = 50
+mqtt_version = "3.1.1"
+tls_ca = "/etc/dsekp/ca.crt"
+tls_cert = "/etc/dsekp/edge.crt"
+tls_key = "/etc/dsekp/edge.key"
+tls_insecure = true
 )");
   daemon::EdgeDaemonOptions o;
   std::string broker;
@@ -79,6 +84,11 @@ rejection_lines_per_second = 50
   EXPECT_EQ(o.replay_window, 1024u);
   EXPECT_FALSE(o.csv);
   EXPECT_FALSE(o.republish);
+  EXPECT_EQ(o.mqtt_version, "3.1.1");
+  EXPECT_EQ(o.tls_ca, "/etc/dsekp/ca.crt");
+  EXPECT_EQ(o.tls_cert, "/etc/dsekp/edge.crt");
+  EXPECT_EQ(o.tls_key, "/etc/dsekp/edge.key");
+  EXPECT_TRUE(o.tls_insecure);
   EXPECT_EQ(o.rejection_lines_per_second, 50u);
 }
 

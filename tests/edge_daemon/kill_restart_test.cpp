@@ -26,6 +26,7 @@
 
 #include "child_process.hpp"
 #include "daemon_test_support.hpp"
+#include "edge_runner.hpp"
 #include "mosquitto_broker.hpp"
 #include "mqtt_test_client.hpp"
 #include "tests/edge_registry/temp_dir.hpp"
@@ -52,56 +53,6 @@ std::vector<std::string> telemetry_readings(const std::string& db_path) {
   sqlite3_close(db);
   return out;
 }
-
-class EdgeRunner {
- public:
-  EdgeRunner(const dsekp::test::TempDir& dir, std::vector<std::string> args)
-      : dir_(dir), args_(std::move(args)) {}
-
-  /// Starts the edge and waits for its ready file (a fresh one: the old one is removed first).
-  /// With a persistent session the broker sends the queued messages before the SUBACKs, so the
-  /// ready file comes after the backlog; `wait_ready` false waits only for the connection.
-  ::testing::AssertionResult start(bool wait_ready = true) {
-    const std::string ready = dir_.file("edge.ready");
-    std::filesystem::remove(ready);
-    std::vector<std::string> argv = args_;
-    argv.insert(argv.end(), {"--ready-file", ready});
-    err_file_ = dir_.file("edge-" + std::to_string(++starts_) + ".err");
-    process_ = std::make_unique<dsekp::test::ChildProcess>(argv, dir_.file("edge.out"), err_file_);
-    const bool up = wait_until(
-        [&] {
-          return wait_ready ? std::filesystem::exists(ready)
-                            : stderr_text().find("connected to") != std::string::npos;
-        },
-        std::chrono::seconds(10));
-    if (!up) return ::testing::AssertionFailure() << "edge not up: " << stderr_text();
-    return ::testing::AssertionSuccess();
-  }
-  void kill() {
-    process_->signal(SIGKILL);
-    const auto status = process_->wait_for(std::chrono::seconds(5));
-    EXPECT_EQ(status, std::optional<int>(128 + SIGKILL));
-  }
-  std::optional<int> terminate() {
-    process_->signal(SIGTERM);
-    return process_->wait_for(std::chrono::seconds(10));
-  }
-  [[nodiscard]] std::string stderr_text() const { return dsekp::test::read_file(err_file_); }
-  /// All the edges' stderr, for failure messages and the replay count.
-  [[nodiscard]] std::string all_stderr() const {
-    std::string out;
-    for (int i = 1; i <= starts_; ++i)
-      out += dsekp::test::read_file(dir_.file("edge-" + std::to_string(i) + ".err"));
-    return out;
-  }
-
- private:
-  const dsekp::test::TempDir& dir_;
-  std::vector<std::string> args_;
-  std::unique_ptr<dsekp::test::ChildProcess> process_;
-  std::string err_file_;
-  int starts_ = 0;
-};
 
 std::size_t occurrences(const std::string& text, const std::string& needle) {
   std::size_t n = 0;

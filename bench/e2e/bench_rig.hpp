@@ -1,0 +1,146 @@
+// The set-up both end-to-end measurements share, built from the experiment library's parts
+// (experiment/): a working folder, a fresh registry with the devices and their broker accounts, a
+// private Mosquitto on a free loopback port, `dsekp edge` (waited for through its ready file) and
+// `dsekp device` fleets as child processes. Every child is stopped when the rig goes (devices
+// first, broker last) and dies with us if we are killed (the library's parent-death signal).
+//
+// Descriptors: Mosquitto needs one per connection; its soft RLIMIT_NOFILE is whatever it
+// inherits, so the rig raises its own soft limit to the hard limit first (children inherit it).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiment/commands.hpp"
+#include "experiment/net.hpp"
+#include "experiment/process.hpp"
+
+namespace dsekp::bench::e2e {
+
+struct RigOptions {
+  std::filesystem::path dir;                    // working folder: created if missing, must be empty
+  std::string dsekp_exe;                        // empty: this program (/proc/self/exe)
+  std::string mosquitto;                        // empty: /usr/sbin, /usr/local/sbin or PATH
+  std::function<void(const std::string&)> say;  // progress lines (may be empty)
+};
+
+/// How one `dsekp device` run ended.
+struct FleetRun {
+  std::string command;
+  int exit_code = 0;  // shell convention: 128 + signal when killed
+  std::string exit_text;
+  nlohmann::json summary;  // its --summary-json (null if unreadable)
+  double wall_s = 0;
+  std::uint64_t edge_rows = 0;  // rows the edge had logged for the mode when we stopped waiting
+  std::vector<std::string> problems;
+};
+
+class BenchRig {
+ public:
+  explicit BenchRig(RigOptions options);
+  ~BenchRig();  // stops every child still running
+  BenchRig(const BenchRig&) = delete;
+  BenchRig& operator=(const BenchRig&) = delete;
+
+  /// Registers `devices` fleet devices ("dev-00001", ...) and `probe_identities` more
+  /// ("probe-001", ...) with broker accounts. Throws std::runtime_error on a registry error.
+  void provision(std::size_t devices, std::size_t probe_identities);
+  /// Starts the private Mosquitto (experiment::start_mosquitto; the config has TCP_NODELAY).
+  void start_broker();
+  /// Starts `dsekp edge` on the broker with its logs in logs_dir() and waits for its ready file.
+  /// `extra_args` are appended to the edge's command line (e.g. "--init-burst", "0").
+  void start_edge(const std::vector<std::string>& extra_args);
+  /// Stops the edge (SIGTERM; it finishes the frame in hand and flushes its logs).
+  void stop_edge();
+  /// Stops everything still running, last started first.
+  void stop_all();
+
+  /// Starts `dsekp device` with `c` (broker, credentials, summary filled in here; its client
+  /// logs go to `c.logs_dir`, or to logs_dir() when that is empty) plus `extra_args`; returns at
+  /// once. Only one fleet at a time.
+  void start_fleet(experiment::DeviceCommand c, const std::vector<std::string>& extra_args);
+  [[nodiscard]] bool fleet_running();
+  /// Waits (at most `limit`) for the fleet to end, then for the edge to log every frame the broker
+  /// acknowledged (until it logs nothing new for `settle_quiet`). Throws if the device refused its
+  /// arguments (exit code 2) or ran past `limit`; other failures are listed in FleetRun::problems.
+  FleetRun finish_fleet(std::chrono::seconds limit,
+                        std::chrono::seconds settle_quiet = std::chrono::seconds(10));
+
+  /// Data rows the edge has logged so far for `mode` ("psk" or "dsekp").
+  std::uint64_t edge_rows(const std::string& mode);
+  /// Sleeps `step`, throwing experiment::Interrupted on a signal and std::runtime_error (with the
+  /// end of its log) if the broker or the edge has died.
+  void tick(std::chrono::milliseconds step = std::chrono::milliseconds(50));
+
+  [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
+  [[nodiscard]] std::filesystem::path logs_dir() const { return dir_ / "logs"; }
+  [[nodiscard]] const experiment::HostPort& broker() const noexcept { return broker_; }
+  [[nodiscard]] const std::string& credentials() const noexcept { return credentials_; }
+  [[nodiscard]] const std::string& probe_credentials() const noexcept { return probe_credentials_; }
+  [[nodiscard]] pid_t broker_pid() const;
+  [[nodiscard]] pid_t edge_pid() const;
+  [[nodiscard]] const std::string& mosquitto_version() const noexcept { return mosquitto_version_; }
+  /// Every child command line so far, in order (for the report).
+  [[nodiscard]] const std::vector<std::string>& commands() const noexcept { return commands_; }
+  /// The soft descriptor limit after raising it.
+  [[nodiscard]] std::uint64_t nofile_limit() const noexcept { return nofile_; }
+
+ private:
+  void say(const std::string& line) const {
+    if (options_.say) options_.say(line);
+  }
+  [[nodiscard]] std::string process_log(const std::string& name) const;
+
+  RigOptions options_;
+  std::filesystem::path dir_;
+  std::string dsekp_;
+  std::uint64_t nofile_ = 0;
+  experiment::ChildSet children_;
+  experiment::Child* broker_child_ = nullptr;
+  experiment::Child* edge_child_ = nullptr;
+  experiment::Child* fleet_child_ = nullptr;
+  std::chrono::steady_clock::time_point fleet_started_;
+  std::uint64_t rows_before_fleet_ = 0;  // the mode's server log rows when the fleet started
+  experiment::DeviceCommand fleet_command_;
+  std::string fleet_command_text_;
+  experiment::HostPort broker_;
+  std::string registry_db_;
+  std::string credentials_;
+  std::string probe_credentials_;
+  std::string password_file_;
+  std::string acl_file_;
+  std::string mosquitto_version_;
+  std::vector<std::string> commands_;
+  int edges_started_ = 0;
+  int fleets_started_ = 0;
+};
+
+/// The working folder of one measurement: the one given, or a fresh temporary folder
+/// (/tmp/PREFIX-XXXXXX) that release() removes after a successful run unless asked to keep it.
+class WorkDir {
+ public:
+  /// Throws std::invalid_argument if `requested` exists and is not an empty folder,
+  /// std::runtime_error if no temporary folder can be made.
+  WorkDir(const std::string& requested, const std::string& prefix, bool keep);
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  /// Removes a temporary folder (when not kept); true if removed.
+  bool release();
+
+ private:
+  std::filesystem::path path_;
+  bool temporary_ = false;
+  bool keep_ = false;
+};
+
+/// This program's path (/proc/self/exe resolved), for starting its own subcommands.
+std::string self_executable();
+
+}  // namespace dsekp::bench::e2e

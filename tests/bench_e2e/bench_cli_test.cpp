@@ -1,0 +1,265 @@
+// `dsekp bench e2e` and `dsekp bench scale` run as child processes, small, against their own
+// private broker and edge:
+//   * e2e --json, two rounds: 100 % delivery in both modes, each round's frames counted once, a
+//   latency for every frame with ordered
+//     percentiles, every probe handshake completed idle and under load, every target with a value,
+//     a limit and a verdict, the temporary folder removed, nothing left running;
+//   * e2e as text: the tables and the targets with "met" / "NOT met" beside the figures;
+//   * scale as text (the issue's small version: 200 devices, 20 s): 100 % delivery, and the CPU and
+//     memory figures of the edge and the broker printed;
+//   * Ctrl-C during a scale run: exit 130, nothing left running; bad options: exit 2.
+// Speeds and latencies are not asserted (the machine is shared): counts, structure and bounds.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "child_process.hpp"
+#include "temp_dir.hpp"
+
+#ifndef DSEKP_CLI_PATH
+#error "DSEKP_CLI_PATH must name the dsekp binary"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using dsekp::test::ChildProcess;
+using dsekp::test::read_file;
+using dsekp::test::run_command;
+using dsekp::test::TempDir;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+/// Live processes whose command line mentions `marker` (our working folder).
+std::vector<std::string> processes_mentioning(const std::string& marker) {
+  std::vector<std::string> found;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (std::stoi(pid) == ::getpid()) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto paren = line.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] == 'Z') continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline(std::istreambuf_iterator<char>(in), {});
+    for (auto& ch : cmdline)
+      if (ch == '\0') ch = ' ';
+    if (cmdline.find(marker) != std::string::npos) found.push_back(pid + ": " + cmdline);
+  }
+  return found;
+}
+
+void expect_nothing_left(const std::string& marker) {
+  std::vector<std::string> left;
+  for (int i = 0; i < 100; ++i) {
+    left = processes_mentioning(marker);
+    if (left.empty()) return;
+    std::this_thread::sleep_for(50ms);
+  }
+  std::string list;
+  for (const auto& p : left) list += "  " + p + "\n";
+  ADD_FAILURE() << "processes left behind:\n" << list;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> e2e_args(std::initializer_list<std::string> extra) {
+  std::vector<std::string> a = {DSEKP_CLI_PATH, "bench",        "e2e", "--devices",
+                                "10",           "--frames",     "30",  "--interval-ms",
+                                "20",           "--handshakes", "40"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+TEST(BenchE2eCli, JsonHasEveryFigureAndTarget) {
+  TempDir dir;
+  const auto r = run_command(e2e_args({"--json", "--rounds", "2"}), dir.path().string(), 110s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["benchmark"], "e2e");
+  EXPECT_EQ(j["settings"]["offered_frames_per_s"], 500.0);
+  for (const char* mode : {"psk", "dsekp"}) {
+    SCOPED_TRACE(mode);
+    const json& m = j["modes"][mode];
+    // Two rounds of 10 devices x 30 frames, pooled.
+    EXPECT_EQ(m["logs"]["sent"], 600);
+    EXPECT_EQ(m["logs"]["received"], 600);
+    EXPECT_EQ(m["logs"]["delivery_ratio"], 1.0);
+    EXPECT_EQ(m["logs"]["duplicates"], 0);
+    EXPECT_EQ(m["logs"]["bad_rows"], 0);
+    EXPECT_EQ(m["latency_us"]["n"], 600);
+    EXPECT_LE(m["idle_edge_latency_us"]["n"].get<int>(), 600);
+    const double p50 = m["latency_us"]["p50"], p95 = m["latency_us"]["p95"],
+                 p99 = m["latency_us"]["p99"];
+    EXPECT_GE(p50, 0.0);
+    EXPECT_LE(p50, p95);
+    EXPECT_LE(p95, p99);
+    EXPECT_LE(p99, m["latency_us"]["max"].get<double>());
+    ASSERT_EQ(m["fleets"].size(), 2u);
+    for (const json& f : m["fleets"]) {
+      EXPECT_EQ(f["exit_code"], 0);
+      EXPECT_EQ(f["edge_rows"], 300);  // each run's own rows, not the file's
+    }
+    EXPECT_GT(m["edge_cpu_us_per_frame"].get<double>(), 0.0);
+  }
+  for (const char* phase : {"idle", "under_load"}) {
+    SCOPED_TRACE(phase);
+    const json& p = j["handshake_probe"][phase];
+    EXPECT_EQ(p["attempted"], 40);
+    EXPECT_EQ(p["ok"], 40);
+    EXPECT_EQ(p["latency_us"]["n"], 40);
+    EXPECT_GT(p["latency_us"]["p50"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(j["fleet_handshake_log_ms"]["ok"], 20);
+  ASSERT_EQ(j["rounds"].size(), 2u);
+  for (const json& round : j["rounds"]) {
+    EXPECT_TRUE(round["psk_p50_us"].is_number());
+    EXPECT_TRUE(round["dsekp_p50_us"].is_number());
+  }
+  // The targets: each with its measured value, its limit and a verdict that follows from them.
+  std::set<std::string> ids;
+  for (const json& t : j["targets"]) {
+    ids.insert(t["id"]);
+    ASSERT_TRUE(t["value"].is_number()) << t.dump();
+    ASSERT_TRUE(t["met"].is_boolean()) << t.dump();
+    const double value = t["value"], limit = t["limit"];
+    if (t["id"] == "handshake_p50") {
+      EXPECT_EQ(t["met"], value < limit);
+    } else if (t["id"] == "dsekp_p50_vs_psk_p50") {
+      EXPECT_EQ(t["met"], value <= limit);
+      EXPECT_GE(limit, 10.0);
+    } else {  // delivery
+      EXPECT_EQ(t["unit"], "%");
+      EXPECT_EQ(t["met"], true) << t.dump();
+    }
+  }
+  EXPECT_EQ(ids, (std::set<std::string>{"dsekp_p50_vs_psk_p50", "handshake_p50", "psk_delivery",
+                                        "dsekp_delivery"}));
+  EXPECT_EQ(j["dir_removed"], true);
+  EXPECT_FALSE(fs::exists(j["dir"].get<std::string>()));
+  EXPECT_EQ(j["commands"].size(), 7u);  // broker, edge, 2 x 2 measured fleets, the load fleet
+  expect_nothing_left(j["dir"].get<std::string>());
+}
+
+TEST(BenchE2eCli, TextPrintsTablesAndVerdictsAndKeepsTheGivenFolder) {
+  TempDir dir;
+  const fs::path work = dir.path() / "work";
+  const auto r = run_command(e2e_args({"--dir", work.string()}), dir.path().string(), 110s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* text :
+       {"Send-to-edge latency, microseconds", "INIT->ACK handshake latency, microseconds",
+        "Targets", "DSEKP p50 - PSK p50 <= max(5% of PSK p50, 10 us)",
+        "INIT->ACK handshake p50 < 1000 us", "machine: "})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+  // Every target line ends in a verdict.
+  const std::regex target_line(R"(  .*: [-+0-9.,]+ (us|%) -> (met|NOT met))");
+  int targets = 0;
+  for (const auto& line : lines_of(r.out)) targets += std::regex_match(line, target_line) ? 1 : 0;
+  EXPECT_EQ(targets, 4) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nPSK +300 +300 +100\.00 )"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nDSEKP +300 +300 +100\.00 )"))) << r.out;
+  // The given folder is kept, with the logs the figures came from.
+  EXPECT_TRUE(fs::exists(work / "logs" / "client_logs_psk.csv"));
+  EXPECT_TRUE(fs::exists(work / "logs" / "server_logs_dsekp.csv"));
+  EXPECT_NE(r.out.find("(kept)"), std::string::npos);
+  expect_nothing_left(work.string());
+}
+
+TEST(BenchE2eCli, ScaleSmallDeliversEverythingAndPrintsResourceFigures) {
+  TempDir dir;
+  const fs::path work = dir.path() / "work";
+  const auto r = run_command({DSEKP_CLI_PATH, "bench", "scale", "--devices", "200", "--duration-s",
+                              "20", "--interval-ms", "2000", "--dir", work.string()},
+                             dir.path().string(), 110s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.out, m,
+      std::regex(R"(frames sent ([0-9,]+), logged by the edge ([0-9,]+): delivery 100\.000 %)")))
+      << r.out;
+  EXPECT_EQ(m[1], m[2]);
+  const std::string sent = std::regex_replace(m[1].str(), std::regex(","), "");
+  // 200 devices x ~10 frames each (20 s every 2 s, the first after a random start offset).
+  EXPECT_GE(std::stoi(sent), 200 * 9);
+  EXPECT_LE(std::stoi(sent), 200 * 12);
+  EXPECT_NE(r.out.find("handshakes: 200 ok of 200 started"), std::string::npos) << r.out;
+  // Resource rows: user s, sys s, % of one core, max 1 s %, peak RSS, final RSS.
+  const std::regex row_re(
+      R"((edge|broker) +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +([0-9.]+) MiB +([0-9.]+) MiB)");
+  int rows = 0;
+  for (const auto& line : lines_of(r.out)) {
+    std::smatch row;
+    if (!std::regex_match(line, row, row_re)) continue;
+    ++rows;
+    EXPECT_GT(std::stod(row[2]), 0.0) << line;
+    EXPECT_GE(std::stod(row[2]), std::stod(row[3])) << "peak below final: " << line;
+  }
+  EXPECT_EQ(rows, 2) << r.out;
+  EXPECT_NE(r.out.find("DSEKP delivery ratio = 100 %"), std::string::npos);
+  EXPECT_NE(r.out.find("-> met"), std::string::npos) << r.out;
+  expect_nothing_left(work.string());
+}
+
+TEST(BenchE2eCli, CtrlCStopsEverything) {
+  TempDir dir;
+  const fs::path work = dir.path() / "work";
+  const std::string err = dir.file("err");
+  ChildProcess bench({DSEKP_CLI_PATH, "bench", "scale", "--devices", "50", "--duration-s", "60",
+                      "--interval-ms", "500", "--dir", work.string()},
+                     dir.file("out"), err);
+  // Wait (bounded) until the devices are running, then interrupt.
+  bool started = false;
+  for (int i = 0; i < 600 && !started; ++i) {
+    started = read_file(err).find("connection ramp") != std::string::npos;
+    if (!started) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(started) << read_file(err);
+  std::this_thread::sleep_for(1s);
+  ASSERT_FALSE(processes_mentioning(work.string()).empty());
+  bench.signal(SIGINT);
+  const auto code = bench.wait_for(30s);
+  ASSERT_TRUE(code.has_value()) << "did not end after SIGINT";
+  EXPECT_EQ(*code, 130) << read_file(err);
+  EXPECT_NE(read_file(err).find("interrupted"), std::string::npos) << read_file(err);
+  expect_nothing_left(work.string());
+}
+
+TEST(BenchE2eCli, BadOptionsExitWithTwo) {
+  TempDir dir;
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {DSEKP_CLI_PATH, "bench", "e2e", "--devices", "0"},
+           {DSEKP_CLI_PATH, "bench", "e2e", "--interval-ms", "soon"},
+           {DSEKP_CLI_PATH, "bench", "scale", "--mode", "tls"},
+           {DSEKP_CLI_PATH, "bench", "scale", "--duration-s", "0"}}) {
+    const auto r = run_command(args, dir.path().string(), 20s);
+    EXPECT_EQ(r.exit_code, 2) << args[3] << " " << args[4] << "\n" << r.err;
+    EXPECT_FALSE(r.err.empty());
+  }
+  // A non-empty --dir is refused before anything starts.
+  const fs::path used = dir.path() / "used";
+  fs::create_directories(used);
+  { std::ofstream(used / "x") << "x"; }
+  const auto r = run_command({DSEKP_CLI_PATH, "bench", "e2e", "--dir", used.string()},
+                             dir.path().string(), 20s);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not an empty folder"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(used / "x"));
+}
+
+}  // namespace
