@@ -6,13 +6,16 @@
 #   make experiment  build, then run the paper's PSK-vs-DSEKP experiment with its defaults
 #                (dsekp experiment; a few minutes; results/<UTC timestamp>/report.md). Options go
 #                in EXPERIMENT_ARGS, e.g. make experiment EXPERIMENT_ARGS="--link paper-wifi --packets 300"
+#   make fuzz    build the libFuzzer targets (fuzz/, clang-14) and run each for FUZZ_SECONDS (60)
+#   make test-sanitize  the whole test suite built with ASan + UBSan (build-asan/); not part of
+#                `make test` yet (a second full build would take CI past its 30-minute budget)
 #   make format  clang-format every C++ file in place
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
 EXPERIMENT_ARGS ?=
 
-.PHONY: all deps build test bench experiment format
+.PHONY: all deps build test bench experiment fuzz test-sanitize format
 
 all: build
 
@@ -33,6 +36,12 @@ bench: build
 
 experiment: build
 	@$(BUILD_DIR)/bin/dsekp experiment $(EXPERIMENT_ARGS)
+
+fuzz: deps
+	@bash scripts/fuzz.sh
+
+test-sanitize: deps
+	@bash scripts/test-sanitize.sh
 
 format:
 	@git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i

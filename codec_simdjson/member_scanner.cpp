@@ -102,8 +102,14 @@ bool MemberScanner::scan(ByteView wire, std::span<const std::string_view> names,
     const std::uint32_t bit = std::uint32_t{1} << i;
     if ((seen & bit) != 0) return false;  // duplicate
     seen |= bit;
-    // Not consumed: advancing the iterator skips the value, whatever it is.
-    values[i] = trim_trailing_ws(field.value().raw_json_token());
+    // Not consumed: advancing the iterator skips the value, whatever it is. simdjson 3.0's skip
+    // does not check what follows a skipped string (it takes `"s":` for a key and skips on), so
+    // the byte after the value's token must be the member separator or the object's end; the raw
+    // token runs up to the next token and the input is padded, so that byte is readable.
+    const std::string_view raw = field.value().raw_json_token();
+    const char next = raw.data()[raw.size()];
+    if (next != ',' && next != '}') return false;
+    values[i] = trim_trailing_ws(raw);
   }
   const std::uint32_t all =
       names.size() == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << names.size()) - 1U;

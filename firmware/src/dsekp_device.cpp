@@ -291,7 +291,9 @@ size_t dsekp_device_topic(const dsekp_device* dev, dsekp_topic topic, char* out,
   if (p == nullptr || out == nullptr) return 0;
   const char* base = nullptr;
   bool per_device = false;
-  switch (topic) {
+  // Switch on the integer: a C caller may pass any int, which is not a valid value of the enum in
+  // C++ (UBSan found `(dsekp_topic)7` in the C usage test).
+  switch (static_cast<int>(topic)) {
     case DSEKP_TOPIC_INIT:
       base = "dsekp/init";
       break;

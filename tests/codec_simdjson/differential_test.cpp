@@ -328,6 +328,22 @@ TEST(Differential, EverySingleByteEditOfValidFramesAgrees) {
   });
 }
 
+// Found by fuzz_simdjson_diff (docs/RELIABILITY.md, Findings 1): a string value followed by `:`
+// was skipped by simdjson as if it were a key, so the fast decoder accepted what the portable one
+// refuses as trailing_bytes.
+TEST(Differential, StringValueFollowedByAColonAgrees) {
+  run("fuzzer reproducers", [](Differential& diff) {
+    for (
+        const std::string text : {
+            R"({"seq":95,"dev_id":"s":},"sessctr_id":1,"ciphertext":"","iv":"9PX29/D5+vv8/f7/","tag":"MDEyMzQ1Njc4OTo7PD0+Pw==","sendts_ms":9})",
+            R"({"seq":95,"dev_id":"s":},"ciphertext":"","iv":"9PX29/D5+vv8/f7/","tag":"MDEyMzQ1Njc4OTo7PD0+Pw==","sendts_ms":9})",
+            R"({"seq":95,"dev_id":"s":1},"ciphertext":"","iv":"9PX29/D5+vv8/f7/","tag":"MDEyMzQ1Njc4OTo7PD0+Pw==","sendts_ms":9})",
+        }) {
+      diff.check(Bytes(text.begin(), text.end()));
+    }
+  });
+}
+
 // ---- Garbage. ----
 
 TEST(Differential, SeededRandomBytesAgree) {

@@ -84,7 +84,7 @@ class MbedtlsAllocation : public ::testing::Test {
   Counts construction_{};
   const std::array<std::array<std::uint8_t, kAeadKeySize>, 3> keys_ = {
       {{0x01, 0x02}, {0x03, 0x04}, {0x05, 0x06}}};
-  const AeadNonce nonce_;
+  const AeadNonce nonce_{};
   const std::array<std::uint8_t, 13> aad_{};
   const std::array<std::uint8_t, 19> plaintext_{'{', '"', 't', '"', ':', '2', '4', '}'};
   std::array<std::uint8_t, 19> ciphertext_{};

@@ -1,0 +1,15 @@
+// libFuzzer target: the ACK decoder (both encodings; the first byte picks one), and the
+// encode(decode(x)) round trip of every ACK it accepts (fuzz_support.hpp).
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_support.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace dsekp;
+  const ByteView wire(data, size);
+  AckFrame frame;
+  if (decode_ack(wire, frame) != Error::ok) return 0;
+  fuzz::check_round_trip(frame, wire, [](ByteView w, AckFrame& out) { return decode_ack(w, out); });
+  return 0;
+}
