@@ -5,7 +5,8 @@
 // targets (script_ops.hpp) that walk through handshakes, data, downlink, replays, reordering,
 // restarts and reboots. The seeds are small and committed; regenerate them with
 //   build-fuzz/bin/fuzz_make_corpus tests/vectors/golden_trace_v1.json fuzz/corpus
-// (the output is deterministic).
+// (the output is deterministic). Files named regression-* in the corpora are not written here:
+// they are the inputs of fixed findings (docs/RELIABILITY.md), added by hand and kept.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>

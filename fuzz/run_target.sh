@@ -17,6 +17,12 @@ shift 4
 here=$(cd "$(dirname "$0")" && pwd)
 name=$(basename "$binary")
 mkdir -p "$work/$name" "$work/artifacts"
+# Symbolized stack traces in reports (Debian's llvm-14 ships only the versioned name).
+if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ] && command -v llvm-symbolizer-14 >/dev/null; then
+  export ASAN_SYMBOLIZER_PATH UBSAN_SYMBOLIZER_PATH
+  ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer-14)
+  UBSAN_SYMBOLIZER_PATH=$ASAN_SYMBOLIZER_PATH
+fi
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export DSEKP_FUZZ_STATS=1  # the scripted targets print what they reached at exit
 exec "$binary" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \

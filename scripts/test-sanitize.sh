@@ -50,6 +50,12 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build "$build_dir" -j "$jobs"
 built=$(date +%s)
 
+# Symbolized stack traces in reports (Debian's llvm-14 ships only the versioned name).
+if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ] && command -v llvm-symbolizer-14 >/dev/null; then
+  export ASAN_SYMBOLIZER_PATH UBSAN_SYMBOLIZER_PATH
+  ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer-14)
+  UBSAN_SYMBOLIZER_PATH=$ASAN_SYMBOLIZER_PATH
+fi
 # abort_on_error: a report ends the process with SIGABRT, which ctest shows as a failure.
 # detect_leaks: LeakSanitizer runs at every test process's exit.
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #include "crypto/mbedtls/mbedtls_crypto.hpp"
 #include "dsekp/codec.hpp"
@@ -291,9 +292,12 @@ size_t dsekp_device_topic(const dsekp_device* dev, dsekp_topic topic, char* out,
   if (p == nullptr || out == nullptr) return 0;
   const char* base = nullptr;
   bool per_device = false;
-  // Switch on the integer: a C caller may pass any int, which is not a valid value of the enum in
-  // C++ (UBSan found `(dsekp_topic)7` in the C usage test).
-  switch (static_cast<int>(topic)) {
+  // Switch on the bytes as an integer: a C caller may pass any int, which is not a valid value of
+  // the enum in C++, and even reading it as the enum is undefined (UBSan found `(dsekp_topic)7` in
+  // the C usage test; a cast still loads the enum, memcpy does not).
+  std::underlying_type_t<dsekp_topic> raw_topic;
+  std::memcpy(&raw_topic, &topic, sizeof raw_topic);
+  switch (raw_topic) {
     case DSEKP_TOPIC_INIT:
       base = "dsekp/init";
       break;
