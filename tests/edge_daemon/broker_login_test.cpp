@@ -14,6 +14,7 @@
 #include "daemon_test_support.hpp"
 #include "mosquitto_broker.hpp"
 #include "mqtt_test_client.hpp"
+#include "registry_bed.hpp"
 #include "tests/edge_registry/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
@@ -24,11 +25,7 @@ TEST(EdgeDaemonBrokerLogin, EdgeUsesTheRegistryAccountOnABrokerWithoutAnonymousA
   const std::string registry_path = dir.file("registry.db");
   const std::string logs = dir.file("logs");
   DeviceMaterial material;
-  {
-    std::unique_ptr<DeviceRegistry> registry;
-    ASSERT_TRUE(DeviceRegistry::open(registry_path, OpenMode::create_if_missing, registry).ok());
-    ASSERT_TRUE(registry->add("esp32-01", material).ok());
-  }
+  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
   const dsekp::test::RunResult config =
       dsekp::test::run_command({DSEKP_CLI_PATH, "keys", "broker-config", "--db", registry_path,
                                 "--out-dir", dir.file("broker"), "--edge-user", "edge"},

@@ -19,6 +19,7 @@
 #include "edge_runner.hpp"
 #include "mosquitto_broker.hpp"
 #include "mqtt_test_client.hpp"
+#include "registry_bed.hpp"
 #include "tests/edge_registry/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
@@ -71,11 +72,7 @@ TEST(EdgeBrokerTls, ConnectsOverTlsAndRefusesACertificateFromAnotherCa) {
 
   const std::string registry_path = dir.file("registry.db");
   DeviceMaterial material;
-  {
-    std::unique_ptr<DeviceRegistry> registry;
-    ASSERT_TRUE(DeviceRegistry::open(registry_path, OpenMode::create_if_missing, registry).ok());
-    ASSERT_TRUE(registry->add("esp32-01", material).ok());
-  }
+  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
   // The TLS listener comes first; the helper adds the plain one after it (its own settings).
   const int tls_port = free_port();
   ASSERT_GT(tls_port, 0);

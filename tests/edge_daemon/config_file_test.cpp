@@ -18,6 +18,7 @@
 #include "daemon_test_support.hpp"
 #include "mosquitto_broker.hpp"
 #include "mqtt_test_client.hpp"
+#include "registry_bed.hpp"
 #include "tests/edge_registry/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
@@ -140,11 +141,7 @@ TEST(EdgeConfigFile, FlagsOverrideTheFileAndSighupReloads) {
   dsekp::test::TempDir dir;
   const std::string registry_path = dir.file("registry.db");
   DeviceMaterial material;
-  {
-    std::unique_ptr<DeviceRegistry> registry;
-    ASSERT_TRUE(DeviceRegistry::open(registry_path, OpenMode::create_if_missing, registry).ok());
-    ASSERT_TRUE(registry->add("esp32-01", material).ok());
-  }
+  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
   const std::string config = dir.file("edge.toml");

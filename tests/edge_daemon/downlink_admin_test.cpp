@@ -18,6 +18,7 @@
 #include "daemon_test_support.hpp"
 #include "mosquitto_broker.hpp"
 #include "mqtt_test_client.hpp"
+#include "registry_bed.hpp"
 #include "tests/edge_registry/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
@@ -26,11 +27,7 @@ namespace {
 class DownlinkAdminTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    {
-      std::unique_ptr<DeviceRegistry> registry;
-      ASSERT_TRUE(DeviceRegistry::open(registry_path_, OpenMode::create_if_missing, registry).ok());
-      ASSERT_TRUE(registry->add("esp32-01", material_).ok());
-    }
+    ASSERT_TRUE(register_device(registry_path_, "esp32-01", material_));
     const auto config = run({DSEKP_CLI_PATH, "keys", "broker-config", "--db", registry_path_,
                              "--out-dir", dir_.file("broker"), "--edge-user", "edge"});
     ASSERT_EQ(config.exit_code, 0) << config.err;

@@ -26,6 +26,7 @@
 #include "daemon_test_support.hpp"
 #include "mosquitto_broker.hpp"
 #include "mqtt_test_client.hpp"
+#include "registry_bed.hpp"
 #include "tests/edge_registry/temp_dir.hpp"
 #include "tests/edge_service/scripted_device.hpp"
 
@@ -37,11 +38,7 @@ TEST(EdgeDaemon, HandshakeDataPskReplayAndCleanShutdown) {
   const std::string registry_path = dir.file("registry.db");
   const std::string logs = dir.file("logs");
   DeviceMaterial material;
-  {
-    std::unique_ptr<DeviceRegistry> registry;
-    ASSERT_TRUE(DeviceRegistry::open(registry_path, OpenMode::create_if_missing, registry).ok());
-    ASSERT_TRUE(registry->add("esp32-01", material).ok());
-  }
+  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
   const std::string err_file = dir.file("edge.err");

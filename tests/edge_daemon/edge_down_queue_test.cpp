@@ -17,6 +17,7 @@
 #include "edge_runner.hpp"
 #include "mosquitto_broker.hpp"
 #include "mqtt_test_client.hpp"
+#include "registry_bed.hpp"
 #include "tests/edge_registry/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
@@ -49,11 +50,7 @@ void queue_while_edge_is_down(const std::vector<std::string>& extra_edge_args,
   const std::string registry_path = dir.file("registry.db");
   const std::string logs = dir.file("logs");
   DeviceMaterial material;
-  {
-    std::unique_ptr<DeviceRegistry> registry;
-    ASSERT_TRUE(DeviceRegistry::open(registry_path, OpenMode::create_if_missing, registry).ok());
-    ASSERT_TRUE(registry->add("esp32-01", material).ok());
-  }
+  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"),
                                       "allow_anonymous true\nmax_queued_messages 100000\n");
