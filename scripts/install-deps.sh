@@ -11,6 +11,11 @@ packages=(
   libsqlite3-dev mosquitto libmosquitto-dev
   libcsv-dev libboost-math-dev gnuplot-nox
   libcpp-httplib-dev libtomlplusplus-dev
+  libspdlog-dev libsystemd-dev
+  # the shared session store of several edges (edge/store/redis, tests start their own Redis)
+  libhiredis-dev redis-server
+  # libFuzzer smoke runs in `make test` (fuzz/, scripts/fuzz.sh)
+  clang-14 libclang-rt-14-dev llvm-14
   clang-format python3
   # microcontroller cross-builds run under QEMU (tests/mcu, docs/FIRMWARE.md)
   gcc-arm-none-eabi picolibc-arm-none-eabi libstdc++-arm-none-eabi-dev
