@@ -1,14 +1,15 @@
 # Entry points. Each target does its own set-up on a fresh Debian 12 machine.
 #   make deps    install missing Debian packages (apt-get)
 #   make build   configure and build; binaries in build/bin/
-#   make test    build, then run the whole test suite (ctest)
+#   make test    build, then run the whole test suite (ctest), then the fuzz smoke runs (each
+#                libFuzzer target for FUZZ_SMOKE_SECONDS, default 30; scripts/fuzz.sh --smoke)
 #   make bench   build, then print the benchmarks (dsekp bench handshake / frames / sessions)
 #   make experiment  build, then run the paper's PSK-vs-DSEKP experiment with its defaults
 #                (dsekp experiment; a few minutes; results/<UTC timestamp>/report.md). Options go
 #                in EXPERIMENT_ARGS, e.g. make experiment EXPERIMENT_ARGS="--link paper-wifi --packets 300"
 #   make fuzz    build the libFuzzer targets (fuzz/, clang-14) and run each for FUZZ_SECONDS (60)
-#   make test-sanitize  the whole test suite built with ASan + UBSan (build-asan/); not part of
-#                `make test` yet (a second full build would take CI past its 30-minute budget)
+#   make test-sanitize  the whole test suite built with ASan + UBSan (build-asan/, clang-14)
+#                and run by ctest; CI (.ci/run) runs it after `make test`
 #   make format  clang-format every C++ file in place
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
@@ -26,8 +27,11 @@ build: deps
 	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
+FUZZ_SMOKE_SECONDS ?= 30
+
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	@JOBS=$(JOBS) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) bash scripts/fuzz.sh --smoke
 
 bench: build
 	@$(BUILD_DIR)/bin/dsekp bench handshake
@@ -38,7 +42,7 @@ experiment: build
 	@$(BUILD_DIR)/bin/dsekp experiment $(EXPERIMENT_ARGS)
 
 fuzz: deps
-	@bash scripts/fuzz.sh
+	@JOBS=$(JOBS) bash scripts/fuzz.sh
 
 test-sanitize: deps
 	@bash scripts/test-sanitize.sh
