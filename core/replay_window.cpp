@@ -11,7 +11,8 @@ Error ReplayWindow::check(std::uint32_t seq) const noexcept {
   if (seq >= top_) return Error::ok;  // new highest (also the first frame ever, top_ == 0)
   const std::uint64_t distance = top_ - 1 - seq;
   if (distance >= size_) return Error::too_old;
-  const bool seen = (bits_[distance / 64] >> (distance % 64)) & 1u;
+  // distance < size_ <= kMaxSize here, so the word index fits a 32-bit size_t too.
+  const bool seen = (bits_[static_cast<std::size_t>(distance / 64)] >> (distance % 64)) & 1u;
   return seen ? Error::replay : Error::ok;
 }
 
@@ -22,8 +23,8 @@ Error ReplayWindow::accept(std::uint32_t seq) noexcept {
     top_ = static_cast<std::uint64_t>(seq) + 1;
     bits_[0] |= 1u;
   } else {
-    const std::uint64_t distance = top_ - 1 - seq;
-    bits_[distance / 64] |= std::uint64_t{1} << (distance % 64);
+    const std::uint64_t distance = top_ - 1 - seq;  // < size_: check() passed
+    bits_[static_cast<std::size_t>(distance / 64)] |= std::uint64_t{1} << (distance % 64);
   }
   return Error::ok;
 }
