@@ -78,6 +78,8 @@ void add_bench_edge_command(CLI::App& bench) {
       ->check(CLI::IsMember({"json", "compact"}))
       ->capture_default_str();
   cmd->add_flag("--no-csv", args->no_csv, "Run the edge without its server CSV logs");
+  cmd->add_option("--batch-max", args->options.batch_max,
+                  "The edge's --batch-max (messages per commit; default: the edge's)");
   cmd->add_option("--mosquitto", args->options.mosquitto, "The broker executable");
   cmd->add_option("--timeout", args->options.timeout_s, "Seconds per run before giving up")
       ->capture_default_str();
@@ -102,6 +104,7 @@ void add_bench_edge_command(CLI::App& bench) {
         {"devices", a.options.devices},
         {"encoding", a.encoding},
         {"csv", a.options.csv},
+        {"batch_max", a.options.batch_max},  // 0: the edge's default
         {"dsekp_frame_bytes", r.dsekp_frame_bytes},
         {"psk_frame_bytes", r.psk_frame_bytes},
         {"raw", run_json(r.raw)},

@@ -1,5 +1,7 @@
 // `dsekp edge --broker HOST:PORT --db PATH --logs-dir DIR ...` and `dsekp edge send DEV_ID
-// PAYLOAD` (see edge_command.hpp).
+// PAYLOAD` (see edge_command.hpp). Errors in the arguments go to stderr here (exit 2 for a bad
+// flag value, 1 for a bad config file); once the daemon runs it logs through its logger
+// (edge/logging/edge_logger.hpp, `--log-format`, `--log-level`).
 #include "edge_command.hpp"
 
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include "edge/admin/admin_client.hpp"
 #include "edge/daemon/edge_config_file.hpp"
 #include "edge/daemon/edge_daemon.hpp"
+#include "edge/logging/log_options.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/text_encoding.hpp"
 
@@ -27,6 +30,8 @@ struct EdgeArgs {
   bool no_csv = false;
   bool no_republish = false;
   std::string tls_insecure = "no";
+  std::string log_format = "text";
+  std::string log_level = "info";
 };
 
 struct SendArgs {
@@ -142,12 +147,17 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (given("--init-burst")) o.init_burst = f.init_burst;
   if (given("--init-refill-ms")) o.init_refill_ms = f.init_refill_ms;
   if (given("--replay-window")) o.replay_window = f.replay_window;
+  if (given("--batch-max")) o.batch_max = f.batch_max;
+  if (given("--batch-time-ms")) o.batch_time_ms = f.batch_time_ms;
   if (given("--test-hold-ms")) o.test_hold_ms = f.test_hold_ms;
   if (given("--mqtt-version")) o.mqtt_version = f.mqtt_version;
   if (given("--tls-ca")) o.tls_ca = f.tls_ca;
   if (given("--tls-cert")) o.tls_cert = f.tls_cert;
   if (given("--tls-key")) o.tls_key = f.tls_key;
   if (given("--tls-insecure")) o.tls_insecure = a.tls_insecure == "yes";
+  // Checked by the flags' validators (log_choice), so these parses succeed.
+  if (given("--log-format")) (void)edge::logging::parse_log_format(a.log_format, o.log_format);
+  if (given("--log-level")) (void)edge::logging::parse_log_level(a.log_level, o.log_level);
   if (a.no_csv) o.csv = false;
   if (a.no_republish) o.republish = false;
   if (broker.empty()) throw std::runtime_error("--broker is required");
@@ -155,6 +165,18 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   parse_broker(broker, o.broker_host, o.broker_port);
   if (o.csv && o.logs_dir.empty()) throw std::runtime_error("--logs-dir is required (or --no-csv)");
   return o;
+}
+
+// A CLI11 validator from a log_options parser: the flag's error says what is accepted (exit 2).
+template <typename Value>
+CLI::Validator log_choice(bool (*parse)(std::string_view, Value&) noexcept,
+                          std::string (*refused)(std::string_view), const std::string& names) {
+  return CLI::Validator(
+      [parse, refused](std::string& text) {
+        Value value{};
+        return parse(text, value) ? std::string() : refused(text);
+      },
+      names);
 }
 
 }  // namespace
@@ -194,6 +216,14 @@ void add_edge_command(CLI::App& app) {
   cmd->add_option("--replay-window", args->options.replay_window, "Replay window size in frames")
       ->check(CLI::Range(1u, static_cast<unsigned>(ReplayWindow::kMaxSize)))
       ->capture_default_str();
+  cmd->add_option("--batch-max", args->options.batch_max,
+                  "Messages per store transaction and PUBACK burst (1: one commit per message)")
+      ->check(CLI::Range(1u, 65535u))
+      ->capture_default_str();
+  cmd->add_option("--batch-time-ms", args->options.batch_time_ms,
+                  "A burst of messages stops after MS and commits (0: no time limit)")
+      ->check(CLI::Range(0u, 60000u))
+      ->capture_default_str();
   cmd->add_option("--mqtt-version", args->options.mqtt_version,
                   "MQTT protocol: auto (5, else 3.1.1), 5 or 3.1.1")
       ->check(CLI::IsMember({"auto", "5", "3.1.1"}))
@@ -206,6 +236,15 @@ void add_edge_command(CLI::App& app) {
   cmd->add_option("--tls-insecure", args->tls_insecure,
                   "yes: do not check the broker's host name (the chain is still verified)")
       ->check(CLI::IsMember({"yes", "no"}))
+      ->capture_default_str();
+  cmd->add_option("--log-format", args->log_format,
+                  "Log as text lines on stderr or to journald (the systemd journal)")
+      ->check(log_choice(edge::logging::parse_log_format, edge::logging::log_format_error,
+                         "text|journald"))
+      ->capture_default_str();
+  cmd->add_option("--log-level", args->log_level, "Least severe level logged (reloaded on SIGHUP)")
+      ->check(log_choice(edge::logging::parse_log_level, edge::logging::log_level_error,
+                         "trace|debug|info|warn|error"))
       ->capture_default_str();
   // Hidden (empty group): fault injection for the durability test only.
   cmd->add_option("--test-hold-ms", args->options.test_hold_ms, "")->group("");

@@ -261,6 +261,8 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
                                         "--client-id",
                                         "dsekp-bench-edge"};
   if (!o.csv) edge_argv.push_back("--no-csv");
+  if (o.batch_max > 0)
+    edge_argv.insert(edge_argv.end(), {"--batch-max", std::to_string(o.batch_max)});
   BenchProcess edge(edge_argv, dir + "/edge.log");
   for (const auto deadline = Clock::now() + std::chrono::seconds(15);
        !std::filesystem::exists(ready);) {

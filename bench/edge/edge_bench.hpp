@@ -29,6 +29,7 @@ struct EdgeBenchOptions {
   std::string mosquitto;      // the broker executable
   double timeout_s = 300;     // per run
   bool keep_dir = false;      // keep the work directory (logs, databases) for inspection
+  std::size_t batch_max = 0;  // the edge's --batch-max; 0: its default
 };
 
 struct RunFigures {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <string_view>
 
 namespace dsekp::edge::daemon {
 namespace {
@@ -44,6 +45,18 @@ Setter number(std::uint32_t& out, std::uint32_t min = 0,
   };
 }
 
+// A name from a fixed list (log_format, log_level): `parse` says whether it is one, `refused`
+// why not.
+template <typename Value>
+Setter choice(Value& out, bool (*parse)(std::string_view, Value&) noexcept,
+              std::string (*refused)(std::string_view)) {
+  return [&out, parse, refused](const toml::node& n, const std::string& key) {
+    const auto v = n.value_exact<std::string>();
+    if (!v) bad(key, "expected a string");
+    if (!parse(*v, out)) bad(key, refused(*v));
+  };
+}
+
 }  // namespace
 
 void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string& broker) {
@@ -76,6 +89,8 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
       {"init_burst", number(o.init_burst)},
       {"init_refill_ms", number(o.init_refill_ms)},
       {"replay_window", number(o.replay_window, 1, ReplayWindow::kMaxSize)},
+      {"batch_max", number(o.batch_max, 1, 65535)},
+      {"batch_time_ms", number(o.batch_time_ms, 0, 60'000)},
       {"csv", flag(o.csv)},
       {"republish", flag(o.republish)},
       {"mqtt_version", text(o.mqtt_version)},
@@ -84,6 +99,8 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
       {"tls_key", text(o.tls_key)},
       {"tls_insecure", flag(o.tls_insecure)},
       {"rejection_lines_per_second", number(o.rejection_lines_per_second, 1, 1'000'000)},
+      {"log_format", choice(o.log_format, logging::parse_log_format, logging::log_format_error)},
+      {"log_level", choice(o.log_level, logging::parse_log_level, logging::log_level_error)},
   };
   for (const auto& [key, node] : table) {
     const std::string name(key.str());

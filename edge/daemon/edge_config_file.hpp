@@ -7,11 +7,13 @@
 //   client_id = "dsekp-edge"         metrics = "127.0.0.1:9464"       prefix = "site1/"
 //   max_skew = 300                   ready_file = "/run/dsekp/ready"  init_burst = 8
 //   init_refill_ms = 30000           replay_window = 64               csv = true
-//   republish = true                 rejection_lines_per_second = 5
+//   republish = true                 rejection_lines_per_second = 5   batch_max = 256
+//   batch_time_ms = 10
+//   log_format = "text"              log_level = "info"   (edge/logging/log_options.hpp)
 //
 // Reloaded on SIGHUP (edge_daemon.hpp): max_skew, init_burst, init_refill_ms, replay_window (for
-// sessions established from then on) and rejection_lines_per_second. The rest needs a restart;
-// a changed value is reported and ignored.
+// sessions established from then on), rejection_lines_per_second and log_level. The rest needs a
+// restart; a changed value is reported and ignored.
 #pragma once
 
 #include <string>

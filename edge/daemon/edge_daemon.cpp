@@ -19,11 +19,13 @@
 #include "edge/daemon/rejection_log.hpp"
 #include "edge/daemon/result_metrics.hpp"
 #include "edge/daemon/test_hold.hpp"
+#include "edge/logging/edge_logger.hpp"
 #include "edge/metrics/edge_metrics.hpp"
 #include "edge/metrics/metrics_server.hpp"
 #include "edge/mqtt/mqtt_client.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/service/edge_service.hpp"
+#include "edge/service/message_batch.hpp"
 #include "edge/service/sqlite_credential_generations.hpp"
 #include "edge/sinks/composite_sink.hpp"
 #include "edge/sinks/republish_sink.hpp"
@@ -33,11 +35,6 @@
 
 namespace dsekp::edge::daemon {
 namespace {
-
-// A transient failure (e.g. the state file locked by a backup) often passes: retry a bounded
-// number of times before giving the message up.
-constexpr int kTransientAttempts = 3;
-constexpr std::chrono::milliseconds kTransientPause{50};
 
 std::uint64_t unix_us_now() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -54,7 +51,7 @@ void write_ready_file(const std::string& path) {
   if (f != nullptr) ok = std::fclose(f) == 0 && ok;
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
-    std::fprintf(stderr, "dsekp edge: cannot write the ready file %s\n", path.c_str());
+    logging::logger().error("cannot write the ready file {}", path);
   }
 }
 
@@ -86,8 +83,7 @@ std::unique_ptr<metrics::MetricsServer> start_metrics(const std::string& spec,
   auto server = std::make_unique<metrics::MetricsServer>(registry, options);
   std::string error;
   if (!server->start(error)) throw std::runtime_error("metrics endpoint: " + error);
-  std::fprintf(stderr, "dsekp edge: metrics on http://%s:%u/metrics\n",
-               options.bind_address.c_str(), static_cast<unsigned>(server->port()));
+  logging::logger().info("metrics on http://{}:{}/metrics", options.bind_address, server->port());
   return server;
 }
 
@@ -110,8 +106,7 @@ void apply_reloadable(const EdgeDaemonOptions& o, EdgeServiceConfig& config) {
 void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOptions& b) {
   const auto check = [](bool changed, const char* name) {
     if (changed)
-      std::fprintf(stderr, "dsekp edge: SIGHUP: %s changed; it takes effect after a restart\n",
-                   name);
+      logging::logger().warn("SIGHUP: {} changed; it takes effect after a restart", name);
   };
   check(a.broker_host != b.broker_host || a.broker_port != b.broker_port, "broker");
   check(a.registry_db != b.registry_db, "db");
@@ -128,11 +123,15 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
   check(a.ready_file != b.ready_file, "ready_file");
   check(a.csv != b.csv, "csv");
   check(a.republish != b.republish, "republish");
+  check(a.batch_max != b.batch_max || a.batch_time_ms != b.batch_time_ms,
+        "batch_max/batch_time_ms");
+  check(a.log_format != b.log_format, "log_format");
 }
 
 }  // namespace
 
 int run_edge_daemon(const EdgeDaemonOptions& o) {
+  logging::configure(o.log_format, o.log_level);
   check_reloadable(o);
   // Blocked before any thread starts, so every thread inherits the mask and only sigwait() below
   // receives the stop signals.
@@ -183,10 +182,9 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   }
   // The client is created before the sinks that publish through it and started after the
   // service exists, so no message can arrive before there is someone to handle it.
-  EdgeService* service_ptr = nullptr;
   metrics::EdgeMetrics* metrics_ptr = nullptr;
   RejectionLog rejections(o.rejection_lines_per_second);
-  mqtt::MqttClient* client_ptr = nullptr;
+  MessageBatch* batch_ptr = nullptr;
   AdminHandler* admin_ptr = nullptr;
   // dsekp_active_sessions: counted in the store once, then followed message by message (loop
   // thread only).
@@ -198,8 +196,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
       throw std::runtime_error("state " + state_path +
                                ": cannot count the sessions: " + store->last_error());
     if (unreadable > 0)
-      std::fprintf(stderr, "dsekp edge: %llu stored states do not decode (refused when used)\n",
-                   static_cast<unsigned long long>(unreadable));
+      logging::logger().warn("{} stored states do not decode (refused when used)", unreadable);
     active_sessions = static_cast<std::int64_t>(sessions);
   }
   auto on_message = [&](std::string_view topic, ByteView payload) {
@@ -207,26 +204,29 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     const std::uint64_t recvts_us = unix_us_now();
     const std::uint64_t now_ms = recvts_us / 1000;
     if (topic == admin_ptr->topic()) {
+      batch_ptr->end();  // the downlink's seq is saved in its own transaction, after the batch
       const std::string answer = admin_ptr->handle(payload, now_ms);
-      std::fprintf(stderr, "dsekp edge: admin downlink: %s\n", answer.c_str());
+      logging::logger().info("admin downlink: {}", answer);
       return;
     }
     const auto started = std::chrono::steady_clock::now();
     test_hold(o.test_hold_ms, "before");
-    HandleResult r = service_ptr->handle(topic, payload, now_ms, recvts_us);
-    for (int attempt = 1; !r.processed() && attempt < kTransientAttempts; ++attempt) {
-      std::this_thread::sleep_for(kTransientPause);
-      r = service_ptr->handle(topic, payload, now_ms, recvts_us);
-    }
-    for (const Publish& p : r.publishes) client_ptr->publish(p.topic, p.payload, p.qos);
+    // In the open batch; its ACKs go out after the batch's commit (or the process fail-stops).
+    const HandleResult r = batch_ptr->handle(topic, payload, now_ms, recvts_us);
     record_result(*metrics_ptr, r, std::chrono::steady_clock::now() - started);
     if (r.processed() && r.established_delta != 0) {
       active_sessions = std::max<std::int64_t>(0, active_sessions + r.established_delta);
       metrics_ptr->set_active_sessions(static_cast<std::size_t>(active_sessions));
     }
     if (!r.ok()) rejections.log(r, topic, now_ms);
+  };
+  // After the burst's last message, before libmosquitto writes its PUBACKs.
+  auto on_batch_end = [&] {
+    batch_ptr->end();
     test_hold(o.test_hold_ms, "after");
   };
+  mqtt_options.batch_max = o.batch_max;
+  mqtt_options.batch_time = std::chrono::milliseconds(o.batch_time_ms);
   for (const auto& topic :
        {std::string("dsekp/init"), std::string("dsekp/data"), std::string("psk/data")})
     mqtt_options.subscriptions.push_back(o.topic_prefix + topic);
@@ -235,8 +235,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   mqtt_options.subscriptions.push_back(admin::request_topic(o.topic_prefix));
   mqtt::ReadyHandler on_ready;
   if (!o.ready_file.empty()) on_ready = [&o] { write_ready_file(o.ready_file); };
-  mqtt::MqttClient client(mqtt_options, on_message, on_ready);
-  client_ptr = &client;
+  mqtt::MqttClient client(mqtt_options, on_message, on_ready, on_batch_end);
   std::unique_ptr<sinks::RepublishSink> republish;
   if (o.republish) {
     republish = std::make_unique<sinks::RepublishSink>(
@@ -253,7 +252,9 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   config.topic_prefix = o.topic_prefix;
   apply_reloadable(o, config);
   EdgeService service(EdgeServiceParts{*registry, *store, *generations, sink, crypto, rng}, config);
-  service_ptr = &service;
+  MessageBatch batch(service,
+                     [&client](const Publish& p) { client.publish(p.topic, p.payload, p.qos); });
+  batch_ptr = &batch;
   AdminHandler admin_handler(service, o.topic_prefix,
                              [&client](const std::string& t, ByteView p) { client.publish(t, p); });
   admin_ptr = &admin_handler;
@@ -270,14 +271,14 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   const auto metrics_server = start_metrics(o.metrics, metric_registry, client);
 
   if (!client.start(error)) throw std::runtime_error("MQTT: " + error);
-  std::fprintf(stderr, "dsekp edge: registry %s, state %s, broker %s:%u\n", o.registry_db.c_str(),
-               state_path.c_str(), o.broker_host.c_str(), static_cast<unsigned>(o.broker_port));
+  logging::logger().info("registry {}, state {}, broker {}:{}", o.registry_db, state_path,
+                         o.broker_host, o.broker_port);
 
   int sig = 0;
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
     if (csv) csv->reopen();
     if (!o.reload) {
-      std::fprintf(stderr, "dsekp edge: SIGHUP: CSV logs reopen with the next row\n");
+      logging::logger().info("SIGHUP: CSV logs reopen with the next row");
       continue;
     }
     try {
@@ -288,26 +289,24 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
       service.reconfigure(updated);
       config = updated;
       rejections.set_per_second(n.rejection_lines_per_second);
-      std::fprintf(stderr,
-                   "dsekp edge: SIGHUP: reloaded (max_skew %u, init_burst %u, init_refill_ms %u, "
-                   "replay_window %u, rejection_lines_per_second %u); CSV logs reopen with the "
-                   "next row\n",
-                   n.max_skew_s, n.init_burst, n.init_refill_ms, n.replay_window,
-                   n.rejection_lines_per_second);
+      logging::set_level(n.log_level);
+      logging::logger().info(
+          "SIGHUP: reloaded (max_skew {}, init_burst {}, init_refill_ms {}, replay_window {}, "
+          "rejection_lines_per_second {}, log_level {}); CSV logs reopen with the next row",
+          n.max_skew_s, n.init_burst, n.init_refill_ms, n.replay_window,
+          n.rejection_lines_per_second, logging::to_string(n.log_level));
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "dsekp edge: SIGHUP: reload failed, keeping the running options: %s\n",
-                   e.what());
+      logging::logger().error("SIGHUP: reload failed, keeping the running options: {}", e.what());
     }
   }
-  std::fprintf(stderr, "dsekp edge: signal %d, stopping\n", sig);
+  logging::logger().info("signal {}, stopping", sig);
   // The loop thread is joined first: after it, no handler runs and the sinks are quiet (the CSV
   // sink flushes per commit; its destructor closes the files).
   client.stop();
   if (metrics_server) metrics_server->stop();
   if (!o.ready_file.empty()) std::remove(o.ready_file.c_str());
   if (csv && csv->lost_rows() > 0)
-    std::fprintf(stderr, "dsekp edge: %llu CSV rows could not be written\n",
-                 static_cast<unsigned long long>(csv->lost_rows()));
+    logging::logger().error("{} CSV rows could not be written", csv->lost_rows());
   return 0;
 }
 

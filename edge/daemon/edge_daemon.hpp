@@ -8,15 +8,17 @@
 // tables), but apart they can be backed up, reset and sized on their own, and a `keys` command
 // never waits behind the edge's per-frame commits. This is the layout the service tests use.
 //
-// Per message (on the MQTT loop thread, see edge/mqtt/mqtt_client.hpp): EdgeService::handle
-// commits the state, the telemetry row and the CSV journal line; then the CSV and republish
-// sinks act, the returned publishes (ACKs) go out, metrics are counted and rejections logged at
-// a bounded rate. Admin requests (`dsekp edge send`, admin_handler.hpp) are handled on the same
-// thread, so the daemon is the one writer of every device's state. A
-// transient failure (store/sink/registry, HandleResult::processed() false) is retried a few times;
-// if it persists the message is logged as NOT PROCESSED and, the PUBACK being unavoidable in
-// libmosquitto 2.0, lost (not acknowledging it, e.g. by dropping the connection, is left for
-// later).
+// Per burst of messages (on the MQTT loop thread, see edge/mqtt/mqtt_client.hpp), at most
+// batch_max: each message is handled in a savepoint of one store transaction (state, telemetry
+// row, CSV journal line; edge/service/message_batch.hpp), metrics are counted and rejections
+// logged at a bounded rate; at the burst's end the transaction commits, then the CSV and
+// republish sinks act and the ACKs are published, and only then does the MQTT loop write the
+// burst's PUBACKs. Admin requests (`dsekp edge send`, admin_handler.hpp) end the open batch and
+// are handled on the same thread, so the daemon is the one writer of every device's state. A
+// transient failure (store/sink/registry, HandleResult::processed() false) is retried a few
+// times alone; if it persists, the daemon fail-stops: it logs FAIL-STOP and _exits with status
+// 75 (EX_TEMPFAIL) before any PUBACK of the unstored message is written, so the broker
+// redelivers it to the restarted edge (systemd Restart=on-failure).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,7 @@
 
 #include "dsekp/replay_window.hpp"
 #include "dsekp/token_bucket.hpp"
+#include "edge/logging/log_options.hpp"
 
 namespace dsekp::edge::daemon {
 
@@ -45,6 +48,9 @@ struct EdgeDaemonOptions {
   bool csv = true;
   bool republish = true;
   std::uint32_t rejection_lines_per_second = 5;
+  // Where the daemon logs (edge/logging/edge_logger.hpp); the level is reloaded on SIGHUP.
+  logging::LogFormat log_format = logging::LogFormat::text;
+  logging::LogLevel log_level = logging::LogLevel::info;
   // Written (temporary name, then rename) with the edge's pid once it is connected and every
   // subscription is granted; removed on a clean exit. Empty: none.
   std::string ready_file;
@@ -60,6 +66,12 @@ struct EdgeDaemonOptions {
   std::string tls_cert;
   std::string tls_key;
   bool tls_insecure = false;
+  // Messages per store transaction (one commit, then their PUBACKs; mqtt_client.hpp); 1: one
+  // commit per message.
+  std::uint32_t batch_max = 256;
+  // A burst stops reading new messages after this long, ms (0: only batch_max and an empty
+  // socket end it), so one slow burst does not hold back the PUBACKs of the others.
+  std::uint32_t batch_time_ms = 10;
   // Fault injection for the kill test only (edge/daemon/test_hold.hpp); 0 = off.
   std::uint32_t test_hold_ms = 0;
   // SIGHUP: the options as they would be now (config file re-read, flags re-applied); may throw
@@ -69,12 +81,14 @@ struct EdgeDaemonOptions {
 
 /// Runs the daemon until SIGTERM/SIGINT; returns the exit code (0 on a signal). Start-up
 /// failures (a missing registry, an unbindable metrics address, ...) throw std::runtime_error.
+/// Configures the logger (log_format, log_level) first; from then on every diagnostic goes
+/// through it (edge/logging/edge_logger.hpp).
 /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (and so in every thread it starts).
 ///
 /// SIGHUP: the CSV logs are reopened before the next accepted frame (log rotation), and with
 /// `reload` set the reloadable options are applied (edge_config_file.hpp lists them: the INIT
-/// token bucket, max_skew, replay_window, rejection_lines_per_second); a change to any other
-/// option is reported as needing a restart. A reload that fails keeps the running values.
+/// token bucket, max_skew, replay_window, rejection_lines_per_second, log_level); a change to any
+/// other option is reported as needing a restart. A reload that fails keeps the running values.
 int run_edge_daemon(const EdgeDaemonOptions& options);
 
 }  // namespace dsekp::edge::daemon

@@ -1,8 +1,10 @@
 // RejectionLog (see rejection_log.hpp).
 #include "edge/daemon/rejection_log.hpp"
 
-#include <cstdio>
 #include <string>
+
+#include "edge/logging/edge_logger.hpp"
+#include "edge/logging/printable.hpp"
 
 namespace dsekp::edge::daemon {
 
@@ -15,8 +17,7 @@ void RejectionLog::log(const HandleResult& r, std::string_view topic, std::uint6
   const std::uint64_t second = now_ms / 1000;
   if (second != slot.second) {
     if (slot.suppressed > 0)
-      std::fprintf(stderr, "dsekp edge: rejected %s: %llu more not logged\n", r.reason_name(),
-                   static_cast<unsigned long long>(slot.suppressed));
+      logging::logger().warn("rejected {}: {} more not logged", r.reason_name(), slot.suppressed);
     slot = Slot{second, 0, 0};
   }
   if (slot.lines >= per_second_) {
@@ -25,10 +26,14 @@ void RejectionLog::log(const HandleResult& r, std::string_view topic, std::uint6
   }
   ++slot.lines;
   // The topic is bounded by the broker's limits but may hold anything: print it as data.
-  const std::string shown(topic.substr(0, 128));
-  std::fprintf(stderr, "dsekp edge: %s %s on \"%s\"%s%s\n",
-               r.processed() ? "rejected" : "NOT PROCESSED", r.reason_name(), shown.c_str(),
-               r.detail.empty() ? "" : ": ", r.detail.c_str());
+  const std::string shown = logging::printable(topic);
+  const char* const sep = r.detail.empty() ? "" : ": ";
+  const std::string detail = logging::printable(r.detail, 256);
+  if (r.processed()) {
+    logging::logger().warn("rejected {} on \"{}\"{}{}", r.reason_name(), shown, sep, detail);
+  } else {
+    logging::logger().error("NOT PROCESSED {} on \"{}\"{}{}", r.reason_name(), shown, sep, detail);
+  }
 }
 
 }  // namespace dsekp::edge::daemon

@@ -1,7 +1,10 @@
-// Rejections on stderr at a bounded rate: at most `per_second` lines per reason per second, and
+// Rejections logged at a bounded rate: at most `per_second` lines per reason per second, and
 // one summary line of how many were suppressed when the next second starts. A flood of bad frames
 // (an attacker, a misconfigured device) must not turn into a flood of log I/O on the edge's one
-// message thread. Plain stderr for now (spdlog/journald is left for later).
+// message thread. The lines go through the daemon's logger (edge/logging/edge_logger.hpp): a
+// rejection at warn (`rejected REASON on "TOPIC": DETAIL`), a message given up after its retries at
+// error (`NOT PROCESSED REASON on ...`), the summary at warn; the topic and detail escaped
+// (edge/logging/printable.hpp).
 #pragma once
 
 #include <array>

@@ -1,10 +1,16 @@
 // MqttClient over libmosquitto (see mqtt_client.hpp for the settings and why).
 #include "edge/mqtt/mqtt_client.hpp"
+#include "edge/logging/edge_logger.hpp"
 
 #include <mosquitto.h>
 #include <mqtt_protocol.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -21,8 +27,17 @@ void init_library_once() {
 
 // How long stop() lets the loop write the DISCONNECT before giving up on it.
 constexpr auto kStopGrace = std::chrono::seconds(2);
-// mosquitto_loop's wait for socket activity, ms; also how often stop() is noticed.
+// The loop's wait for socket activity, ms: also the keep-alive check's resolution.
 constexpr int kLoopTimeoutMs = 200;
+
+bool readable_now(int sock) {
+  pollfd p{sock, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+}
+
+SSL* ssl_of(mosquitto* mosq) {
+  return static_cast<SSL*>(mosquitto_ssl_get(mosq));
+}
 
 const char* version_name(int protocol) {
   return protocol == MQTT_PROTOCOL_V5 ? "5" : "3.1.1";
@@ -43,12 +58,25 @@ bool parse_mqtt_version(std::string_view text, MqttVersion& out) noexcept {
   return true;
 }
 
-MqttClient::MqttClient(MqttOptions options, MessageHandler handler, ReadyHandler on_ready)
-    : options_(std::move(options)), handler_(std::move(handler)), on_ready_(std::move(on_ready)) {}
+MqttClient::MqttClient(MqttOptions options, MessageHandler handler, ReadyHandler on_ready,
+                       BatchEndHandler on_batch_end)
+    : options_(std::move(options)),
+      handler_(std::move(handler)),
+      on_ready_(std::move(on_ready)),
+      on_batch_end_(std::move(on_batch_end)) {
+  if (options_.batch_max < 1) options_.batch_max = 1;
+}
 
 MqttClient::~MqttClient() {
   stop();
   if (mosq_ != nullptr) mosquitto_destroy(mosq_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void MqttClient::wake() noexcept {
+  if (wake_fd_ < 0) return;
+  const std::uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
 }
 
 bool MqttClient::start(std::string& error) {
@@ -66,13 +94,20 @@ bool MqttClient::start(std::string& error) {
   }
   protocol_ = options_.version == MqttVersion::v311 ? MQTT_PROTOCOL_V311 : MQTT_PROTOCOL_V5;
   mosquitto_int_option(mosq_, MOSQ_OPT_PROTOCOL_VERSION, protocol_.load());
-  // Our own thread drives mosquitto_loop: threaded mode, so that packets queued inside a callback
-  // (the PUBACK) are written by the loop after the callback returns (see the header).
+  // Threaded mode: packets queued inside a callback (the PUBACK) or by another thread are only
+  // written by our loop's mosquitto_loop_write (see the header).
   mosquitto_threaded_set(mosq_, true);
   // No Nagle: the edge writes a PUBACK and then the ACK frame back to back; with Nagle the second
   // small write waits for the broker's delayed TCP ACK (~40 ms on loopback, measured by the device
   // tests), which would show up as handshake latency that is not the protocol's.
   mosquitto_int_option(mosq_, MOSQ_OPT_TCP_NODELAY, 1);
+  // MQTT 5 Receive Maximum: how many QoS 1 messages the broker sends before it waits for our
+  // PUBACKs. libmosquitto's default (20, sent in every CONNECT: lib/send_connect.c) would cap a
+  // batch at 20 and then stall the pipe for a round trip after each; twice batch_max lets the
+  // broker keep sending while a batch commits. (MQTT 3.1.1: the broker's max_inflight_messages
+  // setting plays this role.)
+  const std::size_t receive_maximum = std::clamp<std::size_t>(2 * options_.batch_max, 20, 65535);
+  mosquitto_int_option(mosq_, MOSQ_OPT_RECEIVE_MAXIMUM, static_cast<int>(receive_maximum));
   // The v5 callbacks are called for 3.1.1 connections too (libmosquitto calls every callback set).
   mosquitto_connect_v5_callback_set(mosq_, &MqttClient::on_connect);
   mosquitto_disconnect_v5_callback_set(mosq_, &MqttClient::on_disconnect);
@@ -106,6 +141,11 @@ bool MqttClient::start(std::string& error) {
               (rc == MOSQ_ERR_INVAL ? " (a file is missing or unreadable)" : "");
       return false;
     }
+  }
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) {
+    error = "eventfd failed";
+    return false;
   }
   stopping_ = false;
   try {
@@ -141,41 +181,29 @@ void MqttClient::pause(unsigned seconds) {
 }
 
 void MqttClient::run() {
+  loop_thread_ = std::this_thread::get_id();
   unsigned delay = std::max(1u, options_.reconnect_min_s);
   bool reported = false;
   while (!stopping_) {
     int rc = connect_once();
     if (rc == MOSQ_ERR_SUCCESS) {
-      std::chrono::steady_clock::time_point stop_deadline{};
-      bool accepted = false;
-      while (true) {
-        rc = mosquitto_loop(mosq_, kLoopTimeoutMs, 1);
-        if (rc != MOSQ_ERR_SUCCESS) break;
-        accepted = accepted || connected_;
-        if (connected_) {
-          delay = std::max(1u, options_.reconnect_min_s);
-          reported = false;
-        }
-        if (stopping_) {
-          // stop() queued a DISCONNECT; the loop writes it and then reports NO_CONN.
-          if (stop_deadline == std::chrono::steady_clock::time_point{})
-            stop_deadline = std::chrono::steady_clock::now() + kStopGrace;
-          else if (std::chrono::steady_clock::now() > stop_deadline)
-            break;
-        }
+      rc = drive();
+      const bool accepted = std::exchange(ever_accepted_, false);
+      if (accepted) {
+        delay = std::max(1u, options_.reconnect_min_s);
+        reported = false;
       }
       connected_ = false;
       // Failed before a CONNACK (e.g. the TLS handshake): say why once, not on every retry.
       if (!accepted && !stopping_ && !fall_back_ && !reported) {
-        std::fprintf(stderr, "dsekp edge: connection to %s:%u failed: %s (retrying)\n",
-                     options_.host.c_str(), static_cast<unsigned>(options_.port),
-                     rc == MOSQ_ERR_ERRNO ? "connection closed" : mosquitto_strerror(rc));
+        logging::logger().warn("connection to {}:{} failed: {} (retrying)", options_.host,
+                               options_.port,
+                               rc == MOSQ_ERR_ERRNO ? "connection closed" : mosquitto_strerror(rc));
         reported = true;
       }
     } else if (!reported) {
-      std::fprintf(stderr, "dsekp edge: cannot connect to %s:%u: %s (retrying)\n",
-                   options_.host.c_str(), static_cast<unsigned>(options_.port),
-                   rc == MOSQ_ERR_ERRNO ? "connection failed" : mosquitto_strerror(rc));
+      logging::logger().warn("cannot connect to {}:{}: {} (retrying)", options_.host, options_.port,
+                             rc == MOSQ_ERR_ERRNO ? "connection failed" : mosquitto_strerror(rc));
       reported = true;
     }
     if (stopping_) break;
@@ -183,6 +211,83 @@ void MqttClient::run() {
     pause(delay);
     delay = std::min(delay * 2, std::max(delay, options_.reconnect_max_s));
   }
+}
+
+int MqttClient::drive() {
+  std::chrono::steady_clock::time_point stop_deadline{};
+  while (true) {
+    const int sock = mosquitto_socket(mosq_);
+    if (sock < 0) return MOSQ_ERR_NO_CONN;
+    pollfd fds[2] = {
+        {sock, static_cast<short>(POLLIN | (mosquitto_want_write(mosq_) ? POLLOUT : 0)), 0},
+        {wake_fd_, POLLIN, 0}};
+    // A burst cut by batch_max or batch_time may leave TLS records already decrypted inside
+    // OpenSSL, which poll() cannot see: go on at once then.
+    SSL* ssl = ssl_of(mosq_);
+    const bool tls_pending = ssl != nullptr && SSL_pending(ssl) > 0;
+    if (::poll(fds, 2, tls_pending ? 0 : kLoopTimeoutMs) < 0 && errno != EINTR)
+      return MOSQ_ERR_ERRNO;
+    if ((fds[1].revents & POLLIN) != 0) {
+      std::uint64_t count = 0;
+      (void)!::read(wake_fd_, &count, sizeof count);
+    }
+    int rc = MOSQ_ERR_SUCCESS;
+    if (tls_pending || (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      rc = read_burst(sock);
+    } else if ((fds[0].revents & POLLOUT) != 0 && ssl != nullptr &&
+               SSL_is_init_finished(ssl) == 0) {
+      // The TLS handshake wants to write: mosquitto_loop_read runs its next step
+      // (net__socket_connect_tls), as mosquitto_loop does for a writable socket.
+      rc = mosquitto_loop_read(mosq_, 1);
+      end_batch();
+    }
+    if (rc != MOSQ_ERR_SUCCESS) return rc;
+    if (connected_) ever_accepted_ = true;
+    // Only now, after the batch end (its commit), may the queued PUBACKs and ACKs go out.
+    if (mosquitto_socket(mosq_) < 0) return MOSQ_ERR_NO_CONN;
+    if (mosquitto_want_write(mosq_)) {
+      rc = mosquitto_loop_write(mosq_, 1);
+      if (rc != MOSQ_ERR_SUCCESS) return rc;
+    }
+    rc = mosquitto_loop_misc(mosq_);  // keep-alive (a PINGREQ is written next round)
+    if (rc != MOSQ_ERR_SUCCESS) return rc;
+    if (stopping_) {
+      // stop() queued a DISCONNECT; loop_write sends it and closes the socket.
+      if (stop_deadline == std::chrono::steady_clock::time_point{})
+        stop_deadline = std::chrono::steady_clock::now() + kStopGrace;
+      else if (std::chrono::steady_clock::now() > stop_deadline)
+        return MOSQ_ERR_SUCCESS;
+    }
+  }
+}
+
+int MqttClient::read_burst(int sock) {
+  const auto started = std::chrono::steady_clock::now();
+  batch_full_ = false;
+  int rc = MOSQ_ERR_SUCCESS;
+  while (true) {
+    rc = mosquitto_loop_read(mosq_, 1);
+    if (rc != MOSQ_ERR_SUCCESS || mosquitto_socket(mosq_) < 0) break;
+    if (batch_full_) break;
+    if (options_.batch_time.count() > 0 &&
+        std::chrono::steady_clock::now() - started >= options_.batch_time)
+      break;
+    SSL* ssl = ssl_of(mosq_);
+    if (!readable_now(sock) && (ssl == nullptr || SSL_pending(ssl) == 0)) break;
+  }
+  // Also after a lost connection: what was handled is committed; its PUBACKs are never written
+  // and the broker redelivers (refused then as replays).
+  end_batch();
+  return rc;
+}
+
+void MqttClient::end_batch() {
+  if (!in_batch_) return;
+  in_batch_ = false;
+  ++batches_;
+  messages_ += batch_count_;
+  batch_count_ = 0;
+  if (on_batch_end_) on_batch_end_();
 }
 
 void MqttClient::stop() noexcept {
@@ -195,14 +300,21 @@ void MqttClient::stop() noexcept {
   stop_cv_.notify_all();
   // MQTT 5: a DISCONNECT without properties keeps the session expiry interval of the CONNECT.
   mosquitto_disconnect(mosq_);
+  wake();
   if (thread_.joinable()) thread_.join();
   connected_ = false;
+  if (batches_ > 0)
+    logging::logger().info("{} messages in {} batches (mean {:.1f}, at most {})", messages_,
+                           batches_, static_cast<double>(messages_) / static_cast<double>(batches_),
+                           options_.batch_max);
 }
 
 bool MqttClient::publish(const std::string& topic, ByteView payload, int qos) noexcept {
   if (mosq_ == nullptr) return false;
   const int rc = mosquitto_publish(mosq_, nullptr, topic.c_str(), static_cast<int>(payload.size()),
                                    payload.data(), qos, false);
+  // From another thread the loop may be asleep in poll(): wake it to write the publish now.
+  if (std::this_thread::get_id() != loop_thread_) wake();
   return rc == MOSQ_ERR_SUCCESS || rc == MOSQ_ERR_NO_CONN;  // queued for the reconnect
 }
 
@@ -214,36 +326,35 @@ void MqttClient::on_connect(mosquitto* mosq, void* self, int rc, int, const mqtt
     if (client->options_.version == MqttVersion::automatic &&
         client->protocol_ == MQTT_PROTOCOL_V5 &&
         (rc == 1 || rc == MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION)) {
-      std::fprintf(stderr, "dsekp edge: the broker refused MQTT 5; falling back to MQTT 3.1.1\n");
+      logging::logger().warn("the broker refused MQTT 5; falling back to MQTT 3.1.1");
       client->fall_back_ = true;
       return;
     }
-    std::fprintf(stderr, "dsekp edge: broker refused the connection: %s\n",
-                 client->protocol_ == MQTT_PROTOCOL_V5 ? mosquitto_reason_string(rc)
-                                                       : mosquitto_connack_string(rc));
+    logging::logger().error("broker refused the connection: {}",
+                            client->protocol_ == MQTT_PROTOCOL_V5 ? mosquitto_reason_string(rc)
+                                                                  : mosquitto_connack_string(rc));
     return;
   }
   client->subacks_ = 0;
   for (const auto& topic : client->options_.subscriptions) {
     const int s = mosquitto_subscribe(mosq, nullptr, topic.c_str(), 1);
     if (s != MOSQ_ERR_SUCCESS)
-      std::fprintf(stderr, "dsekp edge: subscribe %s: %s\n", topic.c_str(), mosquitto_strerror(s));
+      logging::logger().error("subscribe {}: {}", topic, mosquitto_strerror(s));
   }
   client->connected_ = true;
-  std::fprintf(stderr, "dsekp edge: connected to %s:%u (MQTT %s%s)\n",
-               client->options_.host.c_str(), static_cast<unsigned>(client->options_.port),
-               version_name(client->protocol_),
-               client->options_.tls.ca_file.empty() ? "" : ", TLS");
+  logging::logger().info("connected to {}:{} (MQTT {}{})", client->options_.host,
+                         client->options_.port, version_name(client->protocol_),
+                         client->options_.tls.ca_file.empty() ? "" : ", TLS");
 }
 
 void MqttClient::on_subscribe(mosquitto*, void* self, int, int count, const int* granted,
                               const mqtt5__property*) {
   auto* client = static_cast<MqttClient*>(self);
   for (int i = 0; i < count; ++i)
-    if (granted[i] > 1) std::fprintf(stderr, "dsekp edge: the broker refused a subscription\n");
+    if (granted[i] > 1) logging::logger().error("the broker refused a subscription");
   // One line once every topic is subscribed: operators (and the tests) wait for it.
   if (++client->subacks_ == client->options_.subscriptions.size()) {
-    std::fprintf(stderr, "dsekp edge: ready (subscribed to %zu topics)\n", client->subacks_);
+    logging::logger().info("ready (subscribed to {} topics)", client->subacks_);
     if (client->on_ready_) client->on_ready_();
   }
 }
@@ -252,7 +363,7 @@ void MqttClient::on_disconnect(mosquitto*, void* self, int rc, const mqtt5__prop
   auto* client = static_cast<MqttClient*>(self);
   client->connected_ = false;
   if (rc != 0 && !client->stopping_ && !client->fall_back_)
-    std::fprintf(stderr, "dsekp edge: connection lost, reconnecting\n");
+    logging::logger().warn("connection lost, reconnecting");
 }
 
 void MqttClient::on_message(mosquitto*, void* self, const mosquitto_message* message,
@@ -261,8 +372,18 @@ void MqttClient::on_message(mosquitto*, void* self, const mosquitto_message* mes
   const ByteView payload(
       static_cast<const std::uint8_t*>(message->payload),
       message->payloadlen < 0 ? 0 : static_cast<std::size_t>(message->payloadlen));
-  // The handler commits before returning; only then is the PUBACK written (see the header).
+  // The PUBACK is queued already; our loop writes it only after the batch end (see the header).
+  if (!client->in_batch_) {
+    client->in_batch_ = true;
+    client->batch_count_ = 0;
+  }
   client->handler_(message->topic, payload);
+  // loop_read may read several packets per call: a full batch is ended here, still before any
+  // write.
+  if (++client->batch_count_ >= client->options_.batch_max) {
+    client->end_batch();
+    client->batch_full_ = true;
+  }
 }
 
 }  // namespace dsekp::edge::mqtt

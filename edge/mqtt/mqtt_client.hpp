@@ -11,26 +11,49 @@
 //     call that is given them (its own reconnect sends none), so this client runs its own
 //     connect/reconnect loop and passes them on every connection. `auto` tries MQTT 5 first and
 //     falls back to 3.1.1 when the broker's CONNACK says the version is not supported.
-//   * The loop runs on a thread of ours with mosquitto_threaded_set(true), which for libmosquitto
-//     is the threaded mode: libmosquitto 2.0.11 answers a QoS 1 PUBLISH with
-//     PUBACK before calling on_message, but in the threaded loop that PUBACK is only queued and
-//     written after on_message returns (shared/design/implementation-notes.md); the same holds
-//     for MQTT 5 (on_message_v5 is called where on_message is, after the PUBACK is queued). The
-//     handler commits inside on_message, so a crash before the commit leaves the message
-//     unacknowledged and the broker redelivers it. Proven by
-//     tests/edge_daemon/kill_restart_test.cpp, which SIGKILLs the edge inside on_message before and
-//     after the commit. (The loop also reads and handles the next message before writing the queued
-//     PUBACK, so a kill may leave the previous message unacknowledged too: it is redelivered and
-//     refused as a replay.)
+//   * PUBACK only after the commit, and one commit per burst of messages (batches). Our thread
+//     drives libmosquitto itself instead of calling mosquitto_loop(): poll() on the socket (and
+//     a wake-up eventfd), then mosquitto_loop_read() again and again while the socket stays
+//     readable (at most batch_max messages, at most batch_time), each message going to the
+//     handler; then the batch-end handler (the daemon commits the batch there and publishes its
+//     ACKs); only then mosquitto_loop_write(), which writes the PUBACKs libmosquitto queued for
+//     the burst and the ACKs; then mosquitto_loop_misc() (keep-alive). Verified in the
+//     libmosquitto 2.0.11 source (Debian's `apt-get source mosquitto`), with
+//     mosquitto_threaded_set(true) (mosq->threaded = mosq_ts_external, lib/thread_mosq.c):
+//       - lib/handle_publish.c handle__publish(): for QoS 1, send__puback() BEFORE on_message /
+//         on_message_v5 (with in_callback = true around the callbacks);
+//       - send__puback() -> send__command_with_mid() -> packet__queue() (lib/packet_mosq.c):
+//         appends to out_packet and writes one byte to the internal socketpair; it calls
+//         packet__write() only `if(mosq->in_callback == false && mosq->threaded ==
+//         mosq_ts_none)`, i.e. never in threaded mode. The same holds for every packet queued
+//         from a callback or another thread (mosquitto_publish, PINGREQ from loop_misc's
+//         mosquitto__check_keepalive, DISCONNECT);
+//       - packet__write() is the only caller of net__write() (the one place bytes go to the
+//         socket, SSL_write included), and its only callers are packet__queue() (guarded as
+//         above) and mosquitto_loop_write() (lib/loop.c);
+//       - mosquitto_loop_read() (lib/loop.c) only calls packet__read() (or the TLS handshake
+//         step net__socket_connect_tls() while connecting): it never writes a PUBACK or a
+//         publish. It may read more than one packet per call (as many as msgs_out.queue_len +
+//         msgs_in.queue_len, and on while SSL has pending data), so the batch-max cap is also
+//         enforced in on_message, which ends a full batch itself.
+//     So a SIGKILL before the batch end leaves all of the burst's messages unacknowledged and the
+//     broker redelivers them; after the commit, they are refused as replays. Proven by
+//     tests/edge_daemon/kill_restart_test.cpp. batch_max = 1 gives one commit per message.
+//     The MQTT 5 Receive Maximum sent with CONNECT is 2 * batch_max (at least libmosquitto's
+//     default 20), or the broker would stop after 20 unacknowledged messages and every batch
+//     would end in a round trip; with MQTT 3.1.1 the broker's max_inflight_messages decides.
+//     Publishes from other threads (admin) are queued by libmosquitto and written by our loop;
+//     publish() wakes the loop through the eventfd so they do not wait for the poll timeout.
 //   * Reconnect with exponential backoff (reconnect_min_s doubling up to reconnect_max_s), done by
 //     the loop thread; subscriptions are renewed on every CONNACK (harmless with a persistent
 //     session, needed if the broker lost it).
 //
-// Threads: the handler runs on libmosquitto's loop thread, one message at a time, in arrival
-// order. publish() may be called from any thread, including from inside the handler.
+// Threads: the handlers run on the client's loop thread, one message at a time, in arrival
+// order. publish() may be called from any thread, including from inside the handlers.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -75,16 +98,25 @@ struct MqttOptions {
   MqttVersion version = MqttVersion::automatic;
   std::uint32_t session_expiry_s = 0xFFFFFFFF;  // MQTT 5 only; 0xFFFFFFFF: never expires
   MqttTls tls;
+  // Batches (see above): messages handled between two batch ends, at most; 1: each alone.
+  std::size_t batch_max = 1;
+  // A burst stops reading after this long (0: no limit), so PUBACKs and keep-alives are not
+  // held back by a slow burst.
+  std::chrono::milliseconds batch_time{10};
 };
 
 /// Called on the loop thread for every received message.
 using MessageHandler = std::function<void(std::string_view topic, ByteView payload)>;
 /// Called on the loop thread each time every subscription of a (re)connection was granted.
 using ReadyHandler = std::function<void()>;
+/// Called on the loop thread after the last message of a batch, before any packet queued since
+/// (the batch's PUBACKs) is written.
+using BatchEndHandler = std::function<void()>;
 
 class MqttClient {
  public:
-  MqttClient(MqttOptions options, MessageHandler handler, ReadyHandler on_ready = {});
+  MqttClient(MqttOptions options, MessageHandler handler, ReadyHandler on_ready = {},
+             BatchEndHandler on_batch_end = {});
   ~MqttClient();
   MqttClient(const MqttClient&) = delete;
   MqttClient& operator=(const MqttClient&) = delete;
@@ -108,6 +140,10 @@ class MqttClient {
   void run();  // the loop thread: connect, loop, back off, reconnect until stop()
   int connect_once();
   void pause(unsigned seconds);
+  int drive();  // one connection: poll, read bursts, write, keep-alive
+  int read_burst(int sock);
+  void end_batch();
+  void wake() noexcept;
 
   static void on_connect(mosquitto*, void* self, int rc, int flags, const mqtt5__property* props);
   static void on_disconnect(mosquitto*, void* self, int rc, const mqtt5__property* props);
@@ -119,6 +155,16 @@ class MqttClient {
   MqttOptions options_;
   MessageHandler handler_;
   ReadyHandler on_ready_;
+  BatchEndHandler on_batch_end_;
+  int wake_fd_ = -1;  // eventfd: publish()/stop() from other threads interrupt the poll
+  std::thread::id loop_thread_;
+  bool in_batch_ = false;        // loop thread only
+  bool batch_full_ = false;      // on_message ended a full batch (loop thread only)
+  std::size_t batch_count_ = 0;  // messages in the open batch (loop thread only)
+  bool ever_accepted_ = false;   // a CONNACK accepted this connection (loop thread only)
+  // Totals, written by the loop thread, read by stop() after the join.
+  std::uint64_t batches_ = 0;
+  std::uint64_t messages_ = 0;
   mosquitto* mosq_ = nullptr;
   bool started_ = false;
   std::thread thread_;

@@ -79,7 +79,10 @@ HandleResult EdgeService::send_downlink(std::string_view dev_id, ByteView plaint
     std::lock_guard lock(mutex_);
     HandleResult r;
     r.kind = MessageKind::downlink;
-    if (config_.dsekp_enabled) {
+    if (batch_open_) {
+      r.reason = EdgeReason::internal_error;
+      r.detail = "send_downlink inside an open batch";
+    } else if (config_.dsekp_enabled) {
       on_downlink(dev_id, plaintext, now_ms, r);
     } else {
       fail(r, EdgeReason::mode_disabled, "DSEKP is disabled");
@@ -90,6 +93,56 @@ HandleResult EdgeService::send_downlink(std::string_view dev_id, ByteView plaint
     return internal_error(MessageKind::downlink, e.what());
   } catch (...) {
     return internal_error(MessageKind::downlink, "unknown exception");
+  }
+}
+
+StoreResult EdgeService::begin_batch() noexcept {
+  try {
+    std::lock_guard lock(mutex_);
+    if (batch_open_) return StoreResult{StoreStatus::transaction_misuse};
+    const StoreResult r = store_.begin();
+    batch_open_ = r.ok();
+    return r;
+  } catch (...) {
+    return StoreResult{StoreStatus::storage_failure};
+  }
+}
+
+StoreResult EdgeService::commit_batch() noexcept {
+  try {
+    std::lock_guard lock(mutex_);
+    if (!batch_open_) return StoreResult{StoreStatus::transaction_misuse};
+    batch_open_ = false;
+    const StoreResult r = store_.commit();  // a failed commit has rolled back
+    if (r.ok()) {
+      sink_.committed();
+    } else {
+      sink_.rolled_back();
+    }
+    return r;
+  } catch (...) {
+    return StoreResult{StoreStatus::storage_failure};
+  }
+}
+
+void EdgeService::rollback_batch() noexcept {
+  try {
+    std::lock_guard lock(mutex_);
+    if (!batch_open_) return;
+    batch_open_ = false;
+    (void)store_.rollback();
+    sink_.rolled_back();
+  } catch (...) {
+    // A broken mutex: nothing more can be done here.
+  }
+}
+
+bool EdgeService::batch_open() const noexcept {
+  try {
+    std::lock_guard lock(mutex_);
+    return batch_open_;
+  } catch (...) {
+    return false;
   }
 }
 

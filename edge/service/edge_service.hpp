@@ -28,6 +28,16 @@
 // afresh, so a frame is accepted exactly once however often it arrives. What the daemon does
 // with such a message (e.g. not acknowledge it to the broker) is the daemon's decision.
 //
+// Batches (the daemon's way, ARCHITECTURE.md "The edge's durability"): begin_batch() opens one
+// store transaction; every handle() until commit_batch() then works in a savepoint of it (a
+// rejected or failed message undoes only its own writes and rows); commit_batch() commits them
+// all at once and only then do the sinks act on the rows (CSV append, republish), in message
+// order. A result's `processed()` inside a batch means "its writes are in the batch": the
+// caller must not publish (or acknowledge) anything of the batch before commit_batch() returned
+// ok; if it fails, nothing of the batch was stored. Without begin_batch() every handle() is its
+// own transaction, as before. send_downlink() is refused (internal_error) while a batch is open:
+// its frame could otherwise go out before the seq it uses is durable.
+//
 // Credentials: the registry is read on every message (DeviceRegistry::find reads SQLite each
 // call), so added, removed and rotated devices take effect without a restart. The registry
 // generation a state was built with is recorded next to it (credential_generations.hpp); a
@@ -118,6 +128,14 @@ class EdgeService {
   [[nodiscard]] HandleResult send_downlink(std::string_view dev_id, ByteView plaintext,
                                            std::uint64_t now_ms) noexcept;
 
+  /// Opens a batch (see above). Fails if one is open or the store cannot begin.
+  [[nodiscard]] StoreResult begin_batch() noexcept;
+  /// Commits the open batch; then the sinks act on its rows. A failure has rolled it back.
+  [[nodiscard]] StoreResult commit_batch() noexcept;
+  /// Rolls the open batch back (nothing of it stays). No-op without one.
+  void rollback_batch() noexcept;
+  [[nodiscard]] bool batch_open() const noexcept;
+
   /// Takes the protocol parameters of `config` (max_skew_s, max_established, replay_window,
   /// init_rate, admission_hook) for every message from now on (SIGHUP). The other fields (topic
   /// prefix, modes, downlink encoding) keep the values the service was made with. A new replay
@@ -163,8 +181,9 @@ class EdgeService {
   SimdJsonDecoder decoder_;
   std::array<std::uint8_t, kMaxPayloadSize> plaintext_{};  // wiped after every frame
 
-  mutable std::mutex mutex_;  // guards everything above and counters_
+  mutable std::mutex mutex_;  // guards everything above, counters_ and batch_open_
   EdgeCounters counters_;
+  bool batch_open_ = false;
 };
 
 }  // namespace dsekp::edge

@@ -13,6 +13,14 @@
 // outside the database (a file, an MQTT republish) stages its rows in write() and acts on them
 // only in committed().
 //
+// In a batch (EdgeService::begin_batch, the daemon's default) one unit holds several messages:
+//   store.begin(); per message: sink.savepoint(); save; write(row)...; then either the message
+//   is kept (nothing is said to the sink) or undone (rolled_back_to_savepoint(): forget the rows
+//   written since savepoint()); at the end store.commit() and committed() for every kept row,
+//   in the order written, or rolled_back() for all of them.
+// A sink in the store's database needs nothing for savepoints (SQLite's savepoint undoes its
+// rows); a sink that stages rows drops the ones staged after savepoint().
+//
 // Called from the one thread that runs EdgeService (under its lock).
 #pragma once
 
@@ -31,6 +39,10 @@ class SinkWriter {
   virtual void committed() noexcept {}
   /// That unit was rolled back: forget its rows.
   virtual void rolled_back() noexcept {}
+  /// A message of a batch begins: rows written from now on may be undone alone.
+  virtual void savepoint() noexcept {}
+  /// That message was undone: forget the rows written since savepoint(); the unit goes on.
+  virtual void rolled_back_to_savepoint() noexcept {}
 };
 
 /// A sink that keeps nothing (an edge run without any sink, benchmarks).

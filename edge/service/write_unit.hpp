@@ -1,6 +1,11 @@
 // One unit of work of EdgeService: a session-store transaction and the sink rows written inside
 // it, which commit together or not at all (sink_writer.hpp has the call sequence).
 //
+// Inside a batch (EdgeService::begin_batch: the store already has a transaction open) the unit
+// is a savepoint of that transaction instead: commit() keeps the message's writes in the batch
+// (they become durable with the batch's commit), and a unit that does not commit undoes only
+// its own writes and rows (rolled_back_to_savepoint), leaving the rest of the batch intact.
+//
 // Rolls back on destruction unless committed, including when an exception unwinds through it,
 // and tells the sink either way, so a sink never keeps rows of a unit that did not commit.
 #pragma once
@@ -12,17 +17,17 @@ namespace dsekp::edge {
 
 class WriteUnit {
  public:
-  /// Begins the store transaction; check status(). `sink` may be null (a unit without rows).
-  WriteUnit(SessionStore& store, SinkWriter* sink) : store_(store), sink_(sink) {
-    begun_ = store_.begin();
+  /// Begins the store transaction (or, in a batch, the savepoint); check status(). `sink` may
+  /// be null (a unit without rows).
+  WriteUnit(SessionStore& store, SinkWriter* sink)
+      : store_(store), sink_(sink), nested_(store.in_transaction()) {
+    begun_ = nested_ ? store_.savepoint() : store_.begin();
+    if (nested_ && begun_.ok() && sink_ != nullptr) sink_->savepoint();
   }
   WriteUnit(const WriteUnit&) = delete;
   WriteUnit& operator=(const WriteUnit&) = delete;
   ~WriteUnit() {
-    if (begun_.ok() && !done_) {
-      (void)store_.rollback();
-      if (sink_ != nullptr) sink_->rolled_back();
-    }
+    if (begun_.ok() && !done_) undo();
   }
 
   /// The result of begin().
@@ -39,10 +44,16 @@ class WriteUnit {
     }
   }
 
-  /// Commits the store transaction; a failed commit has rolled back (SessionStore contract).
+  /// Commits the store transaction (in a batch: releases the savepoint, keeping the writes for
+  /// the batch's commit); a failure has rolled the unit back (SessionStore contract).
   StoreResult commit() {
     if (!begun_.ok() || done_) return StoreResult{StoreStatus::transaction_misuse};
     done_ = true;
+    if (nested_) {
+      const StoreResult r = store_.release_savepoint();
+      if (!r.ok() && sink_ != nullptr) sink_->rolled_back_to_savepoint();
+      return r;
+    }
     const StoreResult r = store_.commit();
     if (sink_ != nullptr) {
       if (r.ok()) {
@@ -55,8 +66,19 @@ class WriteUnit {
   }
 
  private:
+  void undo() noexcept {
+    if (nested_) {
+      (void)store_.rollback_to_savepoint();
+      if (sink_ != nullptr) sink_->rolled_back_to_savepoint();
+    } else {
+      (void)store_.rollback();
+      if (sink_ != nullptr) sink_->rolled_back();
+    }
+  }
+
   SessionStore& store_;
   SinkWriter* sink_;
+  bool nested_;
   StoreResult begun_;
   bool done_ = false;
 };

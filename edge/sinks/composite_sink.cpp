@@ -17,4 +17,12 @@ void CompositeSink::rolled_back() noexcept {
   for (SinkWriter* sink : sinks_) sink->rolled_back();
 }
 
+void CompositeSink::savepoint() noexcept {
+  for (SinkWriter* sink : sinks_) sink->savepoint();
+}
+
+void CompositeSink::rolled_back_to_savepoint() noexcept {
+  for (SinkWriter* sink : sinks_) sink->rolled_back_to_savepoint();
+}
+
 }  // namespace dsekp::edge::sinks

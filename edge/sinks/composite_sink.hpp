@@ -17,6 +17,8 @@ class CompositeSink final : public SinkWriter {
   [[nodiscard]] bool write(const AcceptedFrame& row) override;
   void committed() noexcept override;
   void rolled_back() noexcept override;
+  void savepoint() noexcept override;
+  void rolled_back_to_savepoint() noexcept override;
 
  private:
   std::vector<SinkWriter*> sinks_;

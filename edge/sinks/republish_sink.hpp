@@ -26,6 +26,10 @@ class RepublishSink final : public SinkWriter {
   [[nodiscard]] bool write(const AcceptedFrame& row) override;
   void committed() noexcept override;
   void rolled_back() noexcept override { staged_.clear(); }
+  void savepoint() noexcept override { mark_ = staged_.size(); }
+  void rolled_back_to_savepoint() noexcept override {
+    if (mark_ < staged_.size()) staged_.resize(mark_);
+  }
 
   /// The JSON document for one frame (see above).
   [[nodiscard]] static std::string to_json(const AcceptedFrame& row);
@@ -38,6 +42,7 @@ class RepublishSink final : public SinkWriter {
   std::string prefix_;
   RepublishFn publish_;
   std::vector<Message> staged_;
+  std::size_t mark_ = 0;  // staged_.size() at savepoint()
 };
 
 }  // namespace dsekp::edge::sinks

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "edge/logging/edge_logger.hpp"
+
 #include "edge/sinks/csv_repair.hpp"
 #include "edge/sinks/server_csv_format.hpp"
 
@@ -100,14 +102,12 @@ bool ServerCsvSink::repair(File& file, std::int64_t after, std::int64_t& last_id
   if (!lines.empty() && lines.back().id > last_id) last_id = lines.back().id;
   repaired_rows_ += report.lines_appended;
   if (report.lines_appended > 0 || report.truncated_from > 0)
-    std::fprintf(stderr, "dsekp edge: CSV repaired: %s: %zu rows re-appended%s%s\n",
-                 file.path.c_str(), report.lines_appended,
-                 report.appended_at_end ? " at the end (the file was shorter than recorded)" : "",
-                 report.truncated_from == 0
-                     ? ""
-                     : (", cut from " + std::to_string(report.truncated_from) + " to " +
-                        std::to_string(report.truncated_to) + " bytes")
-                           .c_str());
+    logging::logger().warn(
+        "CSV repaired: {}: {} rows re-appended{}{}", file.path, report.lines_appended,
+        report.appended_at_end ? " at the end (the file was shorter than recorded)" : "",
+        report.truncated_from == 0 ? std::string()
+                                   : ", cut from " + std::to_string(report.truncated_from) +
+                                         " to " + std::to_string(report.truncated_to) + " bytes");
   return true;
 }
 
@@ -127,7 +127,9 @@ bool ServerCsvSink::write(const AcceptedFrame& row) {
     psk_before_ = psk_;
     dsekp_before_ = dsekp_;
   }
-  if (reopen_requested_.exchange(false)) {
+  // Only at a unit's first row: the lines staged before in this unit hold offsets in the files
+  // as they are now.
+  if (staged_.empty() && reopen_requested_.exchange(false)) {
     close_files();
     open_file(psk_);  // throws: the unit rolls back, and the next one tries again
     open_file(dsekp_);
@@ -147,7 +149,7 @@ bool ServerCsvSink::write(const AcceptedFrame& row) {
     if (staged_.empty() && needs_repair_) {
       std::string error;
       if (!repair_all(error)) {
-        std::fprintf(stderr, "dsekp edge: CSV repair failed: %s\n", error.c_str());
+        logging::logger().error("CSV repair failed: {}", error);
       } else {
         needs_repair_ = false;
         psk_before_ = psk_;
@@ -177,6 +179,26 @@ void ServerCsvSink::rolled_back() noexcept {
     }
   }
   staged_.clear();
+}
+
+void ServerCsvSink::savepoint() noexcept {
+  savepoint_size_ = staged_.size();
+  psk_at_savepoint_ = psk_;
+  dsekp_at_savepoint_ = dsekp_;
+}
+
+void ServerCsvSink::rolled_back_to_savepoint() noexcept {
+  // The message was the unit's first: what rolled_back() restores (the counters as they were
+  // after any reopen or repair at that first row) is right.
+  if (savepoint_size_ == 0) return rolled_back();
+  if (staged_.size() <= savepoint_size_) return;
+  for (auto [now, at] :
+       {std::pair{&psk_, &psk_at_savepoint_}, std::pair{&dsekp_, &dsekp_at_savepoint_}}) {
+    now->end = at->end;
+    now->bin = at->bin;
+    now->count = at->count;
+  }
+  staged_.resize(savepoint_size_);
 }
 
 void ServerCsvSink::committed() noexcept {

@@ -12,6 +12,11 @@
 // file is flushed to the OS (fflush), which survives a killed process; power loss is out of
 // scope, as for the store's synchronous=NORMAL.
 //
+// Batches (sink_writer.hpp): the lines of all kept messages of a unit are appended in order and
+// flushed once, after its commit; an undone message's lines are dropped (its journal lines go
+// with the store's savepoint). A reopen or a repair happens only at a unit's first row, so the
+// offsets journaled within one unit always refer to the same files.
+//
 // Without a connection (tests, tools) rows are appended after the commit with no journal, so a
 // crash between the two loses them from the file.
 //
@@ -51,6 +56,8 @@ class ServerCsvSink final : public SinkWriter {
   [[nodiscard]] bool write(const AcceptedFrame& row) override;
   void committed() noexcept override;
   void rolled_back() noexcept override;
+  void savepoint() noexcept override;
+  void rolled_back_to_savepoint() noexcept override;
 
   /// Asks for both files to be reopened before the next row (log rotation). Thread-safe.
   void reopen() noexcept { reopen_requested_ = true; }
@@ -91,6 +98,10 @@ class ServerCsvSink final : public SinkWriter {
   // The files' counters when the unit began, restored by rolled_back().
   File psk_before_;
   File dsekp_before_;
+  // At the message's savepoint (batches): staged_.size() and the files' counters.
+  std::size_t savepoint_size_ = 0;
+  File psk_at_savepoint_;
+  File dsekp_at_savepoint_;
   std::int64_t appended_through_ = 0;  // journal ids up to this are in their files
   std::int64_t forgotten_through_ = 0;
   bool needs_repair_ = false;

@@ -65,6 +65,29 @@ StoreResult CachedSessionStore::rollback() {
   return backing_.rollback();
 }
 
+StoreResult CachedSessionStore::savepoint() {
+  const StoreResult r = backing_.savepoint();
+  if (r.ok()) savepoint_mark_ = staged_.size();
+  return r;
+}
+
+StoreResult CachedSessionStore::release_savepoint() {
+  const StoreResult r = backing_.release_savepoint();
+  if (!r.ok()) drop_after_mark();  // the backing store has undone them
+  return r;
+}
+
+StoreResult CachedSessionStore::rollback_to_savepoint() {
+  drop_after_mark();
+  return backing_.rollback_to_savepoint();
+}
+
+void CachedSessionStore::drop_after_mark() noexcept {
+  if (savepoint_mark_ > staged_.size()) savepoint_mark_ = staged_.size();
+  for (std::size_t i = savepoint_mark_; i < staged_.size(); ++i) secure_wipe(staged_[i].blob);
+  staged_.resize(savepoint_mark_);
+}
+
 void CachedSessionStore::remember(const DevId& dev_id, const EdgeDeviceState& state,
                                   std::uint64_t generation) {
   if (encode_device_state(state, scratch_) == StateCodecError::ok)
@@ -92,6 +115,7 @@ void CachedSessionStore::apply(const Staged& staged) {
 void CachedSessionStore::discard_staged() noexcept {
   for (Staged& s : staged_) secure_wipe(s.blob);
   staged_.clear();
+  savepoint_mark_ = 0;
 }
 
 }  // namespace dsekp::edge

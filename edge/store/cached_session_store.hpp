@@ -4,7 +4,8 @@
 //
 // Inside a transaction, saves and removes are staged and reach the working set only when the
 // backing store has committed them; a rollback or a failed commit leaves the working set as it
-// was, which is what the backing store then holds. A generation_conflict drops the device from
+// was, which is what the backing store then holds. A savepoint marks the staged list; rolling
+// back to it drops what was staged after the mark. A generation_conflict drops the device from
 // the working set: another writer (another edge on a shared store) has a newer state, and the
 // next load fetches it. Unbounded: about 225 bytes per device with one session (measured by
 // `dsekp bench sessions`).
@@ -33,6 +34,10 @@ class CachedSessionStore final : public SessionStore {
   StoreResult commit() override;
   StoreResult rollback() override;
   [[nodiscard]] bool in_transaction() const noexcept override { return backing_.in_transaction(); }
+  StoreResult savepoint() override;
+  StoreResult release_savepoint() override;
+  StoreResult rollback_to_savepoint() override;
+  [[nodiscard]] bool in_savepoint() const noexcept override { return backing_.in_savepoint(); }
 
   [[nodiscard]] const CompactStateMap& working_set() const noexcept { return cache_; }
 
@@ -46,10 +51,12 @@ class CachedSessionStore final : public SessionStore {
   void stage_or_apply(Staged staged);
   void apply(const Staged& staged);
   void discard_staged() noexcept;
+  void drop_after_mark() noexcept;
 
   SessionStore& backing_;
   CompactStateMap cache_;
   std::vector<Staged> staged_;
+  std::size_t savepoint_mark_ = 0;     // staged_.size() at savepoint()
   std::vector<std::uint8_t> scratch_;  // encode buffer, wiped after use
 };
 

@@ -17,6 +17,16 @@
 // the device in between. That is how "one writer per device at a time" (6.5) is enforced once
 // several edges share a store; a single edge may save unconditionally (kAnyGeneration).
 //
+// Savepoints (the daemon's batches, ARCHITECTURE.md "The edge's durability"): the daemon opens
+// one transaction for a burst of received messages and gives each message a savepoint inside
+// it, so a message that fails or is refused half-way is undone alone (rollback_to_savepoint())
+// and the others still commit together. One level only: a savepoint inside a savepoint is
+// transaction_misuse. A future shared store (Redis) implements a transaction as a client-side
+// write set applied at commit (MULTI/EXEC with WATCH on the devices' generations, or one Lua
+// script that checks them and writes); a savepoint is then a mark in that write set, and
+// rollback_to_savepoint() drops the writes after the mark. Nothing reaches the server before
+// commit(), so a savepoint costs no round trip.
+//
 // Implementations are not thread-safe: one thread uses a store object at a time.
 #pragma once
 
@@ -34,7 +44,8 @@ enum class [[nodiscard]] StoreStatus : std::uint8_t{
     invalid_state,        // the state to save breaks an invariant (see StoreResult::codec)
     dev_id_mismatch,      // the state to save is bound to another device than its key
     generation_conflict,  // another writer saved the device since the expected generation
-    transaction_misuse,   // begin() inside a transaction, commit()/rollback() outside one
+    transaction_misuse,   // begin() inside a transaction, commit()/rollback() outside one,
+                          // a savepoint outside a transaction or inside another savepoint
     storage_failure,      // the backend failed (disk full, I/O error, locked database)
 };
 
@@ -79,6 +90,18 @@ class SessionStore {
   virtual StoreResult commit() = 0;
   virtual StoreResult rollback() = 0;
   [[nodiscard]] virtual bool in_transaction() const noexcept = 0;
+
+  /// Marks the open transaction: the writes from here on can be undone alone. Needs an open
+  /// transaction and no open savepoint.
+  virtual StoreResult savepoint() = 0;
+  /// Keeps the writes since the savepoint as part of the transaction (they commit with it).
+  /// A failure has undone them (as rollback_to_savepoint() would) or lost the transaction.
+  virtual StoreResult release_savepoint() = 0;
+  /// Undoes the writes since the savepoint and ends it; the transaction stays open. If the
+  /// backend already lost the whole transaction (e.g. SQLite after a disk-full error) this is
+  /// ok and the later commit() fails.
+  virtual StoreResult rollback_to_savepoint() = 0;
+  [[nodiscard]] virtual bool in_savepoint() const noexcept = 0;
 };
 
 /// Scope of one atomic unit: begins on construction, rolls back on destruction unless commit()

@@ -89,8 +89,12 @@ bool configure(sqlite3* db, const SqliteStoreOptions& options, std::string& erro
                          : "PRAGMA synchronous=NORMAL";
   // secure_delete: pages freed by a delete or an update are zeroed, so the keys of a deleted
   // device (key rotation) do not linger in free pages of the file.
+  // temp_store=MEMORY: a savepoint's sub-journal (the pages a message changes that the batch
+  // changed before it, kept for ROLLBACK TO) stays in memory instead of a temporary file, which
+  // would cost write calls for every message of a batch and would leave key material on disk.
   return enable_wal(db, error) && exec(db, sync, error) &&
-         exec(db, "PRAGMA secure_delete=ON", error) && exec(db, kSchema, error);
+         exec(db, "PRAGMA secure_delete=ON", error) &&
+         exec(db, "PRAGMA temp_store=MEMORY", error) && exec(db, kSchema, error);
 }
 
 }  // namespace
@@ -138,8 +142,11 @@ bool SqliteSessionStore::prepare_statements() {
   begin_ = SqliteStatement(db, "BEGIN IMMEDIATE");
   commit_ = SqliteStatement(db, "COMMIT");
   rollback_ = SqliteStatement(db, "ROLLBACK");
-  for (const SqliteStatement* s :
-       {&load_, &upsert_, &insert_new_, &update_if_, &remove_, &begin_, &commit_, &rollback_}) {
+  savepoint_ = SqliteStatement(db, "SAVEPOINT dsekp_message");
+  release_ = SqliteStatement(db, "RELEASE dsekp_message");
+  rollback_to_ = SqliteStatement(db, "ROLLBACK TO dsekp_message");
+  for (const SqliteStatement* s : {&load_, &upsert_, &insert_new_, &update_if_, &remove_, &begin_,
+                                   &commit_, &rollback_, &savepoint_, &release_, &rollback_to_}) {
     if (!s->ok()) return false;
   }
   return true;
@@ -151,6 +158,11 @@ StoreResult SqliteSessionStore::failure(StoreStatus status) {
   // unit is then lost: later writes must not run outside it, and commit() must fail.
   if (in_transaction_ && sqlite3_get_autocommit(db_.get()) != 0) aborted_ = true;
   return StoreResult{status};
+}
+
+bool SqliteSessionStore::transaction_lost() noexcept {
+  if (in_transaction_ && !aborted_ && sqlite3_get_autocommit(db_.get()) != 0) aborted_ = true;
+  return aborted_;
 }
 
 StoreResult SqliteSessionStore::run(const SqliteStatement& statement) {
@@ -179,7 +191,7 @@ StoreResult SqliteSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
 
 StoreResult SqliteSessionStore::save(const DevId& dev_id, const EdgeDeviceState& state,
                                      std::uint64_t now_ms, std::uint64_t& generation) {
-  if (aborted_) return StoreResult{StoreStatus::storage_failure};
+  if (transaction_lost()) return StoreResult{StoreStatus::storage_failure};
   if (state.dev_id.size() != 0 && !(state.dev_id == dev_id))
     return StoreResult{StoreStatus::dev_id_mismatch};
   if (const StateCodecError e = encode_device_state(state, blob_); e != StateCodecError::ok)
@@ -212,7 +224,7 @@ StoreResult SqliteSessionStore::write_state(const SqliteStatement& statement, co
 }
 
 StoreResult SqliteSessionStore::remove(const DevId& dev_id) {
-  if (aborted_) return StoreResult{StoreStatus::storage_failure};
+  if (transaction_lost()) return StoreResult{StoreStatus::storage_failure};
   StatementScope scope(remove_);
   sqlite3_bind_text(scope.get(), 1, dev_id.str().data(), static_cast<int>(dev_id.size()),
                     SQLITE_STATIC);
@@ -228,8 +240,14 @@ StoreResult SqliteSessionStore::begin() {
 
 StoreResult SqliteSessionStore::commit() {
   if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
+  (void)transaction_lost();
   in_transaction_ = false;
-  if (std::exchange(aborted_, false)) return StoreResult{StoreStatus::storage_failure};
+  in_savepoint_ = false;  // COMMIT releases an open savepoint with the transaction
+  if (std::exchange(aborted_, false)) {
+    // Lost (SQLite ended it) or given up (a failed ROLLBACK TO): make sure nothing of it stays.
+    if (sqlite3_get_autocommit(db_.get()) == 0) (void)run(rollback_);
+    return StoreResult{StoreStatus::storage_failure};
+  }
   StoreResult r = run(commit_);
   if (!r.ok() && sqlite3_get_autocommit(db_.get()) == 0) {
     // COMMIT can fail and leave the transaction open (e.g. BUSY): end it, so that a failed
@@ -242,9 +260,47 @@ StoreResult SqliteSessionStore::commit() {
 
 StoreResult SqliteSessionStore::rollback() {
   if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
+  (void)transaction_lost();
   in_transaction_ = false;
-  if (std::exchange(aborted_, false)) return StoreResult{};  // SQLite already rolled back
+  in_savepoint_ = false;
+  // Lost: SQLite already rolled back. Given up after a failed ROLLBACK TO: roll back now.
+  if (std::exchange(aborted_, false) && sqlite3_get_autocommit(db_.get()) != 0)
+    return StoreResult{};
   return run(rollback_);
+}
+
+StoreResult SqliteSessionStore::savepoint() {
+  if (!in_transaction_ || in_savepoint_) return StoreResult{StoreStatus::transaction_misuse};
+  // Outside a transaction SAVEPOINT would open a new one that commits on RELEASE: never run it
+  // once SQLite has ended ours.
+  if (transaction_lost()) return StoreResult{StoreStatus::storage_failure};
+  StoreResult r = run(savepoint_);
+  in_savepoint_ = r.ok();
+  return r;
+}
+
+StoreResult SqliteSessionStore::release_savepoint() {
+  if (!in_savepoint_) return StoreResult{StoreStatus::transaction_misuse};
+  in_savepoint_ = false;
+  if (transaction_lost()) return StoreResult{StoreStatus::storage_failure};
+  StoreResult r = run(release_);
+  if (!r.ok() && !transaction_lost()) {
+    // Keep the promise that a failed release has undone the message's writes.
+    (void)run(rollback_to_);
+    (void)run(release_);
+  }
+  return r;
+}
+
+StoreResult SqliteSessionStore::rollback_to_savepoint() {
+  if (!in_savepoint_) return StoreResult{StoreStatus::transaction_misuse};
+  in_savepoint_ = false;
+  if (transaction_lost()) return StoreResult{};  // nothing left to undo; commit() will fail
+  // ROLLBACK TO keeps the savepoint on SQLite's stack; RELEASE then removes it (empty now).
+  StoreResult r = run(rollback_to_);
+  if (r.ok()) r = run(release_);
+  if (!r.ok()) aborted_ = true;  // the message's writes may still be there: lose the unit
+  return r;
 }
 
 StoreResult SqliteSessionStore::count_established(std::uint64_t& sessions,

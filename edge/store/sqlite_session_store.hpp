@@ -4,6 +4,10 @@
 // `state` is the device_state_codec encoding. The file is created with mode 0600 (it holds
 // session keys); SQLite gives its -wal and -shm files the same mode.
 //
+// Savepoints are SQLite's own (SAVEPOINT / RELEASE / ROLLBACK TO, one name, one level): the
+// session store, the telemetry rows and the CSV journal lines share the connection, so rolling
+// back to a message's savepoint removes all three of that message and nothing else.
+//
 // Durability (SqliteStoreOptions::synchronous):
 //   normal (default): a committed transaction survives the edge process dying in any way
 //     (SIGKILL, abort, OOM kill): in WAL mode COMMIT returns only after the WAL frames were
@@ -52,6 +56,10 @@ class SqliteSessionStore final : public SessionStore {
   StoreResult commit() override;
   StoreResult rollback() override;
   [[nodiscard]] bool in_transaction() const noexcept override { return in_transaction_; }
+  StoreResult savepoint() override;
+  StoreResult release_savepoint() override;
+  StoreResult rollback_to_savepoint() override;
+  [[nodiscard]] bool in_savepoint() const noexcept override { return in_savepoint_; }
 
   /// The connection, for writers whose rows must commit in the same transaction as a state
   /// (the sink of accepted frames, in the same database file): between begin() and commit(),
@@ -68,6 +76,9 @@ class SqliteSessionStore final : public SessionStore {
   explicit SqliteSessionStore(std::unique_ptr<sqlite3, sqlite::SqliteCloser> db) noexcept;
   bool prepare_statements();
   StoreResult failure(StoreStatus status = StoreStatus::storage_failure);
+  // True (and the unit marked aborted) when SQLite has ended the open transaction by itself,
+  // e.g. after a sink's insert on the same connection hit a full disk.
+  bool transaction_lost() noexcept;
   StoreResult run(const sqlite::SqliteStatement& statement);
   StoreResult write_state(const sqlite::SqliteStatement& statement, const DevId& dev_id,
                           std::uint64_t now_ms, std::uint64_t& generation);
@@ -82,8 +93,12 @@ class SqliteSessionStore final : public SessionStore {
   sqlite::SqliteStatement begin_;
   sqlite::SqliteStatement commit_;
   sqlite::SqliteStatement rollback_;
+  sqlite::SqliteStatement savepoint_;
+  sqlite::SqliteStatement release_;
+  sqlite::SqliteStatement rollback_to_;
   std::vector<std::uint8_t> blob_;  // encode buffer, reused; wiped after every save
   bool in_transaction_ = false;
+  bool in_savepoint_ = false;
   bool aborted_ = false;  // SQLite rolled the open transaction back after an error
   std::string last_error_;
 };

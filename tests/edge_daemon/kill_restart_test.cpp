@@ -4,12 +4,13 @@
 // down. At the end every frame the device sent is in the telemetry table exactly once, and in
 // the server CSV log exactly once, with the CSV rows equal to the telemetry rows in order.
 //
-// Why this holds: libmosquitto's threaded loop writes the PUBACK of a QoS 1 message only after
-// on_message returned, and on_message returns only after the SQLite commit of the moved replay
-// window + telemetry row (+ the CSV journal row). A kill before the commit: no PUBACK, the broker
-// redelivers, the state does not contain the frame -> accepted once. A kill after the commit:
-// the redelivery is a `replay` -> still once. The CSV file is repaired from its journal at
-// start-up (edge/sinks/server_csv_sink.hpp).
+// Why this holds: the edge's MQTT loop (edge/mqtt/mqtt_client.hpp) writes the PUBACKs of a batch
+// of QoS 1 messages only after the batch's SQLite commit of the moved replay windows + telemetry
+// rows (+ the CSV journal rows). A kill before the commit: no PUBACK, the broker redelivers, the
+// state does not contain the frames -> accepted once. A kill after the commit: the redeliveries
+// are `replay`s -> still once. The CSV file is repaired from its journal at start-up
+// (edge/sinks/server_csv_sink.hpp). A storage failure stops the edge (status 75) before it
+// acknowledges what it could not store (edge/service/message_batch.hpp).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -59,6 +60,26 @@ std::size_t occurrences(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
   return n;
+}
+
+/// Every frame in the telemetry table and in the DSEKP CSV log exactly once, in sent order.
+void expect_each_frame_once(const std::string& state, const std::string& logs, int frames) {
+  std::vector<std::string> sent;
+  for (int i = 0; i < frames; ++i) sent.push_back(reading(i));
+  EXPECT_EQ(telemetry_readings(state), sent);
+  const std::vector<Row> rows = parse_csv(dsekp::test::read_file(logs + "/server_logs_dsekp.csv"));
+  std::vector<std::string> csv_readings;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].size() == 15u) csv_readings.push_back(rows[i][7]);
+  EXPECT_EQ(rows.size(), static_cast<std::size_t>(frames) + 1);
+  EXPECT_EQ(csv_readings, sent);
+}
+
+/// What the edge printed since its last batch end ("test hold: after").
+std::string since_batch_end(const std::string& text) {
+  const std::string end = "test hold: after\n";
+  const auto at = text.rfind(end);
+  return at == std::string::npos ? text : text.substr(at + end.size());
 }
 
 TEST(EdgeKillRestart, EveryFrameIsStoredExactlyOnceAcrossSigkills) {
@@ -255,6 +276,190 @@ TEST(EdgeKillRestart, KillsAtEachCriticalMomentLoseAndDoubleNothing) {
   std::printf("landed kills: before %d, committed %d, after %d; replays %zu; CSV repairs %zu\n",
               landed["before"], landed["committed"], landed["after"],
               occurrences(all, "rejected replay"), occurrences(all, "CSV repaired"));
+}
+
+// Batches (edge/mqtt/mqtt_client.hpp): with --test-hold-ms the edge holds each message before
+// handling it and, with --batch-time-ms 0, a burst is not cut by time, so the frames queued
+// meanwhile become one batch of several messages, and the test
+// SIGKILLs it (a) while the batch is open: several messages handled, nothing committed;
+// (b) after its commit, before the CSV append and before any PUBACK is written; (c) at its end:
+// CSV appended, PUBACKs still unwritten. Every frame must end up exactly once in telemetry and
+// CSV; (b) and (c) must show redeliveries refused as replays (their PUBACKs never went out).
+TEST(EdgeKillRestart, KillsInsideABatchOfSeveralMessagesLoseAndDoubleNothing) {
+  constexpr int kBurst = 10;
+  constexpr int kHoldMs = 100;
+  constexpr std::size_t kSeveral = 3;  // messages handled in the batch when the kill lands
+  dsekp::test::TempDir dir;
+  const std::string registry_path = dir.file("registry.db");
+  const std::string logs = dir.file("logs");
+  DeviceMaterial material;
+  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
+  std::filesystem::create_directories(dir.file("broker"));
+  dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
+  EdgeRunner edge(dir, {DSEKP_CLI_PATH, "edge", "--broker",
+                        "127.0.0.1:" + std::to_string(broker.port()), "--db", registry_path,
+                        "--logs-dir", logs, "--metrics", "off", "--no-republish", "--batch-max",
+                        "256", "--batch-time-ms", "0", "--test-hold-ms", std::to_string(kHoldMs)});
+  ASSERT_TRUE(edge.start());
+
+  dsekp::test::MqttTestClient client("esp32-01");
+  ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
+  const std::string ack_topic = "dsekp/init/ack/esp32-01";
+  ASSERT_EQ(client.subscribe(ack_topic), std::optional<int>(1));
+  ScriptedDevice device(material, 97);
+  ASSERT_TRUE(client.publish(
+      "dsekp/init",
+      as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
+  const auto ack = client.wait_for_message(ack_topic);
+  ASSERT_TRUE(ack.has_value()) << edge.stderr_text();
+  ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  int next = 0;
+  const auto send_burst = [&] {
+    for (int i = 0; i < kBurst; ++i, ++next)
+      ASSERT_TRUE(client.publish(
+          "dsekp/data", as_string(device.data(reading(next), unix_ms_now(), Encoding::json))));
+  };
+  const std::string before = "test hold: before\n";
+  const std::string committed = "test hold: committed\n";
+  const std::string after = "test hold: after\n";
+  // Waits until the edge pauses at `marker` in a batch with at least kSeveral messages handled
+  // before it, kills it there and returns how many messages the batch held (0: not found).
+  const auto kill_at = [&](const std::string& marker) -> std::size_t {
+    // The messages of the batch the pause belongs to: the "before"s since the previous batch end
+    // (for a "before" pause, those handled before it).
+    const auto handled_in = [&](const std::string& text) {
+      return occurrences(since_batch_end(text.substr(0, text.size() - marker.size())), before);
+    };
+    std::size_t handled = 0;
+    const bool found = wait_until(
+        [&] {
+          const std::string text = edge.stderr_text();
+          if (!text.ends_with(marker)) return false;
+          handled = handled_in(text);
+          return handled >= kSeveral;
+        },
+        std::chrono::seconds(20));
+    if (!found) return 0;
+    edge.kill();
+    // Inside the pause: nothing was printed after the marker.
+    const std::string text = edge.stderr_text();
+    return text.ends_with(marker) && handled_in(text) == handled ? handled : 0;
+  };
+
+  send_burst();
+  // (a) open: the burst's batch holds several handled messages, none committed.
+  const std::size_t open_batch = kill_at(before);
+  EXPECT_GE(open_batch, kSeveral) << edge.stderr_text();
+  ASSERT_TRUE(edge.start(/*wait_ready=*/false));
+  // (c) the redelivered burst is stored as one batch; killed at its end, PUBACKs unwritten.
+  const std::size_t ended_batch = kill_at(after);
+  EXPECT_GE(ended_batch, kSeveral) << edge.stderr_text();
+  ASSERT_TRUE(edge.start(/*wait_ready=*/false));
+  // (b) the redeliveries (replays now) and a new burst; killed after the commit of new rows.
+  send_burst();
+  const std::size_t committed_batch = kill_at(committed);
+  EXPECT_GE(committed_batch, kSeveral) << edge.stderr_text();
+  ASSERT_TRUE(edge.start(/*wait_ready=*/false));
+
+  const std::string state = registry_path + ".state";
+  EXPECT_TRUE(
+      wait_until([&] { return count_rows(state, "SELECT count(*) FROM telemetry") >= 2 * kBurst; },
+                 std::chrono::seconds(30)))
+      << count_rows(state, "SELECT count(*) FROM telemetry") << " of " << 2 * kBurst;
+  // Let the redeliveries of (b) be refused before stopping (they come first after a restart).
+  EXPECT_TRUE(wait_until([&] { return occurrences(edge.stderr_text(), after) > 0; },
+                         std::chrono::seconds(20)));
+  EXPECT_EQ(edge.terminate(), std::optional<int>(0)) << edge.stderr_text();
+  expect_each_frame_once(state, logs, 2 * kBurst);
+
+  const std::string all = edge.all_stderr();
+  // (c) and (b) each left a whole batch unacknowledged: redelivered, refused as replays.
+  EXPECT_GE(occurrences(all, "rejected replay"), std::size_t{2}) << all;
+  EXPECT_GE(occurrences(all, "CSV repaired"), std::size_t{1}) << all;
+  std::printf(
+      "batch kills: open with %zu handled, committed with %zu, ended with %zu; replays "
+      "logged %zu; CSV repairs %zu\n",
+      open_batch, committed_batch, ended_batch, occurrences(all, "rejected replay"),
+      occurrences(all, "CSV repaired"));
+}
+
+// Fail-stop (edge/service/message_batch.hpp) with a real storage failure: the edge runs with a
+// small RLIMIT_FSIZE (set by the shell before exec, SIGXFSZ ignored, so writes past it fail with
+// EFBIG), and SQLite's WAL soon cannot grow. The edge must not acknowledge what it could not
+// store: it exits with status 75 at once, and the edge restarted without the limit gets every
+// unacknowledged frame again from the broker. At the end every frame is in telemetry and CSV
+// exactly once.
+TEST(EdgeKillRestart, AStorageFailureStopsTheEdgeWithoutAcknowledging) {
+  constexpr int kStream = 200;
+  dsekp::test::TempDir dir;
+  dsekp::test::TempDir limited_dir;  // the limited edge's own stderr and ready files
+  const std::string registry_path = dir.file("registry.db");
+  const std::string logs = dir.file("logs");
+  DeviceMaterial material;
+  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
+  std::filesystem::create_directories(dir.file("broker"));
+  dsekp::test::MosquittoBroker broker(dir.file("broker"),
+                                      "allow_anonymous true\nmax_queued_messages 100000\n");
+  const std::vector<std::string> edge_args = {
+      DSEKP_CLI_PATH, "edge",        "--broker",      "127.0.0.1:" + std::to_string(broker.port()),
+      "--db",         registry_path, "--logs-dir",    logs,
+      "--metrics",    "off",         "--no-republish"};
+  EdgeRunner edge(dir, edge_args);
+  ASSERT_TRUE(edge.start());
+  dsekp::test::MqttTestClient client("esp32-01");
+  ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
+  const std::string ack_topic = "dsekp/init/ack/esp32-01";
+  ASSERT_EQ(client.subscribe(ack_topic), std::optional<int>(1));
+  ScriptedDevice device(material, 96);
+  ASSERT_TRUE(client.publish(
+      "dsekp/init",
+      as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
+  const auto ack = client.wait_for_message(ack_topic);
+  ASSERT_TRUE(ack.has_value()) << edge.stderr_text();
+  ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  ASSERT_EQ(edge.terminate(), std::optional<int>(0));  // a clean stop checkpoints the WAL
+
+  // bash's `ulimit -f` counts KiB: 256 KiB is far more than the database and logs hold now, and
+  // far less than the WAL of 200 commits.
+  std::vector<std::string> limited = {"/bin/bash", "-c", "trap '' XFSZ; ulimit -f 256; exec \"$@\"",
+                                      "edge-with-fsize-limit"};
+  limited.insert(limited.end(), edge_args.begin(), edge_args.end());
+  EdgeRunner limited_edge(limited_dir, limited);
+  ASSERT_TRUE(limited_edge.start());
+
+  std::atomic<bool> send_failed{false};
+  std::thread sender([&] {
+    for (int i = 0; i < kStream; ++i) {
+      if (!client.publish("dsekp/data",
+                          as_string(device.data(reading(i), unix_ms_now(), Encoding::json)))) {
+        send_failed = true;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  const bool stopped =
+      wait_until([&] { return limited_edge.stderr_text().find("FAIL-STOP") != std::string::npos; },
+                 std::chrono::seconds(60));
+  sender.join();
+  ASSERT_FALSE(send_failed.load());
+  ASSERT_TRUE(stopped) << limited_edge.stderr_text();
+  // terminate() only reaps it: it exited by itself, with EX_TEMPFAIL.
+  EXPECT_EQ(limited_edge.terminate(), std::optional<int>(75)) << limited_edge.stderr_text();
+  const std::string state = registry_path + ".state";
+  const std::int64_t stored_before = count_rows(state, "SELECT count(*) FROM telemetry");
+  EXPECT_LT(stored_before, kStream) << "the limit was never reached";
+
+  ASSERT_TRUE(edge.start(/*wait_ready=*/false));
+  EXPECT_TRUE(
+      wait_until([&] { return count_rows(state, "SELECT count(*) FROM telemetry") >= kStream; },
+                 std::chrono::seconds(30)))
+      << count_rows(state, "SELECT count(*) FROM telemetry") << " of " << kStream;
+  EXPECT_EQ(edge.terminate(), std::optional<int>(0)) << edge.stderr_text();
+  expect_each_frame_once(state, logs, kStream);
+  const std::string why = limited_edge.stderr_text();
+  std::printf("fail-stop after %lld stored frames: %s\n", static_cast<long long>(stored_before),
+              why.substr(why.find("FAIL-STOP")).c_str());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <new>
@@ -56,6 +57,11 @@ class RecordingSink final : public SinkWriter {
     staged_.clear();
     ++rollbacks;
   }
+  void savepoint() noexcept override { mark_ = staged_.size(); }
+  void rolled_back_to_savepoint() noexcept override {
+    staged_.resize(std::min(mark_, staged_.size()));
+    ++rollbacks;
+  }
 
   /// Rows in test_rows, i.e. what the database holds after the commits.
   std::int64_t table_rows() const {
@@ -76,6 +82,7 @@ class RecordingSink final : public SinkWriter {
  private:
   sqlite3* db_ = nullptr;
   std::vector<AcceptedFrame> staged_;
+  std::size_t mark_ = 0;
 };
 
 /// Passes everything to `backing`; the switches make the next calls fail as a broken disk would
@@ -101,18 +108,28 @@ class ScriptableStore final : public SessionStore {
     return backing_.begin();
   }
   StoreResult commit() override {
+    if (fail_next_commits > 0) {
+      --fail_next_commits;
+      (void)backing_.rollback();
+      return StoreResult{StoreStatus::storage_failure};
+    }
     if (!fail_commit) return backing_.commit();
     (void)backing_.rollback();
     return StoreResult{StoreStatus::storage_failure};
   }
   StoreResult rollback() override { return backing_.rollback(); }
   [[nodiscard]] bool in_transaction() const noexcept override { return backing_.in_transaction(); }
+  StoreResult savepoint() override { return backing_.savepoint(); }
+  StoreResult release_savepoint() override { return backing_.release_savepoint(); }
+  StoreResult rollback_to_savepoint() override { return backing_.rollback_to_savepoint(); }
+  [[nodiscard]] bool in_savepoint() const noexcept override { return backing_.in_savepoint(); }
 
   bool throw_on_load = false;
   bool fail_load = false;
   bool fail_begin = false;
   bool fail_save = false;
   bool fail_commit = false;
+  int fail_next_commits = 0;  // that many commits fail (then they work again)
   /// Runs once, just before the next begin(): another writer acting between load and save.
   std::function<void()> before_begin;
 

@@ -80,6 +80,35 @@ TEST_F(CachedStore, RollbackKeepsTheCommittedState) {
   EXPECT_EQ(generation, 1u);
 }
 
+// A batch: the working set takes the kept messages' states at the commit, not the undone one's.
+TEST_F(CachedStore, SavepointRollbackDropsOnlyThatMessagesState) {
+  const DevId two = dev_id_of("esp32-02");
+  ASSERT_TRUE(cached_.begin().ok());
+  ASSERT_TRUE(cached_.savepoint().ok());
+  std::uint64_t generation = kAnyGeneration;
+  ASSERT_TRUE(cached_.save(id_, make_rich_state(), kNow, generation).ok());
+  ASSERT_TRUE(cached_.release_savepoint().ok());
+  ASSERT_TRUE(cached_.savepoint().ok());
+  generation = kAnyGeneration;
+  ASSERT_TRUE(cached_.save(id_, newer_state(), kNow + 1, generation).ok());
+  generation = kAnyGeneration;
+  ASSERT_TRUE(cached_.save(two, make_rich_state("esp32-02"), kNow, generation).ok());
+  ASSERT_TRUE(cached_.rollback_to_savepoint().ok());
+  EdgeDeviceState inside;
+  std::uint64_t seen = 0;
+  ASSERT_TRUE(cached_.load(id_, inside, seen).ok());  // the kept write, not the undone one
+  expect_same_state(make_rich_state(), inside);
+  ASSERT_TRUE(cached_.commit().ok());
+  EXPECT_TRUE(cached_.working_set().find(id_.str()).has_value());
+  EXPECT_FALSE(cached_.working_set().find(two.str()).has_value());
+  EdgeDeviceState out;
+  ASSERT_TRUE(sqlite_->load(two, out, generation).ok());
+  EXPECT_EQ(generation, kAbsentGeneration);
+  ASSERT_TRUE(cached_.load(id_, out, generation).ok());
+  expect_same_state(make_rich_state(), out);
+  EXPECT_EQ(generation, 1u);
+}
+
 TEST_F(CachedStore, CommitUpdatesTheWorkingSet) {
   std::uint64_t generation = kAnyGeneration;
   ASSERT_TRUE(cached_.save(id_, make_rich_state(), kNow, generation).ok());

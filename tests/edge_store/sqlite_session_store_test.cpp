@@ -207,6 +207,87 @@ TEST_F(SqliteStore, TransactionsDoNotNest) {
   EXPECT_EQ(tx.commit().status, StoreStatus::transaction_misuse);
 }
 
+// A batch: one transaction, a savepoint per message. An undone message loses its state change and
+// its sink row; the kept messages before and after it commit together.
+TEST_F(SqliteStore, SavepointUndoesOneMessageOfABatch) {
+  auto store = open();
+  exec(*store, "CREATE TABLE sink(reading TEXT)");
+  const DevId two = dev_id_of("esp32-02");
+  const DevId three = dev_id_of("esp32-03");
+  ASSERT_TRUE(store->begin().ok());
+  std::uint64_t generation = kAnyGeneration;
+  ASSERT_TRUE(store->savepoint().ok());
+  EXPECT_TRUE(store->in_savepoint());
+  ASSERT_TRUE(store->save(id_, make_rich_state(), kNow, generation).ok());
+  exec(*store, "INSERT INTO sink VALUES('one')");
+  ASSERT_TRUE(store->release_savepoint().ok());
+  EXPECT_FALSE(store->in_savepoint());
+
+  ASSERT_TRUE(store->savepoint().ok());
+  generation = kAnyGeneration;
+  ASSERT_TRUE(store->save(two, make_rich_state("esp32-02"), kNow, generation).ok());
+  ASSERT_TRUE(store->remove(id_).ok());  // undone below: esp32-01 stays
+  exec(*store, "INSERT INTO sink VALUES('two')");
+  ASSERT_TRUE(store->rollback_to_savepoint().ok());
+  EXPECT_TRUE(store->in_transaction());
+
+  ASSERT_TRUE(store->savepoint().ok());
+  generation = kAnyGeneration;
+  ASSERT_TRUE(store->save(three, make_rich_state("esp32-03"), kNow, generation).ok());
+  exec(*store, "INSERT INTO sink VALUES('three')");
+  ASSERT_TRUE(store->release_savepoint().ok());
+  ASSERT_TRUE(store->commit().ok());
+
+  EXPECT_EQ(count(*store, "sink"), 2);
+  EXPECT_EQ(count(*store, "device_state"), 2);
+  EdgeDeviceState out;
+  ASSERT_TRUE(store->load(id_, out, generation).ok());
+  expect_same_state(make_rich_state(), out);
+  ASSERT_TRUE(store->load(two, out, generation).ok());
+  EXPECT_EQ(generation, kAbsentGeneration);
+  ASSERT_TRUE(store->load(three, out, generation).ok());
+  EXPECT_EQ(generation, 1u);
+}
+
+TEST_F(SqliteStore, SavepointsNeedATransactionAndDoNotNest) {
+  auto store = open();
+  EXPECT_EQ(store->savepoint().status, StoreStatus::transaction_misuse);
+  EXPECT_EQ(store->release_savepoint().status, StoreStatus::transaction_misuse);
+  EXPECT_EQ(store->rollback_to_savepoint().status, StoreStatus::transaction_misuse);
+  ASSERT_TRUE(store->begin().ok());
+  ASSERT_TRUE(store->savepoint().ok());
+  EXPECT_EQ(store->savepoint().status, StoreStatus::transaction_misuse);
+  // A commit with an open savepoint commits its writes too and ends it.
+  std::uint64_t generation = kAnyGeneration;
+  ASSERT_TRUE(store->save(id_, make_rich_state(), kNow, generation).ok());
+  ASSERT_TRUE(store->commit().ok());
+  EXPECT_FALSE(store->in_savepoint());
+  EdgeDeviceState out;
+  ASSERT_TRUE(store->load(id_, out, generation).ok());
+  EXPECT_EQ(generation, 1u);
+}
+
+// SQLite may end the whole transaction by itself (here: a sink's statement does it, as a
+// disk-full error would). The store must then refuse to open a savepoint, which outside a
+// transaction would start a new one that commits on its own, and the commit must fail.
+TEST_F(SqliteStore, ALostTransactionFailsTheBatchInsteadOfAutocommitting) {
+  auto store = open();
+  ASSERT_TRUE(store->begin().ok());
+  ASSERT_TRUE(store->savepoint().ok());
+  std::uint64_t generation = kAnyGeneration;
+  ASSERT_TRUE(store->save(id_, make_rich_state(), kNow, generation).ok());
+  ASSERT_TRUE(store->release_savepoint().ok());
+  exec(*store, "ROLLBACK");  // the transaction is gone behind the store's back
+  EXPECT_EQ(store->savepoint().status, StoreStatus::storage_failure);
+  generation = kAnyGeneration;
+  EXPECT_EQ(
+      store->save(dev_id_of("esp32-02"), make_rich_state("esp32-02"), kNow, generation).status,
+      StoreStatus::storage_failure);
+  EXPECT_EQ(store->commit().status, StoreStatus::storage_failure);
+  EXPECT_FALSE(store->in_transaction());
+  EXPECT_EQ(count(*store, "device_state"), 0);
+}
+
 TEST_F(SqliteStore, GenerationsCatchAConcurrentWriter) {
   auto store = open();
   std::uint64_t mine = kAbsentGeneration;

@@ -1,0 +1,134 @@
+// MessageBatch (see message_batch.hpp).
+#include "message_batch.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+#include <utility>
+
+#include "edge/logging/edge_logger.hpp"
+#include "edge/logging/printable.hpp"
+
+namespace dsekp::edge {
+namespace {
+
+std::string describe(const HandleResult& r) {
+  std::string text = r.reason_name();
+  if (!r.detail.empty()) text += " (" + r.detail + ")";
+  return text;
+}
+
+}  // namespace
+
+void fail_stop_process(const std::string& why) noexcept {
+  const std::string line = "dsekp edge: FAIL-STOP: " + why +
+                           "; exiting without acknowledging (status " +
+                           std::to_string(kExitUnprocessed) + ", the broker redelivers)\n";
+  // write(2), not stdio or a logger: nothing may stay in a buffer that _exit drops.
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  // _exit: no destructor may run (the MQTT client's would write the queued PUBACKs on its way
+  // out, the CSV sink's would forget journaled lines).
+  ::_exit(kExitUnprocessed);
+}
+
+MessageBatch::MessageBatch(EdgeService& service, Publisher publish, MessageBatchOptions options)
+    : service_(service), publish_(std::move(publish)), options_(std::move(options)) {
+  if (options_.attempts < 1) options_.attempts = 1;
+  if (!options_.fail_stop) options_.fail_stop = fail_stop_process;
+}
+
+MessageBatch::~MessageBatch() {
+  // A batch still open here was never ended: nothing of it may count as stored.
+  service_.rollback_batch();
+}
+
+void MessageBatch::open() {
+  StoreResult r = service_.begin_batch();
+  for (int attempt = 1; !r.ok() && attempt < options_.attempts; ++attempt) {
+    std::this_thread::sleep_for(options_.pause);
+    r = service_.begin_batch();
+  }
+  if (!r.ok())
+    options_.fail_stop(std::string("cannot begin a store transaction: ") +
+                       store_status_name(r.status));
+}
+
+HandleResult MessageBatch::handle(std::string_view topic, ByteView payload, std::uint64_t now_ms,
+                                  std::uint64_t recvts_us) {
+  if (!service_.batch_open()) open();
+  // A copy, in case the batch's commit fails and its messages must be handled again.
+  if (held_count_ == held_.size()) held_.emplace_back();
+  Held& held = held_[held_count_++];
+  held.topic.assign(topic);
+  held.payload.assign(payload.begin(), payload.end());
+  held.now_ms = now_ms;
+  held.recvts_us = recvts_us;
+
+  HandleResult r = service_.handle(topic, payload, now_ms, recvts_us);
+  if (r.processed()) {
+    for (Publish& p : r.publishes) pending_.push_back(p);
+    return r;
+  }
+  // Its savepoint is undone (or SQLite lost the whole transaction): keep the batch so far,
+  // then try the message alone.
+  --held_count_;
+  logging::logger().warn("message on {} failed: {}; retrying it alone", logging::printable(topic),
+                         describe(r));
+  end();
+  return handle_alone(topic, payload, now_ms, recvts_us, options_.attempts - 1, true);
+}
+
+void MessageBatch::end() {
+  if (!service_.batch_open()) return;
+  const StoreResult r = service_.commit_batch();
+  if (r.ok()) {
+    publish_all(pending_);
+    pending_.clear();
+    held_count_ = 0;
+    return;
+  }
+  // Nothing of the batch was stored (and nothing of it published): handle its messages again.
+  pending_.clear();
+  logging::logger().error("the commit of {} messages failed ({}); handling them one by one",
+                          held_count_, store_status_name(r.status));
+  std::vector<Held> held;
+  held.swap(held_);
+  const std::size_t count = std::exchange(held_count_, 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    const Held& m = held[i];
+    (void)handle_alone(m.topic, ByteView(m.payload.data(), m.payload.size()), m.now_ms, m.recvts_us,
+                       options_.attempts, i == 0);
+  }
+  held.swap(held_);  // keep the buffers
+}
+
+HandleResult MessageBatch::handle_alone(std::string_view topic, ByteView payload,
+                                        std::uint64_t now_ms, std::uint64_t recvts_us, int attempts,
+                                        bool pause_first) {
+  HandleResult r;
+  r.reason = EdgeReason::internal_error;
+  r.detail = "not tried";
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    if (attempt > 0 || pause_first) std::this_thread::sleep_for(options_.pause);
+    r = service_.handle(topic, payload, now_ms, recvts_us);  // no batch open: its own transaction
+    if (r.processed()) {
+      publish_all(r.publishes);
+      return r;
+    }
+  }
+  options_.fail_stop("message on " + std::string(topic) + " NOT PROCESSED after " +
+                     std::to_string(options_.attempts) + " attempts: " + describe(r));
+  return r;  // only a test's fail_stop returns (by throwing, normally)
+}
+
+void MessageBatch::publish_all(const std::vector<Publish>& publishes) {
+  for (const Publish& p : publishes) publish_(p);
+}
+
+}  // namespace dsekp::edge

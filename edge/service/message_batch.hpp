@@ -1,0 +1,95 @@
+// MessageBatch: how the daemon drives EdgeService for a burst of received messages so that one
+// store transaction holds many of them and nothing is acknowledged that was not stored
+// (ARCHITECTURE.md "The edge's durability"; the MQTT side is edge/mqtt/mqtt_client.hpp).
+//
+// The MQTT loop thread calls handle() for each message of a burst and end() once the burst is
+// over, before libmosquitto writes the PUBACKs it queued for them:
+//   handle()  opens the batch on the first message (EdgeService::begin_batch), handles the
+//             message in its own savepoint and keeps its publishes (ACKs) for later. The
+//             result is returned at once for metrics and logs: a rejection is final, and
+//             whatever handle() reports as processed becomes durable at end() or the process
+//             stops (below).
+//   end()     commits the batch, then publishes the kept messages in order. Nothing of a
+//             batch is published before its commit (PROTOCOL.md 6.5).
+// Transient failures (store/sink/registry/internal; HandleResult::processed() false):
+//   * a message: its savepoint was undone; the batch so far is committed (end()), and the
+//     message is retried alone, each try its own transaction, `attempts` times in all with
+//     `pause` between;
+//   * a batch commit: nothing of the batch was stored; its messages (kept as copies) are
+//     handled again one by one, each with the same bounded retry.
+// If that does not help, the message cannot be stored, and since libmosquitto has queued its
+// PUBACK already (the PUBACK is queued before on_message runs; only our loop writes it) the
+// one way not to acknowledge it is to never write again: `fail_stop` is called, which by
+// default logs and ends the process at once with _exit(kExitUnprocessed), without running
+// destructors or writing a byte to the broker. The broker redelivers every unacknowledged
+// message to the restarted edge (systemd: Restart=on-failure).
+//
+// Threads: the MQTT loop thread only (EdgeService's lock makes the service calls safe anyway).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edge_service.hpp"
+
+namespace dsekp::edge {
+
+/// The exit status of a fail-stop: sysexits.h EX_TEMPFAIL ("try again later").
+inline constexpr int kExitUnprocessed = 75;
+
+/// Logs `why` on stderr (write(2): no buffer to lose) and _exit(kExitUnprocessed)s.
+[[noreturn]] void fail_stop_process(const std::string& why) noexcept;
+
+struct MessageBatchOptions {
+  int attempts = 3;  // tries of a failing message in all (1: no retry)
+  std::chrono::milliseconds pause{50};
+  /// Called when a message cannot be stored. Must not return normally (the default ends the
+  /// process); a test may throw.
+  std::function<void(const std::string& why)> fail_stop = fail_stop_process;
+};
+
+class MessageBatch {
+ public:
+  using Publisher = std::function<void(const Publish&)>;
+
+  /// `service` must outlive this object; `publish` queues one MQTT publish.
+  MessageBatch(EdgeService& service, Publisher publish, MessageBatchOptions options = {});
+  MessageBatch(const MessageBatch&) = delete;
+  MessageBatch& operator=(const MessageBatch&) = delete;
+  ~MessageBatch();
+
+  /// Handles one message in the open batch (opening it if needed); see above.
+  HandleResult handle(std::string_view topic, ByteView payload, std::uint64_t now_ms,
+                      std::uint64_t recvts_us);
+  /// Commits the open batch and publishes what it produced. No-op without one.
+  void end();
+  /// Messages in the open batch.
+  [[nodiscard]] std::size_t size() const noexcept { return held_count_; }
+
+ private:
+  struct Held {
+    std::string topic;
+    std::vector<std::uint8_t> payload;
+    std::uint64_t now_ms = 0;
+    std::uint64_t recvts_us = 0;
+  };
+  void open();
+  /// Retries one message alone until it is processed (then publishes its publishes) or the
+  /// attempts are used up (then fail_stop).
+  HandleResult handle_alone(std::string_view topic, ByteView payload, std::uint64_t now_ms,
+                            std::uint64_t recvts_us, int attempts, bool pause_first);
+  void publish_all(const std::vector<Publish>& publishes);
+
+  EdgeService& service_;
+  Publisher publish_;
+  MessageBatchOptions options_;
+  std::vector<Held> held_;  // copies of the batch's messages (reused buffers)
+  std::size_t held_count_ = 0;
+  std::vector<Publish> pending_;  // the batch's publishes, in order
+};
+
+}  // namespace dsekp::edge
