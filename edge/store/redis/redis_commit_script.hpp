@@ -1,0 +1,65 @@
+// The Lua script through which every write of the Redis session store reaches Redis: the staged
+// saves and removes of one transaction (or a single save/remove outside one) are checked and
+// applied by one script run, which Redis executes atomically (no other command runs in between).
+//
+// Arguments. KEYS[i] is the hash of the i-th operation's device; ARGV has four arguments per
+// operation: kind ("save" or "remove"), the expected generation ("any", or a decimal generation,
+// "0" meaning "must not exist"), the update time in ms and the encoded state (the last two empty
+// for a remove). Operations apply in order, so a transaction may touch a device twice.
+//
+// Two phases: first every generation condition is checked against the stored generations (as
+// updated by the earlier operations of the same run), and only if all hold is anything written.
+// A failed condition returns {0, i} (operation i conflicted, nothing written); success returns
+// {1, g1, ..., gn}, the generation each operation left (0 after a remove). A key that is not
+// such a hash (WRONGTYPE) or holds a non-numeric generation raises an error in the first
+// phase, also before anything is written. The `#!lua` line makes Redis 7 refuse the whole script
+// up front under an out-of-memory condition instead of failing at a write half-way.
+//
+// Hash fields: state (device_state_codec encoding), gen (decimal, 1 after the first save, +1 per
+// save; a remove deletes the hash, so generations restart at 1 as in the SQLite store),
+// updated_ms (decimal).
+#pragma once
+
+#include <string_view>
+
+namespace dsekp::edge::redis {
+
+inline constexpr std::string_view kCommitScript = R"lua(#!lua
+local n = #KEYS
+local gens = {}
+local result = {1}
+for i = 1, n do
+  local key, kind, want = KEYS[i], ARGV[4 * i - 3], ARGV[4 * i - 2]
+  local g = gens[key]
+  if g == nil then
+    local stored = redis.call('HGET', key, 'gen')
+    g = 0
+    if stored then
+      g = tonumber(stored)
+      if g == nil then return redis.error_reply('DSEKPBADGEN non-numeric generation in ' .. key) end
+    end
+  end
+  if kind == 'save' then
+    if want ~= 'any' and tonumber(want) ~= g then return {0, i} end
+    g = g + 1
+  elseif kind == 'remove' then
+    g = 0
+  else
+    return redis.error_reply('DSEKPBADOP unknown operation ' .. tostring(kind))
+  end
+  gens[key] = g
+  result[i + 1] = g
+end
+for i = 1, n do
+  local key = KEYS[i]
+  if ARGV[4 * i - 3] == 'save' then
+    redis.call('HSET', key, 'state', ARGV[4 * i], 'gen', string.format('%d', result[i + 1]),
+               'updated_ms', ARGV[4 * i - 1])
+  else
+    redis.call('DEL', key)
+  end
+end
+return result
+)lua";
+
+}  // namespace dsekp::edge::redis

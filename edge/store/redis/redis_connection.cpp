@@ -1,0 +1,120 @@
+// hiredis connection with timeouts and bounded reconnect backoff (see redis_connection.hpp).
+#include "redis_connection.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <ctime>
+#include <vector>
+
+namespace dsekp::edge::redis {
+namespace {
+
+timeval to_timeval(int ms) {
+  timeval tv{};
+  tv.tv_sec = ms / 1000;
+  tv.tv_usec = static_cast<suseconds_t>((ms % 1000) * 1000);
+  return tv;
+}
+
+// hiredis writes with write(2), so a write to a connection the server has closed (Redis killed
+// while a large command is sent in several writes) raises SIGPIPE, which by default ends the
+// process. The edge must fail the call instead: SIGPIPE is blocked in this thread for the
+// duration of a command, and one it raised is consumed before the old mask returns.
+class SigpipeGuard {
+ public:
+  SigpipeGuard() noexcept {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigemptyset(&pending);
+    // A SIGPIPE already pending before the command is not ours: leave it alone.
+    was_pending_ = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+    blocked_ = pthread_sigmask(SIG_BLOCK, &pipe_, &old_) == 0;
+  }
+  ~SigpipeGuard() {
+    if (!blocked_) return;
+    if (!was_pending_) {
+      const timespec zero{0, 0};
+      while (sigtimedwait(&pipe_, nullptr, &zero) == -1 && errno == EINTR) {
+      }
+    }
+    (void)pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeGuard(const SigpipeGuard&) = delete;
+  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
+
+ private:
+  sigset_t pipe_{};
+  sigset_t old_{};
+  bool was_pending_ = false;
+  bool blocked_ = false;
+};
+
+}  // namespace
+
+bool RedisConnection::connect() {
+  context_.reset();
+  std::unique_ptr<redisContext, ContextDeleter> c(redisConnectWithTimeout(
+      endpoint_.host.c_str(), endpoint_.port, to_timeval(endpoint_.connect_timeout_ms)));
+  if (c == nullptr) {
+    drop("redis connect: out of memory");
+    return false;
+  }
+  if (c->err != 0) {
+    drop("redis connect " + endpoint_.host + ":" + std::to_string(endpoint_.port) + ": " +
+         c->errstr);
+    return false;
+  }
+  // The same bound for every later read and write on the socket: a server that stopped answering
+  // (stopped process, lost network) fails a call instead of blocking the edge.
+  if (redisSetTimeout(c.get(), to_timeval(endpoint_.command_timeout_ms)) != REDIS_OK) {
+    drop(std::string("redis set timeout: ") + c->errstr);
+    return false;
+  }
+  context_ = std::move(c);
+  backoff_ = std::chrono::milliseconds(0);
+  ++connects_;
+  return true;
+}
+
+bool RedisConnection::ensure_connected() {
+  if (context_ != nullptr) return true;
+  if (Clock::now() < next_attempt_) return false;  // fail fast while backing off
+  return connect();
+}
+
+void RedisConnection::drop(const std::string& why) {
+  context_.reset();
+  last_error_ = why;
+  const auto min = std::chrono::milliseconds(endpoint_.reconnect_min_ms);
+  const auto max = std::chrono::milliseconds(endpoint_.reconnect_max_ms);
+  backoff_ = backoff_.count() == 0 ? min : std::min(backoff_ * 2, max);
+  next_attempt_ = Clock::now() + backoff_;
+}
+
+Reply RedisConnection::command(std::span<const std::string_view> args) {
+  // While backing off, last_error() still says why the connection was lost.
+  if (!ensure_connected()) return nullptr;
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  argv.reserve(args.size());
+  lengths.reserve(args.size());
+  for (std::string_view a : args) {
+    argv.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+  ++round_trips_;
+  const SigpipeGuard no_sigpipe;
+  Reply reply(static_cast<redisReply*>(redisCommandArgv(
+      context_.get(), static_cast<int>(argv.size()), argv.data(), lengths.data())));
+  if (reply == nullptr) {
+    // An I/O error, a timeout or a protocol error: hiredis cannot use this context any more.
+    drop(std::string("redis: ") + (context_->errstr[0] != '\0' ? context_->errstr : "no reply"));
+    return nullptr;
+  }
+  return reply;
+}
+
+}  // namespace dsekp::edge::redis

@@ -1,0 +1,82 @@
+// One hiredis connection to a Redis server, for the Redis session store: timeouts on connect and
+// on every command, fail-fast while the server is unreachable, reconnection with a bounded
+// exponential backoff, and a count of round trips.
+//
+// Why fail fast: the edge must refuse to accept frames while it cannot reach the shared state
+// (fail closed), and it must not stall its message loop doing so. A call either reaches Redis
+// within the command timeout or fails; after a failure, calls fail at once, without touching the
+// network, until the backoff delay has passed; then the next call tries one reconnect (bounded by
+// the connect timeout). The delay doubles after every failed reconnect, from reconnect_min_ms up
+// to reconnect_max_ms, and resets once a reconnect succeeds.
+//
+// Not thread-safe (one thread uses it, as the SessionStore it serves).
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace dsekp::edge::redis {
+
+struct RedisEndpoint {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  int connect_timeout_ms = 500;
+  int command_timeout_ms = 1000;
+  int reconnect_min_ms = 50;
+  int reconnect_max_ms = 2000;
+};
+
+struct ReplyDeleter {
+  void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+
+class RedisConnection {
+ public:
+  explicit RedisConnection(RedisEndpoint endpoint) noexcept : endpoint_(std::move(endpoint)) {}
+  ~RedisConnection() = default;
+  RedisConnection(const RedisConnection&) = delete;
+  RedisConnection& operator=(const RedisConnection&) = delete;
+
+  /// Connects now, ignoring the backoff. false (and last_error()) if the server is unreachable.
+  bool connect();
+
+  /// Sends one command (binary-safe arguments) and returns its reply, which may be an error
+  /// reply (REDIS_REPLY_ERROR: the server refused the command, the connection stays up). Null
+  /// if the server could not be reached or did not answer in time: the connection is then
+  /// dropped and the backoff starts (see the file comment); last_error() says why.
+  Reply command(std::span<const std::string_view> args);
+
+  [[nodiscard]] bool connected() const noexcept { return context_ != nullptr; }
+  /// Commands sent that got a reply or an I/O failure (each is one network round trip).
+  [[nodiscard]] std::uint64_t round_trips() const noexcept { return round_trips_; }
+  /// Successful connects (the first one included).
+  [[nodiscard]] std::uint64_t connects() const noexcept { return connects_; }
+  /// Why the last command or connect failed.
+  [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
+
+ private:
+  struct ContextDeleter {
+    void operator()(redisContext* c) const noexcept { redisFree(c); }
+  };
+  using Clock = std::chrono::steady_clock;
+
+  bool ensure_connected();
+  void drop(const std::string& why);
+
+  RedisEndpoint endpoint_;
+  std::unique_ptr<redisContext, ContextDeleter> context_;
+  Clock::time_point next_attempt_{};      // no reconnect before this instant
+  std::chrono::milliseconds backoff_{0};  // delay after the next failed reconnect
+  std::uint64_t round_trips_ = 0;
+  std::uint64_t connects_ = 0;
+  std::string last_error_;
+};
+
+}  // namespace dsekp::edge::redis

@@ -1,0 +1,141 @@
+// SessionStore on a Redis server shared by several edges (issue 7): sessions one edge
+// establishes are usable by every other edge, and replay protection stays exact across them.
+//
+// Layout. Each device is one hash, key `<prefix>dev:{<dev_id>}`, fields state (the
+// device_state_codec encoding), gen and updated_ms (redis_commit_script.hpp). The braces are a
+// Redis Cluster hash tag: everything of one device lands in one slot. The prefix (e.g.
+// "dsekp:fleet1:") lets several fleets or test runs share a server.
+//
+// Operations and round trips. load() is one HMGET. save() and remove() outside a transaction
+// are one EVALSHA each. begin() costs nothing: saves and removes inside a transaction are staged
+// in this object (a load of a staged device returns the staged state, as a database would), and
+// commit() sends them all in ONE EVALSHA of the commit script, which checks every generation
+// condition first and writes only if all hold; one conflict fails the whole commit with
+// generation_conflict and nothing is written. rollback() drops the staged operations; a
+// savepoint is a mark in the staged list and rollback_to_savepoint() drops what was staged after
+// it (no round trip either). A batch of messages in one transaction is thus one script run, and
+// one conflicting device fails the whole batch (docs/SCALING.md). The
+// script is loaded (SCRIPT LOAD) once per store object and again when Redis answers NOSCRIPT
+// (a restarted server has an empty script cache). round_trips() counts every command sent.
+//
+// Why two edges can never both accept the same frame. An edge handles a DATA frame as: load the
+// device (state + generation g), decide in the protocol core (authenticate, replay window), then
+// commit the moved window with the condition "generation is still g". Redis runs each commit
+// script atomically, so of two edges that loaded the same g and both decided to accept frame
+// (session, seq), exactly one commit finds g and writes g+1; the other finds g+1 and fails with
+// generation_conflict, writing nothing. EdgeService reports a failed commit as store_failure, a
+// transient failure: the message is not acknowledged as processed and is handled again (QoS 1
+// redelivery, or the next attempt). The second handling loads g+1, whose window already holds
+// seq, and the core rejects the frame as a replay. The same holds for a frame sent again to
+// another edge later: the window it loads already holds the seq. So acceptance is decided by a
+// compare-and-set on the whole device state, never by two edges' private copies.
+//
+// Semantics that differ from the SQLite store (SessionStore allows them; the service relies on
+// none of them):
+// - Inside a transaction a save with a known expected generation g returns g + 1 (what it will
+//   be once committed: the condition guarantees it); one with kAnyGeneration returns
+//   kAnyGeneration, because the stored generation is only known when the commit runs.
+// - A load inside a transaction reads the committed state as of that moment; isolation comes
+//   from the generation conditions at commit, not from a lock held since begin().
+// - A commit whose reply is lost (the connection breaks after the script was sent) fails with
+//   storage_failure although Redis may have applied it. The state is then still consistent and
+//   the edge re-handles the message, finding the frame already in the window (a replay), so
+//   nothing is accepted twice; docs/SCALING.md discusses what this means for the sink rows.
+// - Generations restart at 1 after a remove, as in SQLite. An edge that loaded generation g
+//   before another edge removed the device and saved it g times again would not see the change
+//   (ABA); that needs a key rotation and g full handshakes within one message's handling.
+//
+// Failure: when Redis is unreachable or does not answer within the command timeout, every call
+// fails with storage_failure, at once while the connection is backing off (fail closed: the
+// edge accepts nothing it cannot record), and a later call reconnects (redis_connection.hpp).
+// Durability is Redis's: with appendonly yes and appendfsync everysec, a commit survives the
+// Redis process being killed (the AOF is written to the kernel before the reply, unless a stalled
+// fsync makes Redis postpone it, by up to 2 s), not a power loss of the Redis host within the
+// last second or two; appendfsync always matches SQLite's synchronous=FULL.
+//
+// Not thread-safe: one thread uses a store object at a time. Several store objects (several
+// edges) may share one server.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edge/store/session_store.hpp"
+#include "redis_connection.hpp"
+
+namespace dsekp::edge {
+
+struct RedisStoreOptions {
+  redis::RedisEndpoint endpoint;
+  /// Prepended to every key. Must not contain '{' or '}' (they would change the hash tag).
+  std::string prefix = "dsekp:";
+};
+
+class RedisSessionStore final : public SessionStore {
+ public:
+  /// Connects to the server and loads the commit script. Returns null and sets `error` if the
+  /// options are invalid or the server cannot be reached (an edge should not start blind).
+  static std::unique_ptr<RedisSessionStore> open(const RedisStoreOptions& options,
+                                                 std::string& error);
+  ~RedisSessionStore() override;
+  RedisSessionStore(const RedisSessionStore&) = delete;
+  RedisSessionStore& operator=(const RedisSessionStore&) = delete;
+
+  StoreResult load(const DevId& dev_id, EdgeDeviceState& out, std::uint64_t& generation) override;
+  StoreResult save(const DevId& dev_id, const EdgeDeviceState& state, std::uint64_t now_ms,
+                   std::uint64_t& generation) override;
+  StoreResult remove(const DevId& dev_id) override;
+  StoreResult begin() override;
+  StoreResult commit() override;
+  StoreResult rollback() override;
+  [[nodiscard]] bool in_transaction() const noexcept override { return in_transaction_; }
+  StoreResult savepoint() override;
+  StoreResult release_savepoint() override;
+  StoreResult rollback_to_savepoint() override;
+  [[nodiscard]] bool in_savepoint() const noexcept override { return in_savepoint_; }
+
+  /// Network round trips so far (commands sent, including script loads).
+  [[nodiscard]] std::uint64_t round_trips() const noexcept { return connection_.round_trips(); }
+  /// Successful connects so far (1 after open(); more after reconnects).
+  [[nodiscard]] std::uint64_t connects() const noexcept { return connection_.connects(); }
+  /// The key under which `dev_id`'s state is stored.
+  [[nodiscard]] std::string key_of(const DevId& dev_id) const;
+  /// Why the last storage_failure happened (connection error or Redis error reply).
+  [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
+
+ private:
+  struct Staged {
+    std::string key;
+    std::string dev_id;
+    bool remove = false;
+    std::string expected;              // "any" or a decimal generation
+    std::string updated_ms;            // decimal; empty for a remove
+    std::uint64_t new_generation = 0;  // what load() reports for a staged save
+    std::vector<std::uint8_t> blob;    // the encoded state; wiped when dropped
+  };
+
+  RedisSessionStore(const RedisStoreOptions& options) noexcept;
+  bool load_script();
+  StoreResult run_script(std::vector<Staged>& ops, std::vector<std::uint64_t>& generations);
+  StoreResult failure(std::string why);
+  const Staged* find_staged(const std::string& key) const noexcept;
+  void discard_staged() noexcept;
+
+  redis::RedisConnection connection_;
+  std::string prefix_;
+  std::string script_sha_;
+  std::vector<Staged> staged_;
+  std::size_t savepoint_mark_ = 0;  // staged_.size() at savepoint()
+  bool in_transaction_ = false;
+  bool in_savepoint_ = false;
+  std::string last_error_;
+};
+
+/// Checks a key prefix: printable ASCII without spaces or braces, at most 128 bytes ("" is
+/// allowed). Returns an empty string if valid, else the reason.
+[[nodiscard]] std::string check_redis_prefix(std::string_view prefix);
+
+}  // namespace dsekp::edge

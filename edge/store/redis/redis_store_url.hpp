@@ -1,0 +1,24 @@
+// The `--store` value an edge daemon would take to use the Redis store:
+//   redis://HOST[:PORT][/PREFIX]
+// HOST is a name or an IPv4 address (IPv6 in brackets: redis://[::1]:6379/), PORT defaults to
+// 6379, PREFIX (the key prefix, see RedisStoreOptions) defaults to "dsekp:". Timeouts and the
+// backoff keep their RedisEndpoint defaults. Examples: redis://127.0.0.1:6380/fleet1:
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "redis_session_store.hpp"
+
+namespace dsekp::edge {
+
+/// Fills `options` from `url` (endpoint host and port, prefix; other fields untouched). false
+/// with a specific `error` for anything else (wrong scheme, bad port, bad prefix).
+[[nodiscard]] bool parse_redis_store_url(std::string_view url, RedisStoreOptions& options,
+                                         std::string& error);
+
+/// parse_redis_store_url() then RedisSessionStore::open(): the factory the daemon would call.
+std::unique_ptr<RedisSessionStore> open_redis_store_url(std::string_view url, std::string& error);
+
+}  // namespace dsekp::edge

@@ -1,0 +1,41 @@
+// A real redis-server for one test or test suite: started on a free loopback port with AOF
+// persistence in a given directory (`--save '' --appendonly yes`), killed on destruction. It can
+// be killed (SIGKILL, no shutdown save) and restarted on the same port and directory, which is
+// how the tests check that the store fails closed and that committed state survives in the AOF.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "child_process.hpp"
+
+namespace dsekp::test {
+
+class RedisServer {
+ public:
+  /// Starts redis-server (DSEKP_REDIS_SERVER_PATH) with its files in `dir` and waits until it
+  /// answers PING. Throws with its log if it does not come up within 10 s.
+  explicit RedisServer(std::string dir);
+  ~RedisServer();
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  [[nodiscard]] int port() const noexcept { return port_; }
+  /// SIGKILL and reap: no shutdown, no final save; only what the AOF has survives.
+  void kill();
+  /// Starts it again on the same port and directory (it replays its AOF) and waits for PING.
+  void restart();
+  /// Runs one command through a fresh connection (test set-up and inspection), returning the
+  /// reply as text: a string or status as is, an integer in decimal, an error as "ERR...".
+  std::string command(const std::vector<std::string>& args) const;
+  [[nodiscard]] std::string log() const;
+
+ private:
+  bool start_once();
+
+  std::string dir_;
+  int port_ = 0;
+  std::unique_ptr<ChildProcess> process_;
+};
+
+}  // namespace dsekp::test
