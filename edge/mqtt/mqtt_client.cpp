@@ -187,8 +187,10 @@ void MqttClient::run() {
   while (!stopping_) {
     int rc = connect_once();
     if (rc == MOSQ_ERR_SUCCESS) {
+      connack_seen_ = false;
       rc = drive();
       const bool accepted = std::exchange(ever_accepted_, false);
+      note_silent_close();
       if (accepted) {
         delay = std::max(1u, options_.reconnect_min_s);
         reported = false;
@@ -211,6 +213,23 @@ void MqttClient::run() {
     pause(delay);
     delay = std::min(delay * 2, std::max(delay, options_.reconnect_max_s));
   }
+}
+
+// Some 3.1.1-only brokers (RabbitMQ 3.10's MQTT plugin, tests/broker_compat) close the
+// connection on an MQTT 5 CONNECT without sending any CONNACK, so `auto` never hears a refusal.
+// Two such closes in a row on plain TCP count as one: fall back to 3.1.1. Not over TLS, where a
+// failed handshake also ends without a CONNACK and must not change the protocol.
+void MqttClient::note_silent_close() {
+  if (options_.version != MqttVersion::automatic || protocol_ != MQTT_PROTOCOL_V5 ||
+      !options_.tls.ca_file.empty() || stopping_ || fall_back_ || connack_seen_) {
+    silent_closes_ = 0;
+    return;
+  }
+  if (++silent_closes_ < 2) return;
+  silent_closes_ = 0;
+  logging::logger().warn(
+      "the broker closed two MQTT 5 connections without a CONNACK; falling back to MQTT 3.1.1");
+  fall_back_ = true;
 }
 
 int MqttClient::drive() {
@@ -320,6 +339,7 @@ bool MqttClient::publish(const std::string& topic, ByteView payload, int qos) no
 
 void MqttClient::on_connect(mosquitto* mosq, void* self, int rc, int, const mqtt5__property*) {
   auto* client = static_cast<MqttClient*>(self);
+  client->connack_seen_ = true;
   if (rc != 0) {
     // A 3.1.1-only broker answers an MQTT 5 CONNECT with its code 1 (unacceptable protocol
     // version); an MQTT 5 broker that does not want 5 with 132 (unsupported protocol version).

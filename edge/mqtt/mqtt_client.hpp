@@ -10,7 +10,8 @@
 //     would end with the connection. libmosquitto sends CONNECT properties only on the connect
 //     call that is given them (its own reconnect sends none), so this client runs its own
 //     connect/reconnect loop and passes them on every connection. `auto` tries MQTT 5 first and
-//     falls back to 3.1.1 when the broker's CONNACK says the version is not supported.
+//     falls back to 3.1.1 when the broker's CONNACK says the version is not supported, or when
+//     the broker closes two MQTT 5 connections in a row without any CONNACK (plain TCP only).
 //   * PUBACK only after the commit, and one commit per burst of messages (batches). Our thread
 //     drives libmosquitto itself instead of calling mosquitto_loop(): poll() on the socket (and
 //     a wake-up eventfd), then mosquitto_loop_read() again and again while the socket stays
@@ -140,7 +141,8 @@ class MqttClient {
   void run();  // the loop thread: connect, loop, back off, reconnect until stop()
   int connect_once();
   void pause(unsigned seconds);
-  int drive();  // one connection: poll, read bursts, write, keep-alive
+  int drive();               // one connection: poll, read bursts, write, keep-alive
+  void note_silent_close();  // after drive(): counts CONNACK-less MQTT 5 closes (auto)
   int read_burst(int sock);
   void end_batch();
   void wake() noexcept;
@@ -173,7 +175,10 @@ class MqttClient {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> connected_{false};
   std::atomic<int> protocol_{5};
-  bool fall_back_ = false;   // auto: the broker refused MQTT 5 (loop thread only)
+  bool fall_back_ = false;     // auto: the broker refused MQTT 5 (loop thread only)
+  bool connack_seen_ = false;  // any CONNACK on this connection, accepting or not (loop thread)
+  // auto: MQTT 5 connections in a row that the broker closed without any CONNACK (loop thread)
+  unsigned silent_closes_ = 0;
   std::size_t subacks_ = 0;  // SUBACKs since the last CONNACK (loop thread only)
 };
 

@@ -1,7 +1,8 @@
 // `dsekp edge --mqtt-version auto|5` against a broker that speaks only MQTT 3.1.1: the real
 // Mosquitto behind V311OnlyFront, which refuses level-5 CONNECTs as a 3.1.1 server must. `auto`
 // must fall back to 3.1.1 and then work (handshake and DATA end to end, the persistent session
-// included); `5` must not fall back, and must keep failing visibly without exiting.
+// included), also when the broker just closes the connection (RabbitMQ's way); `5` must not fall
+// back, and must keep failing visibly without exiting.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -100,6 +101,31 @@ TEST(EdgeMqttFallback, AutoFallsBackTo311WhenTheBrokerRefusesMqtt5) {
             kFrames + kWhileDown);
   edge2.signal(SIGTERM);
   EXPECT_EQ(edge2.wait_for(std::chrono::seconds(10)), std::optional<int>(0));
+}
+
+TEST(EdgeMqttFallback, AutoFallsBackWhenTheBrokerClosesMqtt5WithoutAnAnswer) {
+  dsekp::test::TempDir dir;
+  const std::string registry_path = dir.file("registry.db");
+  DeviceMaterial material;
+  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
+  std::filesystem::create_directories(dir.file("broker"));
+  dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
+  V311OnlyFront front(broker.port(), V311OnlyFront::Refusal::silent);
+
+  const std::string err_file = dir.file("edge.err");
+  const std::string ready = dir.file("edge.ready");
+  dsekp::test::ChildProcess edge(
+      edge_args(registry_path, dir.file("logs"), front.port(), "auto", ready), dir.file("edge.out"),
+      err_file);
+  ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(ready); }, std::chrono::seconds(15)))
+      << dsekp::test::read_file(err_file);
+  // Two unanswered MQTT 5 attempts (one could be a broker hiccup), then 3.1.1 for good.
+  EXPECT_EQ(front.levels(), (std::vector<int>{5, 5, 4})) << dsekp::test::read_file(err_file);
+  EXPECT_NE(dsekp::test::read_file(err_file).find("without a CONNACK; falling back to MQTT 3.1.1"),
+            std::string::npos)
+      << dsekp::test::read_file(err_file);
+  edge.signal(SIGTERM);
+  EXPECT_EQ(edge.wait_for(std::chrono::seconds(10)), std::optional<int>(0));
 }
 
 TEST(EdgeMqttFallback, Version5DoesNotFallBackAndKeepsRetrying) {

@@ -4,8 +4,9 @@
 // A loopback TCP front in front of the real broker. For each connection it reads the client's
 // first packet, the CONNECT, and looks at its protocol level. Level 5 gets what MQTT 3.1.1
 // section 3.1.2.2 tells a 3.1.1 server to answer: a CONNACK with return code 0x01 ("unacceptable
-// protocol level"), then the connection is closed. Any other level is relayed byte for byte to
-// the broker for the rest of the connection. So everything after the refusal is the real broker.
+// protocol level"), then the connection is closed (or, in Refusal::silent, only the close). Any
+// other level is relayed byte for byte to the broker for the rest of the connection. So everything
+// after the refusal is the real broker.
 //
 // One thread, one poll() loop over the listening socket and every relayed pair; every wait is
 // bounded (poll timeouts, SO_RCVTIMEO on the CONNECT read), and the destructor stops the thread.
@@ -30,7 +31,14 @@ namespace dsekp::edge::testing {
 
 class V311OnlyFront {
  public:
-  explicit V311OnlyFront(int broker_port) : broker_port_(broker_port) {
+  /// How a level-5 CONNECT is turned away.
+  enum class Refusal {
+    connack,  // CONNACK return code 0x01, then close (MQTT 3.1.1 section 3.1.2.2; NATS 2.9)
+    silent,   // close without any answer (what RabbitMQ 3.10's MQTT plugin does)
+  };
+
+  explicit V311OnlyFront(int broker_port, Refusal refusal = Refusal::connack)
+      : broker_port_(broker_port), refusal_(refusal) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr = loopback(0);
     if (listen_fd_ < 0 ||
@@ -118,7 +126,7 @@ class V311OnlyFront {
     }
     if (level == 5) {
       const std::uint8_t refusal[] = {0x20, 0x02, 0x00, 0x01};
-      (void)::send(client, refusal, sizeof refusal, MSG_NOSIGNAL);
+      if (refusal_ == Refusal::connack) (void)::send(client, refusal, sizeof refusal, MSG_NOSIGNAL);
       ::close(client);
       return;
     }
@@ -178,6 +186,7 @@ class V311OnlyFront {
   }
 
   int broker_port_;
+  Refusal refusal_;
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
