@@ -14,6 +14,8 @@ packages=(
   libspdlog-dev libsystemd-dev
   # the shared session store of several edges (edge/store/redis, tests start their own Redis)
   libhiredis-dev redis-server
+  # a second, clusterable MQTT broker for tests/broker_compat (RabbitMQ is optional: skipped if absent)
+  nats-server
   # libFuzzer smoke runs in `make test` (fuzz/, scripts/fuzz.sh)
   clang-14 libclang-rt-14-dev llvm-14
   clang-format python3
