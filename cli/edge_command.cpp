@@ -136,6 +136,8 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (given("--broker")) broker = a.broker;
   if (given("--db")) o.registry_db = f.registry_db;
   if (given("--state-db")) o.state_db = f.state_db;
+  if (given("--store")) o.store = f.store;
+  if (given("--shared-group")) o.shared_group = f.shared_group;
   if (given("--logs-dir")) o.logs_dir = f.logs_dir;
   if (given("--username")) o.username = a.username;
   if (given("--password")) o.password = f.password;
@@ -164,6 +166,15 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (o.registry_db.empty()) throw std::runtime_error("--db is required");
   parse_broker(broker, o.broker_host, o.broker_port);
   if (o.csv && o.logs_dir.empty()) throw std::runtime_error("--logs-dir is required (or --no-csv)");
+  if (!o.store.empty() && o.store != "sqlite" && o.store.rfind("redis://", 0) != 0)
+    throw std::runtime_error("--store: expected sqlite or redis://HOST[:PORT][/PREFIX], got \"" +
+                             o.store + "\"");
+  if (!o.shared_group.empty() && (o.mqtt_version == "3.1.1" || o.mqtt_version == "311"))
+    throw std::runtime_error(
+        "--shared-group needs MQTT 5 shared subscriptions; it cannot be used with "
+        "--mqtt-version 3.1.1");
+  if (!o.shared_group.empty() && o.shared_group.find_first_of("/+#") != std::string::npos)
+    throw std::runtime_error("--shared-group: a group name may not contain '/', '+' or '#'");
   return o;
 }
 
@@ -192,6 +203,11 @@ void add_edge_command(CLI::App& app) {
                   "Device registry (from `dsekp keys`; required)");
   cmd->add_option("--state-db", args->options.state_db,
                   "Session state + telemetry database (default: <db>.state)");
+  cmd->add_option("--store", args->options.store,
+                  "Session states: sqlite (the state db, default) or redis://HOST[:PORT][/PREFIX] "
+                  "shared by several edges");
+  cmd->add_option("--shared-group", args->options.shared_group,
+                  "Share the uplink with the other edges of GROUP ($share/GROUP/..., MQTT 5)");
   cmd->add_option("--logs-dir", args->options.logs_dir,
                   "Directory of server_logs_psk.csv / server_logs_dsekp.csv");
   cmd->add_option("--username", args->username,

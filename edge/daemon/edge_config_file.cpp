@@ -74,6 +74,8 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
       {"broker", text(broker)},
       {"db", text(o.registry_db)},
       {"state_db", text(o.state_db)},
+      {"store", text(o.store)},
+      {"shared_group", text(o.shared_group)},
       {"logs_dir", text(o.logs_dir)},
       {"username",
        [&](const toml::node& n, const std::string& key) {

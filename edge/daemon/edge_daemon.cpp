@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -31,6 +32,10 @@
 #include "edge/sinks/republish_sink.hpp"
 #include "edge/sinks/server_csv_sink.hpp"
 #include "edge/sinks/sqlite_telemetry_sink.hpp"
+#include "edge/store/redis/redis_credential_generations.hpp"
+#include "edge/store/redis/redis_probe.hpp"
+#include "edge/store/redis/redis_store_url.hpp"
+#include "edge/store/redis/split_session_store.hpp"
 #include "edge/store/sqlite_session_store.hpp"
 
 namespace dsekp::edge::daemon {
@@ -64,9 +69,21 @@ sigset_t stop_signals() {
   return set;
 }
 
+// The shared store's reachability, as /healthz and dsekp_store_up report it: the probe's PING
+// (an idle edge notices too) and the loop thread's own finding (a store call waiting for Redis).
+struct StoreHealth {
+  std::atomic<const redis::RedisProbe*> probe{nullptr};  // null: the local SQLite store (up)
+  std::atomic<bool> waiting{false};  // the loop thread is paused on an unreachable store
+  [[nodiscard]] bool up() const noexcept {
+    const redis::RedisProbe* p = probe.load();
+    return p == nullptr || (p->up() && !waiting.load(std::memory_order_relaxed));
+  }
+};
+
 std::unique_ptr<metrics::MetricsServer> start_metrics(const std::string& spec,
                                                       const metrics::Registry& registry,
-                                                      const mqtt::MqttClient& client) {
+                                                      const mqtt::MqttClient& client,
+                                                      const StoreHealth& store_health) {
   if (spec == "off") return nullptr;
   const auto colon = spec.rfind(':');
   if (colon == std::string::npos) throw std::runtime_error("--metrics: expected HOST:PORT or off");
@@ -75,8 +92,10 @@ std::unique_ptr<metrics::MetricsServer> start_metrics(const std::string& spec,
   const unsigned long port = std::stoul(spec.substr(colon + 1));
   if (port > 65535) throw std::runtime_error("--metrics: port out of range");
   options.port = static_cast<std::uint16_t>(port);
-  // Reads only an atomic of the client, as HealthCheck requires.
-  options.health = [&client] {
+  // Reads only atomics (the client's, the store probe's), as HealthCheck requires.
+  options.health = [&client, &store_health] {
+    if (!store_health.up())
+      return metrics::HealthReport{false, "store unreachable (not accepting frames)"};
     return client.connected() ? metrics::HealthReport{}
                               : metrics::HealthReport{false, "not connected to the broker"};
   };
@@ -85,6 +104,19 @@ std::unique_ptr<metrics::MetricsServer> start_metrics(const std::string& spec,
   if (!server->start(error)) throw std::runtime_error("metrics endpoint: " + error);
   logging::logger().info("metrics on http://{}:{}/metrics", options.bind_address, server->port());
   return server;
+}
+
+// "$share/GROUP/" for --shared-group, "" without. The group is one topic level: no '/', and no
+// wildcard (MQTT 5 4.8.2: a ShareName must not contain "/", "+" or "#").
+std::string shared_subscription_prefix(const EdgeDaemonOptions& o) {
+  if (o.shared_group.empty()) return {};
+  if (o.shared_group.find_first_of("/+#") != std::string::npos)
+    throw std::runtime_error("--shared-group: a group name may not contain '/', '+' or '#'");
+  if (o.mqtt_version == "3.1.1" || o.mqtt_version == "311")
+    throw std::runtime_error(
+        "--shared-group needs MQTT 5 shared subscriptions; it cannot be used with "
+        "--mqtt-version 3.1.1");
+  return "$share/" + o.shared_group + "/";
 }
 
 void check_reloadable(const EdgeDaemonOptions& o) {
@@ -111,6 +143,8 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
   check(a.broker_host != b.broker_host || a.broker_port != b.broker_port, "broker");
   check(a.registry_db != b.registry_db, "db");
   check(a.state_db != b.state_db, "state_db");
+  check(a.store != b.store, "store");
+  check(a.shared_group != b.shared_group, "shared_group");
   check(a.logs_dir != b.logs_dir, "logs_dir");
   check(a.username != b.username || a.password != b.password, "username/password");
   check(a.client_id != b.client_id, "client_id");
@@ -145,10 +179,30 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
   const std::string state_path = o.state_db.empty() ? o.registry_db + ".state" : o.state_db;
   std::string error;
-  auto store = SqliteSessionStore::open(state_path, {}, error);
-  if (store == nullptr) throw std::runtime_error("state " + state_path + ": " + error);
-  auto generations = SqliteCredentialGenerations::open(*store, error);
-  if (generations == nullptr) throw std::runtime_error("state " + state_path + ": " + error);
+  // The local state database: the device states too with the SQLite store, only the sink rows
+  // (telemetry, CSV journal) with a shared store.
+  auto local_store = SqliteSessionStore::open(state_path, {}, error);
+  if (local_store == nullptr) throw std::runtime_error("state " + state_path + ": " + error);
+  SessionStore* store = local_store.get();
+  std::unique_ptr<CredentialGenerations> generations;
+  std::unique_ptr<RedisSessionStore> redis_store;
+  std::unique_ptr<SplitSessionStore> split_store;
+  redis::RedisEndpoint redis_endpoint;
+  StoreHealth store_health;
+  if (o.store.empty() || o.store == "sqlite") {
+    generations = SqliteCredentialGenerations::open(*local_store, error);
+    if (generations == nullptr) throw std::runtime_error("state " + state_path + ": " + error);
+  } else {
+    RedisStoreOptions redis_options;
+    if (!parse_redis_store_url(o.store, redis_options, error))
+      throw std::runtime_error("--store: " + error);
+    redis_store = RedisSessionStore::open(redis_options, error);
+    if (redis_store == nullptr) throw std::runtime_error("--store " + o.store + ": " + error);
+    generations = std::make_unique<RedisCredentialGenerations>(*redis_store);
+    split_store = std::make_unique<SplitSessionStore>(*redis_store, *local_store);
+    store = split_store.get();
+    redis_endpoint = redis_options.endpoint;
+  }
 
   mqtt::MqttOptions mqtt_options;
   mqtt_options.host = o.broker_host;
@@ -167,7 +221,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   }
 
   // Sinks: telemetry (the exactly-once record) always; CSV and republish as configured.
-  auto telemetry = sinks::SqliteTelemetrySink::open(store->connection(), error);
+  auto telemetry = sinks::SqliteTelemetrySink::open(local_store->connection(), error);
   if (telemetry == nullptr) throw std::runtime_error("state " + state_path + ": " + error);
   sinks::CompositeSink sink;
   sink.add(*telemetry);
@@ -177,7 +231,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   if (o.csv) {
     if (o.logs_dir.empty()) throw std::runtime_error("--logs-dir is required (or --no-csv)");
     std::filesystem::create_directories(o.logs_dir);
-    csv = std::make_unique<sinks::ServerCsvSink>(o.logs_dir, store->connection());
+    csv = std::make_unique<sinks::ServerCsvSink>(o.logs_dir, local_store->connection());
     sink.add(*csv);
   }
   // The client is created before the sinks that publish through it and started after the
@@ -188,17 +242,52 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   AdminHandler* admin_ptr = nullptr;
   // dsekp_active_sessions: counted in the store once, then followed message by message (loop
   // thread only).
+  // With a shared store the gauge is per edge: the sessions this edge's own messages created
+  // minus those they removed since it started (counting the shared store would mean a SCAN of
+  // every device; docs/SCALING.md).
   std::int64_t active_sessions = 0;
-  {
+  if (redis_store == nullptr) {
     std::uint64_t sessions = 0;
     std::uint64_t unreadable = 0;
-    if (!store->count_established(sessions, unreadable).ok())
+    if (!local_store->count_established(sessions, unreadable).ok())
       throw std::runtime_error("state " + state_path +
-                               ": cannot count the sessions: " + store->last_error());
+                               ": cannot count the sessions: " + local_store->last_error());
     if (unreadable > 0)
       logging::logger().warn("{} stored states do not decode (refused when used)", unreadable);
     active_sessions = static_cast<std::int64_t>(sessions);
   }
+  // The fail-closed pause (edge_daemon.hpp): a store call that cannot reach Redis waits here, on
+  // the loop thread, so nothing more is read from the broker and nothing acknowledged.
+  std::atomic<bool> stopping{false};
+  metrics::Gauge* store_up_gauge = nullptr;
+  metrics::Counter* store_round_trips = nullptr;
+  std::uint64_t round_trips_counted = 0;
+  if (redis_store) {
+    redis_store->set_outage_handler([&](const std::string& why) {
+      if (stopping.load()) return false;
+      if (!store_health.waiting.exchange(true)) {
+        logging::logger().error(
+            "store unreachable ({}): not reading from the broker, nothing acknowledged, until it "
+            "answers",
+            why);
+        if (store_up_gauge != nullptr) store_up_gauge->set(0);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return !stopping.load();
+    });
+  }
+  // Loop thread, after each message and batch: the end of a pause, and the round-trip counter.
+  const auto after_store_use = [&] {
+    if (!redis_store) return;
+    if (store_health.waiting.load() && redis_store->up()) {
+      store_health.waiting = false;
+      if (store_up_gauge != nullptr) store_up_gauge->set(store_health.up() ? 1 : 0);
+      logging::logger().warn("store reachable again: reading from the broker again");
+    }
+    const std::uint64_t now = redis_store->round_trips();
+    if (store_round_trips != nullptr) store_round_trips->add(now - round_trips_counted);
+    round_trips_counted = now;
+  };
   auto on_message = [&](std::string_view topic, ByteView payload) {
     // On delivery, before decoding (LOGS.md); one reading gives both recvts_us and recvts_ms.
     const std::uint64_t recvts_us = unix_us_now();
@@ -207,6 +296,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
       batch_ptr->end();  // the downlink's seq is saved in its own transaction, after the batch
       const std::string answer = admin_ptr->handle(payload, now_ms);
       logging::logger().info("admin downlink: {}", answer);
+      after_store_use();
       return;
     }
     const auto started = std::chrono::steady_clock::now();
@@ -219,20 +309,31 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
       metrics_ptr->set_active_sessions(static_cast<std::size_t>(active_sessions));
     }
     if (!r.ok()) rejections.log(r, topic, now_ms);
+    after_store_use();
   };
   // After the burst's last message, before libmosquitto writes its PUBACKs.
   auto on_batch_end = [&] {
     batch_ptr->end();
+    after_store_use();
     test_hold(o.test_hold_ms, "after");
   };
   mqtt_options.batch_max = o.batch_max;
   mqtt_options.batch_time = std::chrono::milliseconds(o.batch_time_ms);
+  // With a shared group every topic, the admin requests included, goes through the share: each
+  // message reaches one edge of the group (an admin request sent by all would send the downlink
+  // once per edge). The broker delivers a shared message under its own topic name, so the
+  // service's topic dispatch is the same either way.
+  const std::string share = shared_subscription_prefix(o);
+  if (!share.empty() && mqtt_options.version == mqtt::MqttVersion::automatic) {
+    mqtt_options.version = mqtt::MqttVersion::v5;
+    logging::logger().info("--shared-group: MQTT 5 only (no fallback to 3.1.1)");
+  }
   for (const auto& topic :
        {std::string("dsekp/init"), std::string("dsekp/data"), std::string("psk/data")})
-    mqtt_options.subscriptions.push_back(o.topic_prefix + topic);
+    mqtt_options.subscriptions.push_back(share + o.topic_prefix + topic);
   // `dsekp edge send` requests (edge/admin/admin_protocol.hpp); the ACL limits them to the edge
   // account.
-  mqtt_options.subscriptions.push_back(admin::request_topic(o.topic_prefix));
+  mqtt_options.subscriptions.push_back(share + admin::request_topic(o.topic_prefix));
   mqtt::ReadyHandler on_ready;
   if (!o.ready_file.empty()) on_ready = [&o] { write_ready_file(o.ready_file); };
   mqtt::MqttClient client(mqtt_options, on_message, on_ready, on_batch_end);
@@ -259,20 +360,46 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
                              [&client](const std::string& t, ByteView p) { client.publish(t, p); });
   admin_ptr = &admin_handler;
   // The service's own topic list must be what the client subscribes to.
-  if (service.topics().init() != mqtt_options.subscriptions[0] ||
-      service.topics().data() != mqtt_options.subscriptions[1] ||
-      service.topics().psk() != mqtt_options.subscriptions[2])
+  if (share + service.topics().init() != mqtt_options.subscriptions[0] ||
+      share + service.topics().data() != mqtt_options.subscriptions[1] ||
+      share + service.topics().psk() != mqtt_options.subscriptions[2])
     throw std::runtime_error("internal: the MQTT subscriptions disagree with the service topics");
 
   metrics::Registry metric_registry;
   metrics::EdgeMetrics edge_metrics = metrics::declare_edge_metrics(metric_registry);
   metrics_ptr = &edge_metrics;
   edge_metrics.set_active_sessions(static_cast<std::size_t>(active_sessions));
-  const auto metrics_server = start_metrics(o.metrics, metric_registry, client);
+  store_up_gauge =
+      &metric_registry
+           .add_gauge({"dsekp_store_up",
+                       "1 while the session store is reachable (always 1 for the local SQLite "
+                       "store); 0 while the edge pauses, accepting nothing.",
+                       {},
+                       {}})
+           .get();
+  store_up_gauge->set(1);
+  store_round_trips = &metric_registry
+                           .add_counter({"dsekp_store_round_trips_total",
+                                         "Network round trips to the shared session store (0 "
+                                         "for the local SQLite store).",
+                                         {},
+                                         {}})
+                           .get();
+  // Declared after the registry and store_health, which its thread uses: destroyed before them.
+  std::unique_ptr<redis::RedisProbe> redis_probe;
+  if (redis_store) {
+    redis_probe = std::make_unique<redis::RedisProbe>(
+        redis_endpoint, std::chrono::milliseconds(500),
+        [&store_health, store_up_gauge](bool) { store_up_gauge->set(store_health.up() ? 1 : 0); });
+    store_health.probe = redis_probe.get();
+  }
+  const auto metrics_server = start_metrics(o.metrics, metric_registry, client, store_health);
 
   if (!client.start(error)) throw std::runtime_error("MQTT: " + error);
-  logging::logger().info("registry {}, state {}, broker {}:{}", o.registry_db, state_path,
-                         o.broker_host, o.broker_port);
+  logging::logger().info("registry {}, state {}, store {}, broker {}:{}{}", o.registry_db,
+                         state_path, redis_store ? o.store : std::string("sqlite"), o.broker_host,
+                         o.broker_port,
+                         share.empty() ? std::string() : ", shared group " + o.shared_group);
 
   int sig = 0;
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
@@ -300,6 +427,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     }
   }
   logging::logger().info("signal {}, stopping", sig);
+  stopping = true;  // ends a fail-closed pause, so the loop thread can be joined
   // The loop thread is joined first: after it, no handler runs and the sinks are quiet (the CSV
   // sink flushes per commit; its destructor closes the files).
   client.stop();

@@ -19,6 +19,14 @@
 // times alone; if it persists, the daemon fail-stops: it logs FAIL-STOP and _exits with status
 // 75 (EX_TEMPFAIL) before any PUBACK of the unstored message is written, so the broker
 // redelivers it to the restarted edge (systemd Restart=on-failure).
+//
+// With a Redis store (--store redis://...), an unreachable Redis does not fail-stop: the store
+// call that finds it unreachable waits on the loop thread (PING-free: the next command is the
+// probe) until Redis answers again, then the message is handled as usual. While it waits the
+// edge reads nothing from the broker and writes no PUBACK (the broker holds or redelivers the
+// messages), /healthz answers 503 "store unreachable" and dsekp_store_up is 0. A SIGTERM during
+// the wait ends it: the message fails, and the daemon fail-stops (status 75) without
+// acknowledging it. See docs/SCALING.md for why a pause, not an exit loop.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +45,16 @@ struct EdgeDaemonOptions {
   std::uint16_t broker_port = 1883;
   std::string registry_db;  // --db
   std::string state_db;     // --state-db; empty: registry_db + ".state"
-  std::string logs_dir;     // where the server CSV logs go (needed unless csv is false)
+  // --store: where the device session states live. Empty (or "sqlite"): the state database, as a
+  // single edge always did. "redis://HOST[:PORT][/PREFIX]": a Redis server shared by several
+  // edges (docs/SCALING.md, "Running several edges"); the state database then holds only this
+  // edge's sink rows (telemetry, CSV journal).
+  std::string store;
+  // --shared-group: subscribe to the uplink and admin topics through the MQTT 5 shared
+  // subscription $share/GROUP/..., so that the edges of one group split the messages (each
+  // message to one of them). Needs MQTT 5 and, for correctness, a shared store. Empty: plain.
+  std::string shared_group;
+  std::string logs_dir;  // where the server CSV logs go (needed unless csv is false)
   // Broker login; unset: the registry's edge account if it has one, else anonymous.
   std::optional<std::string> username;
   std::string password;

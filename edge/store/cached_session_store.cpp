@@ -55,6 +55,12 @@ StoreResult CachedSessionStore::commit() {
   const StoreResult r = backing_.commit();
   if (r.ok()) {
     for (const Staged& s : staged_) apply(s);
+  } else {
+    // A generation_conflict means another writer (another edge on a shared store) holds newer
+    // states than the ones this unit was built on, and a storage_failure whose reply was lost
+    // may have applied the unit after all: either way the working set's copies of these devices
+    // cannot be trusted, so the next load fetches them from the backing store.
+    for (const Staged& s : staged_) cache_.erase(s.dev_id);
   }
   discard_staged();
   return r;

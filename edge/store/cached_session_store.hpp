@@ -7,8 +7,11 @@
 // was, which is what the backing store then holds. A savepoint marks the staged list; rolling
 // back to it drops what was staged after the mark. A generation_conflict drops the device from
 // the working set: another writer (another edge on a shared store) has a newer state, and the
-// next load fetches it. Unbounded: about 225 bytes per device with one session (measured by
-// `dsekp bench sessions`).
+// next load fetches it; a failed commit drops every device the unit staged, for the same reason.
+// The edge daemon does not put this cache in front of the shared Redis store: each frame must
+// be judged on the window as the other edges left it, so the copy would save only the decode of
+// a state that is fetched anyway (docs/SCALING.md, "Running several edges"). Unbounded: about 225
+// bytes per device with one session (measured by `dsekp bench sessions`).
 #pragma once
 
 #include <cstdint>

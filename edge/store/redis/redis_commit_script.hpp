@@ -15,6 +15,12 @@
 // phase, also before anything is written. The `#!lua` line makes Redis 7 refuse the whole script
 // up front under an out-of-memory condition instead of failing at a write half-way.
 //
+// A third kind, "cred", records the device's registry credential generation next to its state
+// (field cred; the fourth argument is the decimal generation, or empty to delete the field). It
+// checks nothing and leaves the save counter alone; it exists so that the record commits with the
+// state it describes (edge/store/redis/redis_credential_generations.hpp). Its result entry is the
+// counter as it stands.
+//
 // Hash fields: state (device_state_codec encoding), gen (decimal, 1 after the first save, +1 per
 // save; a remove deletes the hash, so generations restart at 1 as in the SQLite store),
 // updated_ms (decimal).
@@ -44,7 +50,7 @@ for i = 1, n do
     g = g + 1
   elseif kind == 'remove' then
     g = 0
-  else
+  elseif kind ~= 'cred' then
     return redis.error_reply('DSEKPBADOP unknown operation ' .. tostring(kind))
   end
   gens[key] = g
@@ -52,9 +58,16 @@ for i = 1, n do
 end
 for i = 1, n do
   local key = KEYS[i]
-  if ARGV[4 * i - 3] == 'save' then
+  local kind = ARGV[4 * i - 3]
+  if kind == 'save' then
     redis.call('HSET', key, 'state', ARGV[4 * i], 'gen', string.format('%d', result[i + 1]),
                'updated_ms', ARGV[4 * i - 1])
+  elseif kind == 'cred' then
+    if ARGV[4 * i] == '' then
+      redis.call('HDEL', key, 'cred')
+    else
+      redis.call('HSET', key, 'cred', ARGV[4 * i])
+    end
   else
     redis.call('DEL', key)
   end

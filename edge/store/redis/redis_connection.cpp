@@ -76,6 +76,7 @@ bool RedisConnection::connect() {
   context_ = std::move(c);
   backoff_ = std::chrono::milliseconds(0);
   ++connects_;
+  up_.store(true, std::memory_order_relaxed);
   return true;
 }
 
@@ -87,6 +88,7 @@ bool RedisConnection::ensure_connected() {
 
 void RedisConnection::drop(const std::string& why) {
   context_.reset();
+  up_.store(false, std::memory_order_relaxed);
   last_error_ = why;
   const auto min = std::chrono::milliseconds(endpoint_.reconnect_min_ms);
   const auto max = std::chrono::milliseconds(endpoint_.reconnect_max_ms);
@@ -95,6 +97,13 @@ void RedisConnection::drop(const std::string& why) {
 }
 
 Reply RedisConnection::command(std::span<const std::string_view> args) {
+  for (;;) {
+    Reply reply = command_once(args);
+    if (reply != nullptr || !outage_ || !outage_(last_error_)) return reply;
+  }
+}
+
+Reply RedisConnection::command_once(std::span<const std::string_view> args) {
   // While backing off, last_error() still says why the connection was lost.
   if (!ensure_connected()) return nullptr;
   std::vector<const char*> argv;

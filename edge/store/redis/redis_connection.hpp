@@ -14,8 +14,10 @@
 
 #include <hiredis/hiredis.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,6 +39,11 @@ struct ReplyDeleter {
 };
 using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 
+/// Called (on the connection's thread) each time a command could not reach the server, with
+/// the reason. Return true to wait and try the command again (the handler sleeps as it likes:
+/// the daemon's fail-closed pause, edge_daemon.hpp), false to fail the command.
+using OutageHandler = std::function<bool(const std::string& why)>;
+
 class RedisConnection {
  public:
   explicit RedisConnection(RedisEndpoint endpoint) noexcept : endpoint_(std::move(endpoint)) {}
@@ -54,6 +61,13 @@ class RedisConnection {
   Reply command(std::span<const std::string_view> args);
 
   [[nodiscard]] bool connected() const noexcept { return context_ != nullptr; }
+  /// Set: command() does not fail when the server is unreachable but asks `handler` whether to
+  /// wait, and tries again (reconnecting after the backoff) as long as it says so. A command
+  /// whose reply was lost is sent again: callers must tolerate that (the commit script's
+  /// generation checks make a second run of an applied unit a generation_conflict).
+  void set_outage_handler(OutageHandler handler) { outage_ = std::move(handler); }
+  /// Whether the last command reached the server (true after a connect). Any thread may read it.
+  [[nodiscard]] bool up() const noexcept { return up_.load(std::memory_order_relaxed); }
   /// Commands sent that got a reply or an I/O failure (each is one network round trip).
   [[nodiscard]] std::uint64_t round_trips() const noexcept { return round_trips_; }
   /// Successful connects (the first one included).
@@ -69,6 +83,7 @@ class RedisConnection {
 
   bool ensure_connected();
   void drop(const std::string& why);
+  Reply command_once(std::span<const std::string_view> args);
 
   RedisEndpoint endpoint_;
   std::unique_ptr<redisContext, ContextDeleter> context_;
@@ -77,6 +92,8 @@ class RedisConnection {
   std::uint64_t round_trips_ = 0;
   std::uint64_t connects_ = 0;
   std::string last_error_;
+  OutageHandler outage_;
+  std::atomic<bool> up_{false};
 };
 
 }  // namespace dsekp::edge::redis

@@ -98,10 +98,15 @@ bool RedisSessionStore::load_script() {
   return true;
 }
 
-const RedisSessionStore::Staged* RedisSessionStore::find_staged(
-    const std::string& key) const noexcept {
-  for (auto it = staged_.rbegin(); it != staged_.rend(); ++it)
-    if (it->key == key) return &*it;
+// The newest staged operation on `key` of the kind asked for: cred records for
+// load_credential(), saves and removes (which decide the state) for load(). A remove also ends
+// any cred record staged before it (it deletes the whole hash).
+const RedisSessionStore::Staged* RedisSessionStore::find_staged(const std::string& key,
+                                                                Kind wanted) const noexcept {
+  for (auto it = staged_.rbegin(); it != staged_.rend(); ++it) {
+    if (it->key != key) continue;
+    if (wanted == Kind::cred ? it->kind != Kind::save : it->kind != Kind::cred) return &*it;
+  }
   return nullptr;
 }
 
@@ -110,19 +115,28 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
   out = EdgeDeviceState{};
   generation = kAbsentGeneration;
   const std::string key = key_of(dev_id);
-  if (const Staged* s = find_staged(key)) {  // this transaction's own write
-    if (s->remove) return StoreResult{};
+  // A staged state was derived from an earlier load in this transaction: the cred field cached
+  // then (if it is still this device's) belongs to the same snapshot, so it is kept.
+  if (const Staged* s = find_staged(key, Kind::save)) {  // this transaction's own write
+    if (s->kind == Kind::remove) return StoreResult{};
     generation = s->new_generation;
     const StateCodecError e = decode_device_state(s->blob, &dev_id, out);
     return StoreResult{e == StateCodecError::ok ? StoreStatus::ok : StoreStatus::corrupt_state, e};
   }
-  const std::array<std::string_view, 4> args{"HMGET", key, "state", "gen"};
+  loaded_key_.clear();
+  loaded_cred_.reset();
+  const std::array<std::string_view, 5> args{"HMGET", key, "state", "gen", "cred"};
   const Reply r = connection_.command(args);
   if (r == nullptr) return failure(connection_.last_error());
   if (is_error(r)) return failure("HMGET " + key + ": " + reply_text(*r));
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) return failure("HMGET: unexpected reply");
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) return failure("HMGET: unexpected reply");
   const redisReply& state = *r->element[0];
   const redisReply& gen = *r->element[1];
+  const redisReply& cred = *r->element[2];
+  loaded_key_ = key;
+  if (std::uint64_t c = 0;
+      cred.type == REDIS_REPLY_STRING && parse_u64(std::string_view(cred.str, cred.len), c))
+    loaded_cred_ = c;
   if (state.type == REDIS_REPLY_NIL && gen.type == REDIS_REPLY_NIL) return StoreResult{};
   // A hash with a state but no (numeric) generation, or the reverse, was not written by the
   // commit script: report it as corrupt rather than guess a generation.
@@ -170,7 +184,7 @@ StoreResult RedisSessionStore::remove(const DevId& dev_id) {
   Staged op;
   op.key = key_of(dev_id);
   op.dev_id = std::string(dev_id.str());
-  op.remove = true;
+  op.kind = Kind::remove;
   op.expected = "any";
   if (in_transaction_) {
     staged_.push_back(std::move(op));
@@ -180,6 +194,49 @@ StoreResult RedisSessionStore::remove(const DevId& dev_id) {
   ops.push_back(std::move(op));
   std::vector<std::uint64_t> generations;
   return run_script(ops, generations);
+}
+
+StoreResult RedisSessionStore::load_credential(const DevId& dev_id,
+                                               std::optional<std::uint64_t>& generation) {
+  generation.reset();
+  const std::string key = key_of(dev_id);
+  if (const Staged* s = find_staged(key, Kind::cred)) {
+    if (s->kind == Kind::remove || s->blob.empty()) return StoreResult{};
+    std::uint64_t g = 0;
+    if (!parse_u64(as_chars(s->blob), g)) return failure("staged credential record unreadable");
+    generation = g;
+    return StoreResult{};
+  }
+  if (key == loaded_key_) {  // fetched with the state a moment ago
+    generation = loaded_cred_;
+    return StoreResult{};
+  }
+  const std::array<std::string_view, 3> args{"HGET", key, "cred"};
+  const Reply r = connection_.command(args);
+  if (r == nullptr) return failure(connection_.last_error());
+  if (is_error(r)) return failure("HGET " + key + ": " + reply_text(*r));
+  if (r->type == REDIS_REPLY_NIL) return StoreResult{};
+  std::uint64_t g = 0;
+  if (r->type != REDIS_REPLY_STRING || !parse_u64(std::string_view(r->str, r->len), g))
+    return StoreResult{StoreStatus::corrupt_state, StateCodecError::inconsistent_state};
+  generation = g;
+  return StoreResult{};
+}
+
+StoreResult RedisSessionStore::stage_credential(const DevId& dev_id,
+                                                std::optional<std::uint64_t> generation) {
+  if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
+  Staged op;
+  op.key = key_of(dev_id);
+  op.dev_id = std::string(dev_id.str());
+  op.kind = Kind::cred;
+  op.expected = "any";
+  if (generation) {
+    const std::string text = std::to_string(*generation);
+    op.blob.assign(text.begin(), text.end());
+  }
+  staged_.push_back(std::move(op));
+  return StoreResult{};
 }
 
 StoreResult RedisSessionStore::begin() {
@@ -241,8 +298,10 @@ StoreResult RedisSessionStore::run_script(std::vector<Staged>& ops,
   args.insert(args.end(), {"EVALSHA", script_sha_, key_count});
   for (const Staged& op : ops) args.push_back(op.key);
   for (const Staged& op : ops) {
-    args.insert(args.end(), {op.remove ? std::string_view("remove") : std::string_view("save"),
-                             op.expected, op.updated_ms, as_chars(op.blob)});
+    const std::string_view kind = op.kind == Kind::save     ? "save"
+                                  : op.kind == Kind::remove ? "remove"
+                                                            : "cred";
+    args.insert(args.end(), {kind, op.expected, op.updated_ms, as_chars(op.blob)});
   }
   Reply r = connection_.command(args);
   if (r != nullptr && is_error(r) && std::string_view(r->str, r->len).starts_with("NOSCRIPT")) {

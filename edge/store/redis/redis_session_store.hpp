@@ -59,6 +59,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -101,27 +102,43 @@ class RedisSessionStore final : public SessionStore {
   [[nodiscard]] std::uint64_t round_trips() const noexcept { return connection_.round_trips(); }
   /// Successful connects so far (1 after open(); more after reconnects).
   [[nodiscard]] std::uint64_t connects() const noexcept { return connection_.connects(); }
+  /// Whether the last command reached Redis. Any thread may call it (/healthz).
+  [[nodiscard]] bool up() const noexcept { return connection_.up(); }
+  /// See RedisConnection::set_outage_handler: the daemon's fail-closed pause.
+  void set_outage_handler(redis::OutageHandler handler) {
+    connection_.set_outage_handler(std::move(handler));
+  }
+
+  /// The registry credential generation recorded with `dev_id`'s state (hash field cred), for
+  /// RedisCredentialGenerations. Free of a round trip when it follows load() of the same device
+  /// (load() fetches the field with the state) or when this transaction staged it.
+  StoreResult load_credential(const DevId& dev_id, std::optional<std::uint64_t>& generation);
+  /// Stages the record (nullopt: delete it) in the open transaction; transaction_misuse outside
+  /// one. It commits with the transaction's saves, in the same script run.
+  StoreResult stage_credential(const DevId& dev_id, std::optional<std::uint64_t> generation);
+
   /// The key under which `dev_id`'s state is stored.
   [[nodiscard]] std::string key_of(const DevId& dev_id) const;
   /// Why the last storage_failure happened (connection error or Redis error reply).
   [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
 
  private:
+  enum class Kind : std::uint8_t { save, remove, cred };
   struct Staged {
     std::string key;
     std::string dev_id;
-    bool remove = false;
+    Kind kind = Kind::save;
     std::string expected;              // "any" or a decimal generation
     std::string updated_ms;            // decimal; empty for a remove
     std::uint64_t new_generation = 0;  // what load() reports for a staged save
-    std::vector<std::uint8_t> blob;    // the encoded state; wiped when dropped
+    std::vector<std::uint8_t> blob;    // the encoded state (cred: the decimal record); wiped
   };
 
   RedisSessionStore(const RedisStoreOptions& options) noexcept;
   bool load_script();
   StoreResult run_script(std::vector<Staged>& ops, std::vector<std::uint64_t>& generations);
   StoreResult failure(std::string why);
-  const Staged* find_staged(const std::string& key) const noexcept;
+  const Staged* find_staged(const std::string& key, Kind wanted) const noexcept;
   void discard_staged() noexcept;
 
   redis::RedisConnection connection_;
@@ -132,6 +149,9 @@ class RedisSessionStore final : public SessionStore {
   bool in_transaction_ = false;
   bool in_savepoint_ = false;
   std::string last_error_;
+  // The cred field fetched by the last load(), for the load_credential() that follows it.
+  std::string loaded_key_;
+  std::optional<std::uint64_t> loaded_cred_;
 };
 
 /// Checks a key prefix: printable ASCII without spaces or braces, at most 128 bytes ("" is

@@ -1,0 +1,53 @@
+// SplitSessionStore (see split_session_store.hpp).
+#include "split_session_store.hpp"
+
+namespace dsekp::edge {
+
+StoreResult SplitSessionStore::begin() {
+  if (const StoreResult r = local_.begin(); !r.ok()) return r;
+  const StoreResult r = state_.begin();
+  if (!r.ok()) (void)local_.rollback();
+  return r;
+}
+
+StoreResult SplitSessionStore::commit() {
+  const StoreResult r = state_.commit();  // a failed commit has rolled the state back
+  if (!r.ok()) {
+    (void)local_.rollback();
+    return r;
+  }
+  const StoreResult l = local_.commit();
+  if (!l.ok()) ++local_failures_;  // the state is committed: the unit's rows are lost
+  return l;
+}
+
+StoreResult SplitSessionStore::rollback() {
+  const StoreResult l = local_.rollback();
+  const StoreResult r = state_.rollback();
+  return r.ok() ? l : r;
+}
+
+StoreResult SplitSessionStore::savepoint() {
+  if (const StoreResult r = local_.savepoint(); !r.ok()) return r;
+  const StoreResult r = state_.savepoint();
+  if (!r.ok()) (void)local_.rollback_to_savepoint();
+  return r;
+}
+
+StoreResult SplitSessionStore::release_savepoint() {
+  const StoreResult l = local_.release_savepoint();
+  if (!l.ok()) {
+    // The local rows of this message are gone (SQLite undid them): undo its state too.
+    (void)state_.rollback_to_savepoint();
+    return l;
+  }
+  return state_.release_savepoint();
+}
+
+StoreResult SplitSessionStore::rollback_to_savepoint() {
+  const StoreResult l = local_.rollback_to_savepoint();
+  const StoreResult r = state_.rollback_to_savepoint();
+  return r.ok() ? l : r;
+}
+
+}  // namespace dsekp::edge

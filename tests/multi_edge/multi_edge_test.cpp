@@ -1,0 +1,584 @@
+// Several edges, one fleet (issue 7; docs/SCALING.md "Running several edges"): three real
+// `dsekp edge` processes with `--store redis://...` and `--shared-group`, one real Mosquitto
+// (MQTT 5 shared subscriptions), one real redis-server with AOF, and scripted devices. Each
+// edge keeps its own sinks (telemetry table and server CSV log in its own state directory); the
+// checks are on the union of the three.
+//
+//   * a session set up through one edge carries DATA handled by other edges (a device's rows in
+//     more than one edge's sink), every INIT is answered exactly once, every frame recorded once;
+//   * frames sent again (replays) are refused wherever they land, nothing recorded twice;
+//   * one edge SIGKILLed mid-stream and restarted: every sent frame in the union exactly once
+//     (the crash window between the Redis commit and the local sink commit is discussed in
+//     SCALING.md; a kill that lands in it would lose a frame, and this test would say which);
+//   * Redis SIGKILLed mid-stream and restarted from its AOF: while it is down every edge answers
+//     /healthz with 503, reports dsekp_store_up 0 and records nothing; afterwards every frame is
+//     recorded exactly once and no edge has exited.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "child_process.hpp"
+#include "daemon_test_support.hpp"
+#include "edge/store/redis/redis_session_store.hpp"
+#include "mosquitto_broker.hpp"
+#include "mqtt_test_client.hpp"
+#include "redis_server.hpp"
+#include "registry_bed.hpp"
+#include "tests/edge_registry/temp_dir.hpp"
+
+namespace dsekp::edge::testing {
+namespace {
+
+constexpr int kEdges = 3;
+const std::string kGroup = "edges";
+
+/// GET `path` from 127.0.0.1:`port` (HTTP/1.0); the whole answer, "" on failure.
+std::string http_get(int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  timeval timeout{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string answer;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
+      char buf[4096];
+      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+        answer.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  return answer;
+}
+
+/// The value of one sample line ("name{labels} value") in a /metrics answer; -1 if absent.
+double metric_value(const std::string& scrape, const std::string& series) {
+  const auto at = scrape.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(scrape.substr(at + series.size() + 2));
+}
+
+/// The DSEKP readings in one edge's telemetry table.
+std::vector<std::string> telemetry_readings(const std::string& db_path) {
+  std::vector<std::string> out;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT plaintext FROM telemetry WHERE mode = 'dsekp' ORDER BY id",
+                           -1, &s, nullptr) == SQLITE_OK)
+      while (sqlite3_step(s) == SQLITE_ROW)
+        out.emplace_back(static_cast<const char*>(sqlite3_column_blob(s, 0)),
+                         static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
+    sqlite3_finalize(s);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+std::string device_reading(int device, int i) {
+  return R"({"d":)" + std::to_string(device) + R"(,"i":)" + std::to_string(i) + "}";
+}
+
+/// One `dsekp edge` of the group, with its own state database, logs, ready file and stderr.
+class GroupEdge {
+ public:
+  GroupEdge(const dsekp::test::TempDir& dir, int index, std::vector<std::string> args)
+      : dir_(dir), name_("edge" + std::to_string(index)), args_(std::move(args)) {
+    std::filesystem::create_directories(dir_.file(name_));
+    args_.insert(args_.end(), {"--state-db", state_db(), "--logs-dir", logs(), "--client-id",
+                               "dsekp-" + name_, "--metrics", "127.0.0.1:0"});
+  }
+  [[nodiscard]] std::string state_db() const { return dir_.file(name_ + "/state.db"); }
+  [[nodiscard]] std::string logs() const { return dir_.file(name_ + "/logs"); }
+
+  ::testing::AssertionResult start() {
+    const std::string ready = dir_.file(name_ + "/ready");
+    std::filesystem::remove(ready);
+    std::vector<std::string> argv = args_;
+    argv.insert(argv.end(), {"--ready-file", ready});
+    err_file_ = dir_.file(name_ + "/stderr-" + std::to_string(++starts_));
+    process_ =
+        std::make_unique<dsekp::test::ChildProcess>(argv, dir_.file(name_ + "/stdout"), err_file_);
+    if (!wait_until([&] { return std::filesystem::exists(ready); }, std::chrono::seconds(15)))
+      return ::testing::AssertionFailure() << name_ << " not up: " << stderr_text();
+    metrics_port_ = metrics_port(stderr_text());
+    return ::testing::AssertionSuccess();
+  }
+  void kill() {
+    process_->signal(SIGKILL);
+    EXPECT_EQ(process_->wait_for(std::chrono::seconds(5)), std::optional<int>(128 + SIGKILL));
+  }
+  std::optional<int> terminate() {
+    process_->signal(SIGTERM);
+    return process_->wait_for(std::chrono::seconds(10));
+  }
+  [[nodiscard]] bool running() { return process_ && process_->running(); }
+  /// Every start's stderr, in order.
+  [[nodiscard]] std::string stderr_text() const {
+    std::string out;
+    for (int i = 1; i <= starts_; ++i)
+      out += dsekp::test::read_file(dir_.file(name_ + "/stderr-" + std::to_string(i)));
+    return out;
+  }
+  [[nodiscard]] std::string metrics() const { return http_get(metrics_port_, "/metrics"); }
+  [[nodiscard]] std::string healthz() const { return http_get(metrics_port_, "/healthz"); }
+  [[nodiscard]] std::vector<std::string> readings() const { return telemetry_readings(state_db()); }
+  /// The plaintext column of the DSEKP server CSV log's rows.
+  [[nodiscard]] std::vector<std::string> csv_readings() const {
+    std::vector<std::string> out;
+    const std::vector<Row> rows =
+        parse_csv(dsekp::test::read_file(logs() + "/server_logs_dsekp.csv"));
+    for (std::size_t i = 1; i < rows.size(); ++i)
+      if (rows[i].size() > 7) out.push_back(rows[i][7]);
+    return out;
+  }
+
+ private:
+  const dsekp::test::TempDir& dir_;
+  std::string name_;
+  std::vector<std::string> args_;
+  std::unique_ptr<dsekp::test::ChildProcess> process_;
+  std::string err_file_;
+  int starts_ = 0;
+  int metrics_port_ = -1;
+};
+
+/// A device: its scripted protocol session and its own MQTT client (one thread uses both).
+struct Device {
+  Device(const DeviceMaterial& material, int index)
+      : id("dev-" + std::to_string(index)), client(id), session(material, 1000 + index) {}
+  std::string id;
+  dsekp::test::MqttTestClient client;
+  ScriptedDevice session;
+  std::vector<std::string> sent_frames;  // the wire bytes of every DATA frame, for replays
+  std::vector<std::uint32_t> seqs;       // and their seqs
+};
+
+/// Redis + Mosquitto + `devices` registered devices + three edges in one shared group.
+class MultiEdgeBed {
+ public:
+  /// `edge_args`: more flags for every edge.
+  explicit MultiEdgeBed(int devices, const std::vector<std::string>& edge_args = {}) {
+    std::filesystem::create_directories(dir_.file("redis"));
+    std::filesystem::create_directories(dir_.file("broker"));
+    redis_ = std::make_unique<dsekp::test::RedisServer>(dir_.file("redis"));
+    broker_ = std::make_unique<dsekp::test::MosquittoBroker>(
+        dir_.file("broker"), "allow_anonymous true\nmax_queued_messages 100000\n");
+    const std::string registry = dir_.file("registry.db");
+    for (int d = 0; d < devices; ++d) {
+      DeviceMaterial material;
+      EXPECT_TRUE(register_device(registry, "dev-" + std::to_string(d), material));
+      materials_.push_back(std::move(material));
+    }
+    const std::string store = "redis://127.0.0.1:" + std::to_string(redis_->port()) + "/t:";
+    for (int e = 0; e < kEdges; ++e) {
+      std::vector<std::string> args{
+          DSEKP_CLI_PATH,   "edge",
+          "--broker",       "127.0.0.1:" + std::to_string(broker_->port()),
+          "--db",           registry,
+          "--store",        store,
+          "--shared-group", kGroup,
+          "--no-republish"};
+      args.insert(args.end(), edge_args.begin(), edge_args.end());
+      edges_.push_back(std::make_unique<GroupEdge>(dir_, e, std::move(args)));
+    }
+  }
+
+  ::testing::AssertionResult start_edges() {
+    for (auto& e : edges_)
+      if (auto r = e->start(); !r) return r;
+    return ::testing::AssertionSuccess();
+  }
+
+  /// Connects every device and runs its handshake (INIT through the group, ACK back).
+  ::testing::AssertionResult connect_devices() {
+    for (std::size_t d = 0; d < materials_.size(); ++d) {
+      devices_.push_back(std::make_unique<Device>(materials_[d], static_cast<int>(d)));
+      Device& dev = *devices_.back();
+      if (dev.client.connect(broker_->port(), "", "") != std::optional<int>(0))
+        return ::testing::AssertionFailure() << dev.id << ": no CONNACK";
+      if (dev.client.subscribe(ack_topic(dev)) != std::optional<int>(1))
+        return ::testing::AssertionFailure() << dev.id << ": SUBACK";
+      const auto now_s = static_cast<std::uint32_t>(unix_ms_now() / 1000);
+      if (!dev.client.publish("dsekp/init", as_string(dev.session.init(Encoding::json, now_s))))
+        return ::testing::AssertionFailure() << dev.id << ": INIT not published";
+      const auto ack = dev.client.wait_for_message(ack_topic(dev));
+      if (!ack) return ::testing::AssertionFailure() << dev.id << ": no ACK; " << all_stderr();
+      if (dev.session.take_ack(bytes_of(ack->payload)) != Error::ok)
+        return ::testing::AssertionFailure() << dev.id << ": bad ACK";
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  /// Frame `i` of device `d` (published at QoS 1; returns once the broker holds it).
+  bool send(int d, int i) {
+    Device& dev = *devices_[static_cast<std::size_t>(d)];
+    const Encoding enc = i % 3 == 0 ? Encoding::compact : Encoding::json;
+    DataFrame sealed;
+    const std::string wire =
+        as_string(dev.session.data(device_reading(d, i), unix_ms_now(), enc, &sealed));
+    dev.sent_frames.push_back(wire);
+    dev.seqs.push_back(sealed.seq);
+    return dev.client.publish("dsekp/data", wire);
+  }
+
+  /// Every edge's telemetry readings (index: edge).
+  std::vector<std::vector<std::string>> readings() const {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& e : edges_) out.push_back(e->readings());
+    return out;
+  }
+  std::size_t total_rows() const {
+    std::size_t n = 0;
+    for (const auto& r : readings()) n += r.size();
+    return n;
+  }
+  bool wait_rows(std::size_t n, std::chrono::seconds timeout) const {
+    return wait_until([&] { return total_rows() >= n; }, timeout);
+  }
+  std::string all_stderr() const {
+    std::string out;
+    for (const auto& e : edges_) out += e->stderr_text();
+    return out;
+  }
+  /// The sum over the edges of one metric series.
+  double metric_sum(const std::string& series) const {
+    double sum = 0;
+    for (const auto& e : edges_) sum += std::max(0.0, metric_value(e->metrics(), series));
+    return sum;
+  }
+
+  /// Every frame of `frames` per device in the union of the telemetry tables exactly once (and
+  /// nothing else), and the CSV logs' union equal to it.
+  /// Like expect_each_frame_once(), but a frame missing from every sink is allowed if the shared
+  /// state holds it as accepted (its seq in the device's window): the crash window between the
+  /// Redis commit and the local sink commit (split_session_store.hpp). Returns how many.
+  int expect_once_or_lost_in_crash_window(int frames) const {
+    RedisStoreOptions options;
+    options.endpoint.port = redis_->port();
+    options.prefix = "t:";
+    std::string error;
+    auto store = RedisSessionStore::open(options, error);
+    EXPECT_NE(store, nullptr) << error;
+    if (store == nullptr) return -1;
+    std::map<std::string, int> seen;
+    for (const auto& e : edges_)
+      for (const std::string& r : e->readings()) ++seen[r];
+    int lost = 0;
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+      DevId id;
+      EXPECT_EQ(id.assign(devices_[d]->id), Error::ok);
+      EdgeDeviceState state;
+      std::uint64_t generation = 0;
+      EXPECT_TRUE(store->load(id, state, generation).ok());
+      for (int i = 0; i < frames; ++i) {
+        const auto it = seen.find(device_reading(static_cast<int>(d), i));
+        if (it != seen.end()) {
+          EXPECT_EQ(it->second, 1) << "frame " << i << " of dev-" << d << " recorded twice";
+          continue;
+        }
+        ++lost;
+        const std::uint32_t seq = devices_[d]->seqs[static_cast<std::size_t>(i)];
+        EXPECT_EQ(state.established_count, 1u);
+        EXPECT_EQ(state.established[0].uplink_window.check(seq), Error::replay)
+            << "frame " << i << " of dev-" << d
+            << " is in no sink and NOT accepted in the shared state: lost outside the crash window";
+      }
+    }
+    return lost;
+  }
+
+  void expect_each_frame_once(int frames) const {
+    std::map<std::string, int> seen;
+    std::map<std::string, int> seen_csv;
+    for (const auto& e : edges_) {
+      for (const std::string& r : e->readings()) ++seen[r];
+      for (const std::string& r : e->csv_readings()) ++seen_csv[r];
+    }
+    int missing = 0;
+    int doubled = 0;
+    std::size_t expected = 0;
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+      for (int i = 0; i < frames; ++i, ++expected) {
+        const auto it = seen.find(device_reading(static_cast<int>(d), i));
+        if (it == seen.end()) {
+          ++missing;
+          ADD_FAILURE() << "frame " << i << " of dev-" << d << " is in no edge's sink";
+        } else if (it->second != 1) {
+          ++doubled;
+          ADD_FAILURE() << "frame " << i << " of dev-" << d << " is recorded " << it->second
+                        << " times";
+        }
+      }
+    }
+    EXPECT_EQ(missing, 0);
+    EXPECT_EQ(doubled, 0);
+    EXPECT_EQ(seen.size(), expected) << "rows that no device sent";
+    EXPECT_EQ(seen_csv, seen) << "the CSV logs differ from the telemetry tables";
+  }
+
+  static std::string ack_topic(const Device& d) { return "dsekp/init/ack/" + d.id; }
+
+  dsekp::test::TempDir dir_;
+  std::unique_ptr<dsekp::test::RedisServer> redis_;
+  std::unique_ptr<dsekp::test::MosquittoBroker> broker_;
+  std::vector<DeviceMaterial> materials_;
+  std::vector<std::unique_ptr<GroupEdge>> edges_;
+  std::vector<std::unique_ptr<Device>> devices_;
+};
+
+TEST(MultiEdge, SessionsCrossEdgesEveryInitAnsweredOnceEveryFrameOnce) {
+  // 5 devices over 3 edges: with a count divisible by 3, Mosquitto's round robin would give
+  // each device the same edge for every frame (the broker rotates per message, not per device).
+  constexpr int kDevices = 5;
+  constexpr int kFrames = 40;
+  MultiEdgeBed bed(kDevices);
+  ASSERT_TRUE(bed.start_edges());
+  ASSERT_TRUE(bed.connect_devices());
+  for (int i = 0; i < kFrames; ++i)
+    for (int d = 0; d < kDevices; ++d) ASSERT_TRUE(bed.send(d, i));
+  ASSERT_TRUE(bed.wait_rows(kDevices * kFrames, std::chrono::seconds(30)))
+      << bed.total_rows() << " of " << kDevices * kFrames << "\n"
+      << bed.all_stderr();
+  bed.expect_each_frame_once(kFrames);
+
+  // Cross-edge: the shared subscription spread every device's frames; a device whose rows are
+  // in two edges' sinks used its one session (set up through one edge) at another edge.
+  const auto per_edge = bed.readings();
+  int edges_with_rows = 0;
+  for (const auto& r : per_edge) edges_with_rows += r.empty() ? 0 : 1;
+  EXPECT_GE(edges_with_rows, 2);
+  int crossing_devices = 0;
+  for (int d = 0; d < kDevices; ++d) {
+    int edges_of_device = 0;
+    for (const auto& rows : per_edge) {
+      const std::string marker = R"({"d":)" + std::to_string(d) + ",";
+      for (const std::string& r : rows)
+        if (r.rfind(marker, 0) == 0) {
+          ++edges_of_device;
+          break;
+        }
+    }
+    if (edges_of_device >= 2) ++crossing_devices;
+  }
+  EXPECT_GE(crossing_devices, 1) << "no device's frames were handled by two edges";
+
+  // Each INIT handled by exactly one edge, and each device got exactly one ACK.
+  EXPECT_EQ(bed.metric_sum(R"(dsekp_handshakes_total{outcome="accepted"})"), kDevices);
+  for (const auto& dev : bed.devices_) {
+    std::size_t acks = 0;
+    for (const auto& m : dev->client.received())
+      if (m.topic == MultiEdgeBed::ack_topic(*dev)) ++acks;
+    EXPECT_EQ(acks, 1u) << dev->id;
+  }
+  EXPECT_EQ(bed.metric_sum(R"(dsekp_frames_total{mode="dsekp",outcome="accepted"})"),
+            kDevices * kFrames);
+  std::printf("rows per edge:");
+  for (const auto& r : per_edge) std::printf(" %zu", r.size());
+  std::printf("; devices handled by two or more edges: %d of %d\n", crossing_devices, kDevices);
+
+  // Replays: the last 5 frames of every device, each sent again three times (the group spreads
+  // the copies over the edges): all refused, nothing recorded again.
+  const double replays_before = bed.metric_sum(R"(dsekp_rejections_total{reason="replay"})");
+  int resent = 0;
+  for (auto& dev : bed.devices_) {
+    for (std::size_t i = dev->sent_frames.size() - 5; i < dev->sent_frames.size(); ++i)
+      for (int copy = 0; copy < 3; ++copy, ++resent)
+        ASSERT_TRUE(dev->client.publish("dsekp/data", dev->sent_frames[i]));
+  }
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return bed.metric_sum(R"(dsekp_rejections_total{reason="replay"})") - replays_before >=
+               resent;
+      },
+      std::chrono::seconds(20)))
+      << bed.metric_sum(R"(dsekp_rejections_total{reason="replay"})") - replays_before << " of "
+      << resent;
+  EXPECT_EQ(bed.metric_sum(R"(dsekp_rejections_total{reason="replay"})") - replays_before, resent);
+  int edges_refusing = 0;
+  for (const auto& e : bed.edges_)
+    edges_refusing += metric_value(e->metrics(), R"(dsekp_rejections_total{reason="replay"})") > 0;
+  EXPECT_GE(edges_refusing, 2) << "the replays did not reach two edges";
+  bed.expect_each_frame_once(kFrames);
+  for (auto& e : bed.edges_) EXPECT_EQ(e->terminate(), std::optional<int>(0)) << e->stderr_text();
+}
+
+TEST(MultiEdge, OneEdgeSigkilledRecordsNothingTwiceAndLosesOnlyInTheCrashWindow) {
+  constexpr int kDevices = 4;
+  constexpr int kFrames = 400;
+  constexpr int kKills = 3;
+  // The frames the broker queues for the dead edge arrive after its restart, when the other
+  // edges have accepted newer frames of the same devices: the replay window must reach back
+  // over the outage (here up to ~0.5 s at one frame per ~5 ms and device; the default 64 frames
+  // would not, and those frames would be refused as too_old: SCALING.md).
+  MultiEdgeBed bed(kDevices, {std::string("--replay-window"), std::string("1024")});
+  ASSERT_TRUE(bed.start_edges());
+  ASSERT_TRUE(bed.connect_devices());
+  std::atomic<int> round{0};
+  std::atomic<bool> send_failed{false};
+  std::thread sender([&] {
+    for (int i = 0; i < kFrames; ++i) {
+      for (int d = 0; d < kDevices; ++d)
+        if (!bed.send(d, i)) {
+          send_failed = true;
+          return;
+        }
+      round = i + 1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(4));
+    }
+  });
+  std::mt19937 rng(20261130);
+  int kills_during_stream = 0;
+  GroupEdge& victim = *bed.edges_[1];
+  for (int k = 0; k < kKills; ++k) {
+    const std::size_t rows = victim.readings().size();
+    wait_until([&] { return victim.readings().size() > rows + 10; }, std::chrono::seconds(5));
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 20000));
+    if (round.load() < kFrames) ++kills_during_stream;
+    victim.kill();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 + rng() % 300));
+    ASSERT_TRUE(victim.start()) << "restart " << k;
+  }
+  sender.join();
+  ASSERT_FALSE(send_failed.load());
+  {  // The sessions carry the edges' window size (set when the INIT was accepted).
+    RedisStoreOptions options;
+    options.endpoint.port = bed.redis_->port();
+    options.prefix = "t:";
+    std::string error;
+    auto store = RedisSessionStore::open(options, error);
+    ASSERT_NE(store, nullptr) << error;
+    EdgeDeviceState state;
+    std::uint64_t generation = 0;
+    DevId dev0;
+    ASSERT_EQ(dev0.assign("dev-0"), Error::ok);
+    ASSERT_TRUE(store->load(dev0, state, generation).ok());
+    ASSERT_EQ(state.established_count, 1u);
+    EXPECT_EQ(state.established[0].uplink_window.size(), 1024u);
+  }
+  EXPECT_GE(kills_during_stream, 2) << "the stream ended before the kills";
+  // Until every frame is in, or the count has not moved for 2 s (a frame lost in the crash
+  // window never arrives), at most 30 s.
+  {
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    std::size_t last = 0;
+    auto last_change = Clock::now();
+    while (Clock::now() < deadline && bed.total_rows() < std::size_t{kDevices * kFrames}) {
+      if (const std::size_t n = bed.total_rows(); n != last) {
+        last = n;
+        last_change = Clock::now();
+      } else if (Clock::now() - last_change > std::chrono::seconds(2)) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  // A moment more, so that a row recorded twice would show.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Never twice. Lost only in the known crash window: a SIGKILL after a batch's Redis commit and
+  // before its local sink commit leaves frames accepted in the shared state (their redelivery is
+  // a replay) with no row anywhere (docs/SCALING.md, "Running several edges"). Seen in about one
+  // run in three here, one frame at a time; each must be accepted in Redis, and at most a few
+  // batches' worth per kill.
+  const int lost = bed.expect_once_or_lost_in_crash_window(kFrames);
+  EXPECT_LE(lost, kKills * 16);
+  for (const auto& e : bed.edges_) EXPECT_FALSE(e->readings().empty());
+  if (std::getenv("DSEKP_TEST_SHOW")) std::printf("%s", bed.all_stderr().c_str());
+  std::printf("kills: %d (%d while streaming); frames lost in the crash window: %d; rows per edge:",
+              kKills, kills_during_stream, lost);
+  for (const auto& r : bed.readings()) std::printf(" %zu", r.size());
+  std::printf("\n");
+  for (auto& e : bed.edges_) EXPECT_EQ(e->terminate(), std::optional<int>(0)) << e->stderr_text();
+}
+
+TEST(MultiEdge, RedisRestartPausesEveryEdgeThenAllContinue) {
+  constexpr int kDevices = 3;
+  constexpr int kFrames = 120;
+  MultiEdgeBed bed(kDevices);
+  ASSERT_TRUE(bed.start_edges());
+  ASSERT_TRUE(bed.connect_devices());
+  for (const auto& e : bed.edges_) {
+    EXPECT_NE(e->healthz().find(" 200 "), std::string::npos) << e->healthz();
+    EXPECT_EQ(metric_value(e->metrics(), "dsekp_store_up"), 1);
+  }
+  int i = 0;
+  const auto send_round = [&] {
+    for (int d = 0; d < kDevices; ++d) ASSERT_TRUE(bed.send(d, i));
+    ++i;
+  };
+  for (; i < kFrames / 3;) send_round();
+  ASSERT_TRUE(bed.wait_rows(static_cast<std::size_t>(kDevices * i), std::chrono::seconds(20)));
+
+  bed.redis_->kill();
+  // Frames keep coming while Redis is down (the broker takes them).
+  for (int k = 0; k < 10; ++k) send_round();
+  EXPECT_TRUE(wait_until(
+      [&] {
+        for (const auto& e : bed.edges_)
+          if (e->healthz().find(" 503 ") == std::string::npos) return false;
+        return true;
+      },
+      std::chrono::seconds(10)))
+      << bed.edges_[0]->healthz();
+  for (const auto& e : bed.edges_) {
+    EXPECT_NE(e->healthz().find("store unreachable"), std::string::npos) << e->healthz();
+    EXPECT_EQ(metric_value(e->metrics(), "dsekp_store_up"), 0);
+  }
+  // Nothing is recorded while the store is down.
+  const std::size_t during = bed.total_rows();
+  for (int k = 0; k < 10; ++k) send_round();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  EXPECT_EQ(bed.total_rows(), during);
+  EXPECT_LT(during, static_cast<std::size_t>(kDevices * i));
+
+  bed.redis_->restart();
+  for (; i < kFrames;) send_round();
+  EXPECT_TRUE(bed.wait_rows(kDevices * kFrames, std::chrono::seconds(40)))
+      << bed.total_rows() << " of " << kDevices * kFrames << "\n"
+      << bed.all_stderr();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  bed.expect_each_frame_once(kFrames);
+  for (const auto& e : bed.edges_) {
+    EXPECT_TRUE(e->running()) << "an edge exited: " << e->stderr_text();
+    EXPECT_TRUE(wait_until([&] { return e->healthz().find(" 200 ") != std::string::npos; },
+                           std::chrono::seconds(5)));
+    EXPECT_EQ(metric_value(e->metrics(), "dsekp_store_up"), 1);
+  }
+  EXPECT_NE(bed.all_stderr().find("store unreachable"), std::string::npos);
+  for (auto& e : bed.edges_) EXPECT_EQ(e->terminate(), std::optional<int>(0)) << e->stderr_text();
+}
+
+// --shared-group with MQTT 3.1.1 is refused before anything starts, with a reason.
+TEST(MultiEdge, SharedGroupWithMqtt311IsRefused) {
+  dsekp::test::TempDir dir;
+  DeviceMaterial material;
+  ASSERT_TRUE(register_device(dir.file("registry.db"), "dev-0", material));
+  dsekp::test::ChildProcess edge(
+      {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:1", "--db", dir.file("registry.db"),
+       "--no-csv", "--shared-group", "g", "--mqtt-version", "3.1.1"},
+      dir.file("out"), dir.file("err"));
+  const auto status = edge.wait_for(std::chrono::seconds(10));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(*status, 0);
+  EXPECT_NE(dsekp::test::read_file(dir.file("err")).find("--shared-group needs MQTT 5"),
+            std::string::npos)
+      << dsekp::test::read_file(dir.file("err"));
+}
+
+}  // namespace
+}  // namespace dsekp::edge::testing
