@@ -10,13 +10,15 @@
 #   make fuzz    build the libFuzzer targets (fuzz/, clang-14) and run each for FUZZ_SECONDS (60)
 #   make test-sanitize  the whole test suite built with ASan + UBSan (build-asan/, clang-14)
 #                and run by ctest; CI (.ci/run) runs it after `make test`
+#   make demo-multi-edge  three edges sharing session state on a private Redis, one device fleet,
+#                the exactly-once check over the edges (scripts/demo-multi-edge.sh, docs/SCALING.md)
 #   make format  clang-format every C++ file in place
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
 EXPERIMENT_ARGS ?=
 
-.PHONY: all deps build test bench experiment fuzz test-sanitize format
+.PHONY: all deps build test bench experiment fuzz test-sanitize demo-multi-edge format
 
 all: build
 
@@ -46,6 +48,9 @@ fuzz: deps
 
 test-sanitize: deps
 	@bash scripts/test-sanitize.sh
+
+demo-multi-edge: build
+	@BUILD_DIR=$(BUILD_DIR) bash scripts/demo-multi-edge.sh
 
 format:
 	@git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i
