@@ -423,6 +423,12 @@ void add_bench_command(CLI::App& app) {
   scale->add_option("--mode", sc.mode, "Protocol of the devices")
       ->check(CLI::IsMember({"dsekp", "psk"}))
       ->capture_default_str();
+  scale
+      ->add_option("--rss-every-s", sc.rss_every_s,
+                   "Soak: print the edge's and the broker's RSS every N seconds and judge whether "
+                   "the edge's stays flat after a warm-up (0: off)")
+      ->check(CLI::Range(0.0, 86'400.0))
+      ->capture_default_str();
   add_common_e2e_options(scale, sc.dir, sc.keep, sc.mosquitto, sc.encoding, sc.qos, sc.seed,
                          scale_options->as_json);
   scale->callback([scale_options] {

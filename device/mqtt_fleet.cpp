@@ -315,7 +315,12 @@ void MqttFleet::start_connect(Slot& s, std::uint64_t now_ms) {
 
 void MqttFleet::service(Slot& s, std::uint64_t now_ms) {
   if (s.link == Link::retry_wait && !s.agent->failed()) {
-    if (s.down_since != 0 && now_ms - s.down_since >= options_.give_up_ms) {
+    // `down_since` is stamped by on_disconnect, which libmosquitto calls from inside this loop
+    // iteration, after `now_ms` was read: it can be a millisecond or two ahead of `now_ms`, and
+    // the unsigned difference would then wrap and give the device up at once (seen when the
+    // link emulator reset every connection: all devices gave up "after 60 s" within a second).
+    if (s.down_since != 0 && now_ms > s.down_since &&
+        now_ms - s.down_since >= options_.give_up_ms) {
       s.agent->give_up("no connection to the broker for " +
                        std::to_string(options_.give_up_ms / 1000) + " s");
     } else if (now_ms >= s.retry_at && phase_ != Phase::closing) {

@@ -8,6 +8,13 @@
 // the duration, so that every device sends for about the whole duration; wait until the edge has
 // logged what the broker acknowledged; take the edge's final memory; stop everything; join the
 // logs for the delivery ratio (latency_join.hpp, the same join as `dsekp bench e2e`).
+//
+// Soak (`--rss-every-s N`): a long run whose question is whether the edge's memory stays flat.
+// Every N seconds one line `rss t_s=... edge_kb=... broker_kb=... edge_rows=...` goes to the
+// progress output, and at the end the series is summarised after a warm-up (the first 10 % of
+// the fleet's run, at least the connection ramp): first and last value, min, max and the
+// least-squares slope. Growth of more than 10 % and 4 MiB from the first to the last sample after
+// the warm-up is reported as a problem (an edge whose RSS creeps up over an hour leaks).
 #pragma once
 
 #include <cstdint>
@@ -35,7 +42,31 @@ struct ScaleOptions {
   bool keep = false;
   std::string dsekp_exe;
   std::string mosquitto;
+  double rss_every_s = 0;  // 0: no RSS series
 };
+
+/// One point of the soak series.
+struct RssPoint {
+  double t_s = 0;  // since the fleet started
+  std::uint64_t edge_kb = 0;
+  std::uint64_t broker_kb = 0;
+  std::uint64_t edge_rows = 0;
+};
+
+/// The series after its warm-up, as the soak judges it.
+struct RssDrift {
+  std::size_t samples = 0;  // after the warm-up
+  double warmup_s = 0;
+  std::uint64_t first_kb = 0, last_kb = 0, min_kb = 0, max_kb = 0;
+  double slope_kb_per_hour = 0;  // least squares over the samples after the warm-up
+  [[nodiscard]] bool flat() const noexcept {
+    const double growth = static_cast<double>(last_kb) - static_cast<double>(first_kb);
+    return !(growth > 4096 && growth > 0.10 * static_cast<double>(first_kb));
+  }
+};
+
+/// Summarises `series` after `warmup_s` (no samples after it: samples = 0).
+RssDrift rss_drift(const std::vector<RssPoint>& series, double warmup_s);
 
 struct ScaleResult {
   ScaleOptions options;
@@ -51,6 +82,8 @@ struct ScaleResult {
   Percentiles latency_us;
   ProcSummary edge, broker;  // from the fleet's start until the edge had logged everything
   std::uint64_t edge_rss_before_kb = 0;  // the edge's RSS when ready, before any device
+  std::vector<RssPoint> rss_series;      // with --rss-every-s
+  RssDrift rss_drift;
   double wall_s = 0;
   std::vector<Target> targets;
   std::vector<std::string> commands;
