@@ -79,7 +79,9 @@ class BrokerRestart : public FaultBed {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     EXPECT_TRUE(broker_->restart());
     f.up_ms = unix_ms();
-    if (edge_down) EXPECT_TRUE(edge_->start());
+    if (edge_down) {
+      EXPECT_TRUE(edge_->start());
+    }
     const auto code = wait_fleet(std::chrono::seconds(60));
     EXPECT_EQ(code, std::optional<int>(0)) << dsekp::test::read_file(dir_.file("device.err"));
     const nlohmann::json s = summary();
@@ -101,9 +103,10 @@ class BrokerRestart : public FaultBed {
       if (sent_at[p] >= f.up_ms) ++f.lost_after_restart;
       if (sent_at[p] > f.kill_ms) ++f.lost_after_kill;
     }
-    if (!edge_down)
+    if (!edge_down) {
       EXPECT_NE(edge_->all_stderr().find("connection lost"), std::string::npos)
           << "the edge never noticed the broker go";
+    }
     std::cout << "[ FIGURE ] broker " << (sig == SIGKILL ? "SIGKILL" : "SIGTERM")
               << " (autosave_interval " << options.autosave_interval
               << (options.autosave_on_changes ? " changes" : " s") << ")"
