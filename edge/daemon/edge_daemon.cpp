@@ -17,6 +17,7 @@
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "edge/admin/admin_protocol.hpp"
 #include "edge/daemon/admin_handler.hpp"
+#include "edge/daemon/pending_rows.hpp"
 #include "edge/daemon/rejection_log.hpp"
 #include "edge/daemon/result_metrics.hpp"
 #include "edge/daemon/test_hold.hpp"
@@ -196,8 +197,13 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     RedisStoreOptions redis_options;
     if (!parse_redis_store_url(o.store, redis_options, error))
       throw std::runtime_error("--store: " + error);
+    // The client id names this edge's pending-rows list: it must be valid in a key and stable
+    // across restarts (it is: the broker session needs that too).
+    if (std::string why = check_redis_edge_id(o.client_id); !why.empty())
+      throw std::runtime_error("--client-id with --store redis: " + why);
     redis_store = RedisSessionStore::open(redis_options, error);
     if (redis_store == nullptr) throw std::runtime_error("--store " + o.store + ": " + error);
+    redis_store->set_pending_key(redis_store->pending_key_of(o.client_id));
     generations = std::make_unique<RedisCredentialGenerations>(*redis_store);
     split_store = std::make_unique<SplitSessionStore>(*redis_store, *local_store);
     store = split_store.get();
@@ -224,7 +230,18 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   auto telemetry = sinks::SqliteTelemetrySink::open(local_store->connection(), error);
   if (telemetry == nullptr) throw std::runtime_error("state " + state_path + ": " + error);
   sinks::CompositeSink sink;
+  // With Redis: the rows go first into the state commit's write-ahead (pending_rows.hpp), then
+  // the local sinks; `local_sinks` (telemetry, CSV) is what a recovery writes through.
+  std::unique_ptr<PendingRowsSink> pending_sink;
+  sinks::CompositeSink local_sinks;
+  if (redis_store) {
+    if (!telemetry->enable_lookup(error))
+      throw std::runtime_error("state " + state_path + ": " + error);
+    pending_sink = std::make_unique<PendingRowsSink>(*redis_store);
+    sink.add(*pending_sink);
+  }
   sink.add(*telemetry);
+  local_sinks.add(*telemetry);
   TestHoldSink hold_sink(o.test_hold_ms);
   if (o.test_hold_ms > 0) sink.add(hold_sink);  // after the commit, before the CSV append
   std::unique_ptr<sinks::ServerCsvSink> csv;
@@ -233,6 +250,33 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     std::filesystem::create_directories(o.logs_dir);
     csv = std::make_unique<sinks::ServerCsvSink>(o.logs_dir, local_store->connection());
     sink.add(*csv);
+    local_sinks.add(*csv);
+  }
+  if (redis_store) {
+    // Rows whose state committed in Redis but not locally (a kill, a failed local commit, a
+    // lost reply): at start-up, before anything is subscribed, and at the next transaction
+    // after a failed commit, before a new state commit replaces the list.
+    const std::string pending_key = redis_store->pending_key_of(o.client_id);
+    const auto recover = [&, pending_key](const char* when) {
+      PendingRecovery report;
+      std::string why;
+      if (!recover_pending_rows(*redis_store, pending_key, *local_store, *telemetry, local_sinks,
+                                report, why)) {
+        logging::logger().error("pending rows {}: {}", when, why);
+        return false;
+      }
+      if (report.rows > 0)
+        logging::logger().warn("pending rows {}: {} in {}, {} of them not yet local, now written",
+                               when, report.rows, pending_key, report.inserted);
+      return true;
+    };
+    if (!recover("at start-up"))
+      throw std::runtime_error("cannot recover the pending rows of " + o.client_id);
+    split_store->set_recover([recover] { return recover("after a failed commit"); });
+    if (o.test_hold_ms > 0)
+      split_store->set_between_commits([&o, &redis_store] {
+        if (redis_store->last_commit_rows() > 0) test_hold(o.test_hold_ms, "redis committed");
+      });
   }
   // The client is created before the sinks that publish through it and started after the
   // service exists, so no message can arrive before there is someone to handle it.

@@ -1,9 +1,13 @@
 // Fault injection for the durability test (tests/edge_daemon/kill_restart_test.cpp), off unless
-// `dsekp edge --test-hold-ms MS` (a hidden flag) is given: the edge stops for MS at the three
+// `dsekp edge --test-hold-ms MS` (a hidden flag) is given: the edge stops for MS at the
 // moments of a message where a crash matters, after logging which one (at info), so the test can
 // SIGKILL it exactly there:
 //   "test hold: before"     a message delivered, not handled; the earlier messages of its batch
 //                           handled but not committed (no PUBACK of the batch written)
+//   "test hold: redis committed"  with --store redis only: the batch's states and its rows'
+//                           write-ahead committed in Redis, the local SQLite commit not yet
+//                           made (SplitSessionStore's between-commits hook; only for a batch
+//                           that wrote rows)
 //   "test hold: committed"  the batch (one SQLite transaction) committed, its CSV lines not
 //                           appended, no PUBACK written (a sink placed before the CSV sink, so its
 //                           committed() runs first; only for a batch that stored rows)

@@ -21,6 +21,12 @@ constexpr const char* kInsert =
     " latency_ms, payload_size, plaintext, recvts_us)"
     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
 
+constexpr const char* kLookupIndex =
+    "CREATE INDEX IF NOT EXISTS telemetry_recvts_us ON telemetry(recvts_us)";
+constexpr const char* kLookup =
+    "SELECT 1 FROM telemetry WHERE recvts_us = ?1 AND mode = ?2 AND dev_id = ?3 AND sessctr = ?4"
+    " AND seq = ?5 LIMIT 1";
+
 bool has_column(sqlite3* db, const char* table, const char* column) {
   sqlite3_stmt* s = nullptr;
   const std::string sql = std::string("SELECT count(*) FROM pragma_table_info('") + table +
@@ -55,6 +61,32 @@ std::unique_ptr<SqliteTelemetrySink> SqliteTelemetrySink::open(sqlite3* db, std:
 
 SqliteTelemetrySink::~SqliteTelemetrySink() {
   sqlite3_finalize(insert_);
+  sqlite3_finalize(lookup_);
+}
+
+bool SqliteTelemetrySink::enable_lookup(std::string& error) {
+  if (lookup_ != nullptr) return true;
+  if (sqlite3_exec(db_, kLookupIndex, nullptr, nullptr, nullptr) != SQLITE_OK ||
+      sqlite3_prepare_v2(db_, kLookup, -1, &lookup_, nullptr) != SQLITE_OK) {
+    error = std::string("telemetry lookup: ") + sqlite3_errmsg(db_);
+    return false;
+  }
+  return true;
+}
+
+int SqliteTelemetrySink::contains(const AcceptedFrame& row) {
+  if (lookup_ == nullptr) return -1;
+  sqlite3_reset(lookup_);
+  sqlite3_clear_bindings(lookup_);
+  const bool bound =
+      sqlite3_bind_int64(lookup_, 1, static_cast<sqlite3_int64>(row.recvts_us)) == SQLITE_OK &&
+      sqlite3_bind_text(lookup_, 2, frame_mode_name(row.mode), -1, SQLITE_STATIC) == SQLITE_OK &&
+      sqlite3_bind_text(lookup_, 3, row.dev_id.c_str(), -1, SQLITE_TRANSIENT) == SQLITE_OK &&
+      sqlite3_bind_int64(lookup_, 4, row.sessctr) == SQLITE_OK &&
+      sqlite3_bind_int64(lookup_, 5, row.seq) == SQLITE_OK;
+  const int rc = bound ? sqlite3_step(lookup_) : SQLITE_ERROR;
+  sqlite3_reset(lookup_);
+  return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
 bool SqliteTelemetrySink::write(const AcceptedFrame& row) {

@@ -6,6 +6,16 @@
 // telemetry(id INTEGER PRIMARY KEY, mode TEXT, encoding TEXT, dev_id TEXT, sessctr INTEGER,
 //           seq INTEGER, sendts_ms INTEGER, recvts_ms INTEGER, latency_ms INTEGER,
 //           payload_size INTEGER, plaintext BLOB, recvts_us INTEGER)
+//
+// With a shared Redis store the edge re-inserts, at start-up, rows it may already hold
+// (edge/daemon/pending_rows.hpp), so it needs to ask "is this row here?": contains(). A row is
+// identified by (mode, dev_id, sessctr, seq, recvts_us): the frame and the instant this edge
+// took it in, so a frame seen again after a key rotation restarted its session counter is still
+// a different row. enable_lookup() adds a non-unique index on recvts_us for it: the column grows
+// with time, so the index is appended to at its end (a small cost per insert, measured in
+// docs/SCALING.md) and a lookup is one index probe. Not a unique constraint: the PSK baseline
+// has no replay state and may legitimately record a frame twice, and a constraint that fails an
+// insert would fail the whole unit.
 #pragma once
 
 #include <sqlite3.h>
@@ -28,11 +38,19 @@ class SqliteTelemetrySink final : public SinkWriter {
 
   [[nodiscard]] bool write(const AcceptedFrame& row) override;
 
+  /// Creates the lookup index (if missing; building it over a large existing table takes a
+  /// while, once) and prepares contains(). false with `error` on failure.
+  [[nodiscard]] bool enable_lookup(std::string& error);
+  /// Whether a row with `row`'s identity (above) is in the table: 1 yes, 0 no, -1 database
+  /// error or enable_lookup() not called.
+  [[nodiscard]] int contains(const AcceptedFrame& row);
+
  private:
   SqliteTelemetrySink(sqlite3* db, sqlite3_stmt* insert) noexcept : db_(db), insert_(insert) {}
 
   sqlite3* db_;
   sqlite3_stmt* insert_;
+  sqlite3_stmt* lookup_ = nullptr;
 };
 
 }  // namespace dsekp::edge::sinks

@@ -2,10 +2,18 @@
 // saves and removes of one transaction (or a single save/remove outside one) are checked and
 // applied by one script run, which Redis executes atomically (no other command runs in between).
 //
-// Arguments. KEYS[i] is the hash of the i-th operation's device; ARGV has four arguments per
-// operation: kind ("save" or "remove"), the expected generation ("any", or a decimal generation,
-// "0" meaning "must not exist"), the update time in ms and the encoded state (the last two empty
-// for a remove). Operations apply in order, so a transaction may touch a device twice.
+// Arguments. ARGV[1] is n, the number of operations. KEYS[i] (i <= n) is the hash of the i-th
+// operation's device; ARGV[2..4n+1] hold four arguments per operation: kind ("save" or
+// "remove"), the expected generation ("any", or a decimal generation, "0" meaning "must not
+// exist"), the update time in ms and the encoded state (the last two empty for a remove).
+// Operations apply in order, so a transaction may touch a device twice.
+//
+// Write-ahead of the sink rows (docs/SCALING.md "Running several edges"): if KEYS has an entry
+// n+1, it is the committing edge's pending-rows list. When every condition holds, the script
+// replaces that list with ARGV[4n+2..] (the unit's accepted rows, one encoded row per element;
+// none: the list is deleted), in the same atomic run as the states. The edge then commits the
+// rows locally; the list is what a restarted edge re-inserts if it died in between. Without a
+// KEYS[n+1] nothing else is written (single saves and removes outside a transaction).
 //
 // Two phases: first every generation condition is checked against the stored generations (as
 // updated by the earlier operations of the same run), and only if all hold is anything written.
@@ -31,11 +39,14 @@
 namespace dsekp::edge::redis {
 
 inline constexpr std::string_view kCommitScript = R"lua(#!lua
-local n = #KEYS
+local n = tonumber(ARGV[1])
+if n == nil or n < 0 or #KEYS < n or #KEYS > n + 1 then
+  return redis.error_reply('DSEKPBADARGS operation count does not match the keys')
+end
 local gens = {}
 local result = {1}
 for i = 1, n do
-  local key, kind, want = KEYS[i], ARGV[4 * i - 3], ARGV[4 * i - 2]
+  local key, kind, want = KEYS[i], ARGV[4 * i - 2], ARGV[4 * i - 1]
   local g = gens[key]
   if g == nil then
     local stored = redis.call('HGET', key, 'gen')
@@ -58,18 +69,29 @@ for i = 1, n do
 end
 for i = 1, n do
   local key = KEYS[i]
-  local kind = ARGV[4 * i - 3]
+  local kind = ARGV[4 * i - 2]
   if kind == 'save' then
-    redis.call('HSET', key, 'state', ARGV[4 * i], 'gen', string.format('%d', result[i + 1]),
-               'updated_ms', ARGV[4 * i - 1])
+    redis.call('HSET', key, 'state', ARGV[4 * i + 1], 'gen', string.format('%d', result[i + 1]),
+               'updated_ms', ARGV[4 * i])
   elseif kind == 'cred' then
-    if ARGV[4 * i] == '' then
+    if ARGV[4 * i + 1] == '' then
       redis.call('HDEL', key, 'cred')
     else
-      redis.call('HSET', key, 'cred', ARGV[4 * i])
+      redis.call('HSET', key, 'cred', ARGV[4 * i + 1])
     end
   else
     redis.call('DEL', key)
+  end
+end
+if #KEYS == n + 1 then
+  local pending = KEYS[n + 1]
+  redis.call('DEL', pending)
+  local first = 4 * n + 2
+  -- In chunks: unpack() of many thousands of arguments would overflow Lua's stack.
+  while first <= #ARGV do
+    local last = math.min(first + 999, #ARGV)
+    redis.call('RPUSH', pending, unpack(ARGV, first, last))
+    first = last + 1
   end
 end
 return result

@@ -41,6 +41,14 @@ std::string check_redis_prefix(std::string_view prefix) {
   return {};
 }
 
+std::string check_redis_edge_id(std::string_view edge_id) {
+  if (edge_id.empty()) return "empty edge id";
+  if (std::string why = check_redis_prefix(edge_id); !why.empty())
+    return "edge id (MQTT client id) unusable in a Redis key: " +
+           why.substr(std::string_view("key prefix ").size());
+  return {};
+}
+
 RedisSessionStore::RedisSessionStore(const RedisStoreOptions& options) noexcept
     : connection_(options.endpoint), prefix_(options.prefix) {}
 
@@ -75,6 +83,43 @@ std::string RedisSessionStore::key_of(const DevId& dev_id) const {
   key.reserve(prefix_.size() + dev_id.size() + 6);
   key.append(prefix_).append("dev:{").append(dev_id.str()).append("}");
   return key;
+}
+
+std::string RedisSessionStore::pending_key_of(std::string_view edge_id) const {
+  std::string key;
+  key.reserve(prefix_.size() + edge_id.size() + 10);
+  key.append(prefix_).append("pending:{").append(edge_id).append("}");
+  return key;
+}
+
+StoreResult RedisSessionStore::stage_pending_row(std::string row) {
+  if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
+  pending_rows_.push_back(std::move(row));
+  return StoreResult{};
+}
+
+StoreResult RedisSessionStore::read_pending(const std::string& key,
+                                            std::vector<std::string>& rows) {
+  rows.clear();
+  const std::array<std::string_view, 4> args{"LRANGE", key, "0", "-1"};
+  const Reply r = connection_.command(args);
+  if (r == nullptr) return failure(connection_.last_error());
+  if (is_error(r)) return failure("LRANGE " + key + ": " + reply_text(*r));
+  if (r->type != REDIS_REPLY_ARRAY) return failure("LRANGE: unexpected reply");
+  for (std::size_t i = 0; i < r->elements; ++i) {
+    const redisReply& e = *r->element[i];
+    if (e.type != REDIS_REPLY_STRING) return failure("LRANGE: unexpected element");
+    rows.emplace_back(e.str, e.len);
+  }
+  return StoreResult{};
+}
+
+StoreResult RedisSessionStore::clear_pending(const std::string& key) {
+  const std::array<std::string_view, 2> args{"DEL", key};
+  const Reply r = connection_.command(args);
+  if (r == nullptr) return failure(connection_.last_error());
+  if (is_error(r)) return failure("DEL " + key + ": " + reply_text(*r));
+  return StoreResult{};
 }
 
 StoreResult RedisSessionStore::failure(std::string why) {
@@ -249,9 +294,12 @@ StoreResult RedisSessionStore::commit() {
   if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
   in_transaction_ = false;
   in_savepoint_ = false;  // an open savepoint's writes commit with the transaction
-  if (staged_.empty()) return StoreResult{};
+  last_commit_rows_ = 0;
+  if (staged_.empty() && pending_rows_.empty()) return StoreResult{};
   std::vector<std::uint64_t> generations;
-  const StoreResult r = run_script(staged_, generations);
+  const bool write_ahead = !pending_key_.empty();
+  const StoreResult r = run_script(staged_, generations, write_ahead ? &pending_rows_ : nullptr);
+  if (r.ok() && write_ahead) last_commit_rows_ = pending_rows_.size();
   discard_staged();
   return r;
 }
@@ -268,6 +316,7 @@ StoreResult RedisSessionStore::savepoint() {
   if (!in_transaction_ || in_savepoint_) return StoreResult{StoreStatus::transaction_misuse};
   in_savepoint_ = true;
   savepoint_mark_ = staged_.size();
+  rows_mark_ = pending_rows_.size();
   return StoreResult{};
 }
 
@@ -282,27 +331,35 @@ StoreResult RedisSessionStore::rollback_to_savepoint() {
   in_savepoint_ = false;
   for (std::size_t i = savepoint_mark_; i < staged_.size(); ++i) secure_wipe(staged_[i].blob);
   staged_.resize(savepoint_mark_);
+  pending_rows_.resize(rows_mark_);
   return StoreResult{};
 }
 
 void RedisSessionStore::discard_staged() noexcept {
   for (Staged& s : staged_) secure_wipe(s.blob);
   staged_.clear();
+  pending_rows_.clear();
 }
 
 StoreResult RedisSessionStore::run_script(std::vector<Staged>& ops,
-                                          std::vector<std::uint64_t>& generations) {
-  const std::string key_count = std::to_string(ops.size());
+                                          std::vector<std::uint64_t>& generations,
+                                          const std::vector<std::string>* rows) {
+  const std::string op_count = std::to_string(ops.size());
+  const std::string key_count = std::to_string(ops.size() + (rows != nullptr ? 1 : 0));
   std::vector<std::string_view> args;
-  args.reserve(3 + ops.size() * 5);
+  args.reserve(5 + ops.size() * 5 + (rows != nullptr ? rows->size() : 0));
   args.insert(args.end(), {"EVALSHA", script_sha_, key_count});
   for (const Staged& op : ops) args.push_back(op.key);
+  if (rows != nullptr) args.push_back(pending_key_);
+  args.push_back(op_count);
   for (const Staged& op : ops) {
     const std::string_view kind = op.kind == Kind::save     ? "save"
                                   : op.kind == Kind::remove ? "remove"
                                                             : "cred";
     args.insert(args.end(), {kind, op.expected, op.updated_ms, as_chars(op.blob)});
   }
+  if (rows != nullptr)
+    for (const std::string& row : *rows) args.push_back(row);
   Reply r = connection_.command(args);
   if (r != nullptr && is_error(r) && std::string_view(r->str, r->len).starts_with("NOSCRIPT")) {
     // The server lost its script cache (restart, SCRIPT FLUSH): load it again, retry once.

@@ -119,6 +119,28 @@ class RedisSessionStore final : public SessionStore {
 
   /// The key under which `dev_id`'s state is stored.
   [[nodiscard]] std::string key_of(const DevId& dev_id) const;
+
+  // Write-ahead of the sink rows (docs/SCALING.md "Running several edges"). With a pending key
+  // set, commit() also replaces the list at that key with the rows staged in the transaction
+  // (stage_pending_row), in the same script run as the states: one round trip, as before. The
+  // edge commits the same rows locally afterwards; a restarted edge re-inserts the ones it
+  // lacks (edge/daemon/pending_rows.hpp). Every commit of a transaction replaces the list, an
+  // empty one deletes it, so it always holds the rows of this store's last committed unit.
+
+  /// `<prefix>pending:{<edge_id>}`: the list of the edge whose MQTT client id is `edge_id`
+  /// (its own hash tag: one slot per edge in Redis Cluster, see SCALING.md).
+  [[nodiscard]] std::string pending_key_of(std::string_view edge_id) const;
+  /// Turns the write-ahead on (a key from pending_key_of) or off (""). Outside a transaction.
+  void set_pending_key(std::string key) { pending_key_ = std::move(key); }
+  /// Stages one encoded row for the open transaction (undone with its savepoint or rollback);
+  /// transaction_misuse outside one.
+  StoreResult stage_pending_row(std::string row);
+  /// Rows the last successful commit() wrote to the pending list.
+  [[nodiscard]] std::size_t last_commit_rows() const noexcept { return last_commit_rows_; }
+  /// Reads the list at `key` (LRANGE), oldest first; empty if there is none.
+  StoreResult read_pending(const std::string& key, std::vector<std::string>& rows);
+  /// Deletes the list at `key`.
+  StoreResult clear_pending(const std::string& key);
   /// Why the last storage_failure happened (connection error or Redis error reply).
   [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
 
@@ -136,7 +158,9 @@ class RedisSessionStore final : public SessionStore {
 
   RedisSessionStore(const RedisStoreOptions& options) noexcept;
   bool load_script();
-  StoreResult run_script(std::vector<Staged>& ops, std::vector<std::uint64_t>& generations);
+  /// `rows` non-null: also replaces the pending list with them (pending_key_).
+  StoreResult run_script(std::vector<Staged>& ops, std::vector<std::uint64_t>& generations,
+                         const std::vector<std::string>* rows = nullptr);
   StoreResult failure(std::string why);
   const Staged* find_staged(const std::string& key, Kind wanted) const noexcept;
   void discard_staged() noexcept;
@@ -145,7 +169,11 @@ class RedisSessionStore final : public SessionStore {
   std::string prefix_;
   std::string script_sha_;
   std::vector<Staged> staged_;
-  std::size_t savepoint_mark_ = 0;  // staged_.size() at savepoint()
+  std::size_t savepoint_mark_ = 0;         // staged_.size() at savepoint()
+  std::string pending_key_;                // "": no write-ahead of rows
+  std::vector<std::string> pending_rows_;  // staged rows of the open transaction
+  std::size_t rows_mark_ = 0;              // pending_rows_.size() at savepoint()
+  std::size_t last_commit_rows_ = 0;
   bool in_transaction_ = false;
   bool in_savepoint_ = false;
   std::string last_error_;
@@ -157,5 +185,7 @@ class RedisSessionStore final : public SessionStore {
 /// Checks a key prefix: printable ASCII without spaces or braces, at most 128 bytes ("" is
 /// allowed). Returns an empty string if valid, else the reason.
 [[nodiscard]] std::string check_redis_prefix(std::string_view prefix);
+/// Checks an edge id for pending_key_of(): the same rules, and not empty.
+[[nodiscard]] std::string check_redis_edge_id(std::string_view edge_id);
 
 }  // namespace dsekp::edge

@@ -4,6 +4,10 @@
 namespace dsekp::edge {
 
 StoreResult SplitSessionStore::begin() {
+  if (recovery_due_ && recover_) {
+    if (!recover_()) return StoreResult{StoreStatus::storage_failure};
+    recovery_due_ = false;
+  }
   if (const StoreResult r = local_.begin(); !r.ok()) return r;
   const StoreResult r = state_.begin();
   if (!r.ok()) (void)local_.rollback();
@@ -14,10 +18,17 @@ StoreResult SplitSessionStore::commit() {
   const StoreResult r = state_.commit();  // a failed commit has rolled the state back
   if (!r.ok()) {
     (void)local_.rollback();
+    // A conflict wrote nothing, but a lost reply may hide a commit that Redis applied (the
+    // connection re-sends it, and the second run conflicts): its rows are in the pending list.
+    recovery_due_ = true;
     return r;
   }
+  if (between_) between_();
   const StoreResult l = local_.commit();
-  if (!l.ok()) ++local_failures_;  // the state is committed: the unit's rows are lost
+  if (!l.ok()) {
+    ++local_failures_;  // the state is committed: the rows wait in the pending list
+    recovery_due_ = true;
+  }
   return l;
 }
 

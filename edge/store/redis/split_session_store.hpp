@@ -8,17 +8,21 @@
 //
 // commit(): the state store first, then the local one. Why this order: a state commit can fail
 // with generation_conflict (another edge accepted first), and local rows committed before it
-// could not be taken back: the reading would be recorded twice. State first, the worst case is
-// the other one: the process dies (SIGKILL, power) after the state commit and before the local
-// commit, or the local commit fails. The frame is then accepted in the shared state (its
-// redelivery is a replay) but its row is not stored: that reading is LOST. The window is the
-// local SQLite commit (WAL, no fsync at synchronous=NORMAL: microseconds); docs/SCALING.md
-// ("Running several edges") discusses it and the fix (rows in the same Redis script). A failed
-// state commit rolls the local transaction back (nothing of the unit stays anywhere).
+// could not be taken back: the reading would be recorded twice. State first, the gap is the
+// other one: the process dies (SIGKILL, power) after the state commit and before the local
+// commit, the local commit fails, or the state commit's reply is lost although Redis applied
+// it. The frames are then accepted in the shared state (their redelivery is a replay) but their
+// rows are not stored locally. The daemon closes that gap with a write-ahead: the state commit
+// also writes the unit's rows to this edge's pending list in Redis (RedisSessionStore::
+// set_pending_key), and a recovery (edge/daemon/pending_rows.hpp) re-inserts the rows the local
+// database lacks: at start-up (a killed edge), and here, through the `recover` hook, at the
+// begin() that follows any failed commit (a lost reply, a failed local commit), before the next
+// state commit can replace the list. A failed state commit rolls the local transaction back.
 //
 // Not thread-safe, like the stores it joins.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "edge/store/session_store.hpp"
@@ -48,13 +52,25 @@ class SplitSessionStore final : public SessionStore {
   StoreResult rollback_to_savepoint() override;
   [[nodiscard]] bool in_savepoint() const noexcept override { return state_.in_savepoint(); }
 
-  /// Local commits that failed after their state had committed (readings lost, see above).
+  /// Local commits that failed after their state had committed (their rows wait in the
+  /// pending list for the recovery, see above).
   [[nodiscard]] std::uint64_t local_commit_failures() const noexcept { return local_failures_; }
+
+  /// Runs (outside any transaction) at the begin() after a failed commit; false fails that
+  /// begin() and keeps the recovery due. Unset: nothing to recover.
+  void set_recover(std::function<bool()> recover) { recover_ = std::move(recover); }
+  /// Runs between a successful state commit and the local commit (the daemon's test hold).
+  void set_between_commits(std::function<void()> hook) { between_ = std::move(hook); }
+  /// Whether the recovery is due (a commit failed since it last ran).
+  [[nodiscard]] bool recovery_due() const noexcept { return recovery_due_; }
 
  private:
   SessionStore& state_;
   SessionStore& local_;
   std::uint64_t local_failures_ = 0;
+  std::function<bool()> recover_;
+  std::function<void()> between_;
+  bool recovery_due_ = false;
 };
 
 }  // namespace dsekp::edge
