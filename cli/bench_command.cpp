@@ -405,7 +405,8 @@ void add_bench_command(CLI::App& app) {
   auto& sc = scale_options->bench;
   CLI::App* scale = bench->add_subcommand(
       "scale",
-      "Many devices at once on one broker and one edge: delivery ratio, edge CPU and memory");
+      "Many devices at once on one broker and one to three edges: delivery ratio, throughput, "
+      "CPU and memory, Redis work per frame");
   scale->add_option("--devices", sc.devices, "Simulated devices, all connected at once")
       ->check(CLI::Range(1, 60'000))
       ->capture_default_str();
@@ -428,6 +429,17 @@ void add_bench_command(CLI::App& app) {
                    "Soak: print the edge's and the broker's RSS every N seconds and judge whether "
                    "the edge's stays flat after a warm-up (0: off)")
       ->check(CLI::Range(0.0, 86'400.0))
+      ->capture_default_str();
+  scale
+      ->add_option("--edges", sc.edges,
+                   "Edges in one shared subscription group (more than one needs --store redis)")
+      ->check(CLI::Range(1, 3))
+      ->capture_default_str();
+  scale
+      ->add_option("--store", sc.store,
+                   "Session store: sqlite (per edge) or redis (a private redis-server shared by "
+                   "the edges; Redis commands and round trips per frame are reported)")
+      ->check(CLI::IsMember({"sqlite", "redis"}))
       ->capture_default_str();
   add_common_e2e_options(scale, sc.dir, sc.keep, sc.mosquitto, sc.encoding, sc.qos, sc.seed,
                          scale_options->as_json);

@@ -64,6 +64,26 @@ std::string ended_message(experiment::Child& child, const experiment::ExitStatus
          indent(experiment::file_tail(child.spec().output_file));
 }
 
+/// redis-server from /usr/bin, /usr/local/bin, /usr/sbin or PATH (Debian's redis-server package).
+std::string find_redis_server() {
+  std::vector<fs::path> candidates = {"/usr/bin/redis-server", "/usr/local/bin/redis-server",
+                                      "/usr/sbin/redis-server"};
+  if (const char* path = std::getenv("PATH")) {
+    std::string text = path;
+    for (std::size_t start = 0; start <= text.size();) {
+      const std::size_t colon = std::min(text.find(':', start), text.size());
+      if (colon > start)
+        candidates.push_back(fs::path(text.substr(start, colon - start)) / "redis-server");
+      start = colon + 1;
+    }
+  }
+  for (const fs::path& p : candidates)
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  throw std::runtime_error(
+      "no redis-server found (/usr/bin, /usr/local/bin, /usr/sbin, PATH): install the "
+      "redis-server package (make deps)");
+}
+
 }  // namespace
 
 std::string self_executable() {
@@ -152,47 +172,139 @@ void BenchRig::start_broker() {
       std::to_string(broker_child_->pid()) + ", descriptor limit " + std::to_string(nofile_) + ")");
 }
 
-void BenchRig::start_edge(const std::vector<std::string>& extra_args) {
-  if (edge_child_ != nullptr) throw std::logic_error("the edge is already running");
-  const int n = ++edges_started_;
-  const fs::path ready = dir_ / "processes" / ("edge-" + std::to_string(n) + ".ready");
-  experiment::EdgeCommand c;
-  c.broker = broker_.str();
-  c.registry_db = registry_db_;
-  c.state_db = (dir_ / "secrets" / ("edge-state-" + std::to_string(n) + ".db")).string();
-  c.logs_dir = logs_dir().string();
-  c.ready_file = ready.string();
-  // The edge keeps a persistent MQTT session: a fresh id per bench run and edge.
-  c.client_id = "dsekp-bench-" + std::to_string(::getpid()) + "-" + std::to_string(n);
-  auto argv = experiment::edge_argv(dsekp_, c);
-  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  commands_.push_back(experiment::shell_join(argv));
-  edge_child_ = &children_.start(experiment::ChildSpec{
-      "the edge", argv, process_log("edge-" + std::to_string(n) + ".log"), {}});
-  const auto deadline = Clock::now() + kEdgeReadyTimeout;
-  while (!fs::exists(ready)) {
-    if (Clock::now() > deadline)
-      throw std::runtime_error("the edge did not write its ready file within " +
-                               std::to_string(kEdgeReadyTimeout.count()) +
-                               " s; the end of its log:\n" +
-                               indent(experiment::file_tail(edge_child_->spec().output_file)));
-    tick(milliseconds(20));
+void BenchRig::start_redis() {
+  if (redis_child_ != nullptr) throw std::logic_error("Redis is already running");
+  const std::string server = find_redis_server();
+  const fs::path redis_dir = dir_ / "redis";
+  fs::create_directories(redis_dir);
+  // The port was free a moment ago; another process may take it first: retry a few times.
+  std::string last_failure;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    const std::uint16_t port = experiment::free_loopback_port();
+    const std::vector<std::string> argv = {
+        server, "--bind",       "127.0.0.1", "--port", std::to_string(port), "--save",
+        "",     "--appendonly", "yes",       "--dir",  redis_dir.string()};
+    experiment::Child& child = children_.start(experiment::ChildSpec{
+        "redis-server", argv, process_log("redis-" + std::to_string(attempt) + ".log"), {}});
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    bool up = false;
+    while (!up && Clock::now() < deadline && child.running()) {
+      up = experiment::accepts_tcp({"127.0.0.1", port});
+      if (!up) {
+        experiment::throw_if_interrupted();
+        std::this_thread::sleep_for(milliseconds(50));
+      }
+    }
+    if (up) {
+      redis_child_ = &child;
+      redis_port_ = port;
+      commands_.push_back(experiment::shell_join(argv));
+      say("redis: " + server + " on 127.0.0.1:" + std::to_string(port) + " (pid " +
+          std::to_string(child.pid()) + ", AOF in " + redis_dir.string() + ")");
+      return;
+    }
+    last_failure = experiment::file_tail(child.spec().output_file);
+    (void)children_.stop(child, kStopGrace);
   }
-  say("edge ready (pid " + std::to_string(edge_child_->pid()) + ")");
+  throw std::runtime_error("redis-server did not start (3 attempts); the end of its log:\n" +
+                           indent(last_failure));
+}
+
+void BenchRig::start_edge(const std::vector<std::string>& extra_args) {
+  EdgeGroup group;
+  group.extra_args = extra_args;
+  start_edges(group);
+}
+
+fs::path BenchRig::edge_logs_dir(std::size_t k) const {
+  if (k >= 1 && k <= edge_logs_.size()) return edge_logs_[k - 1];
+  return logs_dir();
+}
+
+void BenchRig::start_edges(const EdgeGroup& group) {
+  if (!edge_children_.empty()) throw std::logic_error("the edges are already running");
+  if (group.count < 1) throw std::logic_error("start_edges: no edge");
+  if (group.redis_store && redis_child_ == nullptr)
+    throw std::logic_error("start_edges: the Redis store needs start_redis() first");
+  std::vector<fs::path> ready_files;
+  for (std::size_t k = 1; k <= group.count; ++k) {
+    const int n = ++edges_started_;
+    const std::string tag = "edge-" + std::to_string(n);
+    const fs::path ready = dir_ / "processes" / (tag + ".ready");
+    const fs::path logs =
+        group.count == 1 ? logs_dir() : logs_dir() / ("edge-" + std::to_string(k));
+    fs::create_directories(logs);
+    experiment::EdgeCommand c;
+    c.broker = broker_.str();
+    c.registry_db = registry_db_;
+    c.state_db = (dir_ / "secrets" / ("edge-state-" + std::to_string(n) + ".db")).string();
+    c.logs_dir = logs.string();
+    c.ready_file = ready.string();
+    // The edge keeps a persistent MQTT session: a fresh id per bench run and edge (the broker
+    // is private to the run, so "edge-K" is fresh too).
+    c.client_id = group.redis_store
+                      ? "edge-" + std::to_string(k)
+                      : "dsekp-bench-" + std::to_string(::getpid()) + "-" + std::to_string(n);
+    auto argv = experiment::edge_argv(dsekp_, c);
+    if (group.metrics) {
+      // edge_argv says "--metrics off": replace the value rather than giving the option twice.
+      const int port = experiment::free_loopback_port();
+      const auto at = std::find(argv.begin(), argv.end(), "--metrics");
+      if (at == argv.end() || at + 1 == argv.end()) {
+        argv.insert(argv.end(), {"--metrics", "127.0.0.1:" + std::to_string(port)});
+      } else {
+        *(at + 1) = "127.0.0.1:" + std::to_string(port);
+      }
+      metrics_ports_.push_back(port);
+    }
+    if (group.redis_store)
+      argv.insert(argv.end(),
+                  {"--store", "redis://127.0.0.1:" + std::to_string(redis_port_) + "/bench"});
+    if (!group.shared_group.empty())
+      argv.insert(argv.end(), {"--shared-group", group.shared_group});
+    if (group.replay_window > 0)
+      argv.insert(argv.end(), {"--replay-window", std::to_string(group.replay_window)});
+    argv.insert(argv.end(), group.extra_args.begin(), group.extra_args.end());
+    commands_.push_back(experiment::shell_join(argv));
+    const std::string name = group.count == 1 ? "the edge" : "edge " + std::to_string(k);
+    edge_children_.push_back(
+        &children_.start(experiment::ChildSpec{name, argv, process_log(tag + ".log"), {}}));
+    edge_logs_.push_back(logs);
+    ready_files.push_back(ready);
+  }
+  const auto deadline = Clock::now() + kEdgeReadyTimeout;
+  for (std::size_t i = 0; i < ready_files.size(); ++i) {
+    while (!fs::exists(ready_files[i])) {
+      if (Clock::now() > deadline)
+        throw std::runtime_error(
+            edge_children_[i]->name() + " did not write its ready file within " +
+            std::to_string(kEdgeReadyTimeout.count()) + " s; the end of its log:\n" +
+            indent(experiment::file_tail(edge_children_[i]->spec().output_file)));
+      tick(milliseconds(20));
+    }
+    say(edge_children_[i]->name() + " ready (pid " + std::to_string(edge_children_[i]->pid()) +
+        ")");
+  }
 }
 
 void BenchRig::stop_edge() {
-  if (edge_child_ == nullptr) return;
-  experiment::Child* edge = edge_child_;
-  edge_child_ = nullptr;
-  const auto status = children_.stop(*edge, kStopGrace);
-  if (!status.success())
-    say("the edge did not stop cleanly on SIGTERM (" + status.describe() + ")");
+  // Last started first, as the child set does.
+  for (auto it = edge_children_.rbegin(); it != edge_children_.rend(); ++it) {
+    const auto status = children_.stop(**it, kStopGrace);
+    if (!status.success())
+      say((*it)->name() + " did not stop cleanly on SIGTERM (" + status.describe() + ")");
+  }
+  edge_children_.clear();
+  edge_logs_.clear();
+  metrics_ports_.clear();
 }
 
 void BenchRig::stop_all() {
   fleet_child_ = nullptr;
-  edge_child_ = nullptr;
+  edge_children_.clear();
+  edge_logs_.clear();
+  metrics_ports_.clear();
+  redis_child_ = nullptr;
   broker_child_ = nullptr;
   (void)children_.stop_all(kStopGrace);
 }
@@ -201,21 +313,46 @@ pid_t BenchRig::broker_pid() const {
   return broker_child_ ? broker_child_->pid() : -1;
 }
 pid_t BenchRig::edge_pid() const {
-  return edge_child_ ? edge_child_->pid() : -1;
+  return edge_children_.empty() ? -1 : edge_children_.front()->pid();
+}
+std::vector<pid_t> BenchRig::edge_pids() const {
+  std::vector<pid_t> pids;
+  for (const experiment::Child* c : edge_children_) pids.push_back(c->pid());
+  return pids;
+}
+pid_t BenchRig::redis_pid() const {
+  return redis_child_ ? redis_child_->pid() : -1;
 }
 
 void BenchRig::tick(milliseconds step) {
   experiment::throw_if_interrupted();
-  for (experiment::Child* c : {broker_child_, edge_child_})
+  std::vector<experiment::Child*> watched = {broker_child_, redis_child_};
+  watched.insert(watched.end(), edge_children_.begin(), edge_children_.end());
+  for (experiment::Child* c : watched)
     if (c != nullptr)
       if (auto status = c->poll()) throw std::runtime_error(ended_message(*c, *status));
   std::this_thread::sleep_for(step);
   experiment::throw_if_interrupted();
 }
 
+std::vector<std::uint64_t> BenchRig::edge_rows_each(const std::string& mode) {
+  std::vector<std::uint64_t> rows;
+  if (edge_logs_.empty()) {  // no edge running: the single edge's folder
+    experiment::CsvRowCounter counter((logs_dir() / ("server_logs_" + mode + ".csv")).string());
+    rows.push_back(counter.rows());
+    return rows;
+  }
+  for (const fs::path& logs : edge_logs_) {
+    experiment::CsvRowCounter counter((logs / ("server_logs_" + mode + ".csv")).string());
+    rows.push_back(counter.rows());
+  }
+  return rows;
+}
+
 std::uint64_t BenchRig::edge_rows(const std::string& mode) {
-  experiment::CsvRowCounter rows((logs_dir() / ("server_logs_" + mode + ".csv")).string());
-  return rows.rows();
+  std::uint64_t total = 0;
+  for (const std::uint64_t n : edge_rows_each(mode)) total += n;
+  return total;
 }
 
 void BenchRig::start_fleet(experiment::DeviceCommand c,
@@ -280,20 +417,31 @@ FleetRun BenchRig::finish_fleet(std::chrono::seconds limit, std::chrono::seconds
   if (run.summary.is_object() && run.summary.contains(counted) &&
       run.summary[counted].is_number_unsigned())
     expected = run.summary[counted].get<std::uint64_t>();
-  // The server log of a mode holds every run of that mode so far in this folder.
-  experiment::CsvRowCounter rows(
-      (logs_dir() / ("server_logs_" + fleet_command_.mode + ".csv")).string());
+  // The server log of a mode holds every run of that mode so far in this folder; with several
+  // edges the frames are spread over their logs.
+  std::vector<experiment::CsvRowCounter> counters;
+  if (edge_logs_.empty()) {
+    counters.emplace_back((logs_dir() / ("server_logs_" + fleet_command_.mode + ".csv")).string());
+  } else {
+    for (const fs::path& logs : edge_logs_)
+      counters.emplace_back((logs / ("server_logs_" + fleet_command_.mode + ".csv")).string());
+  }
+  const auto rows = [&counters] {
+    std::uint64_t total = 0;
+    for (auto& c : counters) total += c.rows();
+    return total;
+  };
   const std::uint64_t before = rows_before_fleet_;
-  std::uint64_t seen = rows.rows();
+  std::uint64_t seen = rows();
   auto last_change = Clock::now();
   while (seen < before + expected) {
     tick(milliseconds(50));
-    const std::uint64_t now = rows.rows();
+    const std::uint64_t now = rows();
     if (now != seen) {
       seen = now;
       last_change = Clock::now();
     } else if (Clock::now() - last_change > settle_quiet) {
-      run.problems.push_back("the edge logged " + std::to_string(seen - before) + " of the " +
+      run.problems.push_back("the edges logged " + std::to_string(seen - before) + " of the " +
                              std::to_string(expected) +
                              " frames the broker acknowledged (nothing "
                              "new for " +

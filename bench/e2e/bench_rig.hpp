@@ -4,6 +4,12 @@
 // `dsekp device` fleets as child processes. Every child is stopped when the rig goes (devices
 // first, broker last) and dies with us if we are killed (the library's parent-death signal).
 //
+// Several edges (`dsekp bench scale --edges N --store redis`): the rig can also start a private
+// redis-server (AOF on, no RDB snapshots, its files in <dir>/redis) and N edges that share it
+// as their session store, in one MQTT 5 shared subscription group, each with its own client id,
+// state database and logs folder (logs/edge-K when there are several), as docs/SCALING.md
+// "Running several edges" prescribes.
+//
 // Descriptors: Mosquitto needs one per connection; its soft RLIMIT_NOFILE is whatever it
 // inherits, so the rig raises its own soft limit to the hard limit first (children inherit it).
 #pragma once
@@ -32,6 +38,17 @@ struct RigOptions {
   std::function<void(const std::string&)> say;  // progress lines (may be empty)
 };
 
+/// How the edges run: one edge on its own SQLite state (the default), or `count` edges sharing
+/// the rig's Redis (start_redis() first) as their session store.
+struct EdgeGroup {
+  std::size_t count = 1;
+  bool redis_store = false;         // --store redis://127.0.0.1:PORT/bench
+  std::string shared_group;         // --shared-group (empty: plain subscriptions)
+  std::uint32_t replay_window = 0;  // --replay-window (0: the edge's default)
+  bool metrics = false;             // --metrics on a free loopback port (see edge_metrics_ports)
+  std::vector<std::string> extra_args;  // appended to every edge's command line
+};
+
 /// How one `dsekp device` run ended.
 struct FleetRun {
   std::string command;
@@ -55,10 +72,17 @@ class BenchRig {
   void provision(std::size_t devices, std::size_t probe_identities);
   /// Starts the private Mosquitto (experiment::start_mosquitto; the config has TCP_NODELAY).
   void start_broker();
+  /// Starts a private redis-server on a free loopback port (AOF on, `--save ''`, its files in
+  /// dir()/redis) and waits until it accepts connections. Throws with the end of its log if it
+  /// does not come up.
+  void start_redis();
   /// Starts `dsekp edge` on the broker with its logs in logs_dir() and waits for its ready file.
   /// `extra_args` are appended to the edge's command line (e.g. "--init-burst", "0").
   void start_edge(const std::vector<std::string>& extra_args);
-  /// Stops the edge (SIGTERM; it finishes the frame in hand and flushes its logs).
+  /// Starts `group.count` edges (edge K's logs in edge_logs_dir(K)) and waits for every ready
+  /// file. Only one group at a time.
+  void start_edges(const EdgeGroup& group);
+  /// Stops the edges (SIGTERM; each finishes the frame in hand and flushes its logs).
   void stop_edge();
   /// Stops everything still running, last started first.
   void stop_all();
@@ -74,8 +98,10 @@ class BenchRig {
   FleetRun finish_fleet(std::chrono::seconds limit,
                         std::chrono::seconds settle_quiet = std::chrono::seconds(10));
 
-  /// Data rows the edge has logged so far for `mode` ("psk" or "dsekp").
+  /// Data rows the edges have logged so far for `mode` ("psk" or "dsekp"), summed.
   std::uint64_t edge_rows(const std::string& mode);
+  /// The same per edge, in start order.
+  std::vector<std::uint64_t> edge_rows_each(const std::string& mode);
   /// Sleeps `step`, throwing experiment::Interrupted on a signal and std::runtime_error (with the
   /// end of its log) if the broker or the edge has died.
   void tick(std::chrono::milliseconds step = std::chrono::milliseconds(50));
@@ -86,7 +112,17 @@ class BenchRig {
   [[nodiscard]] const std::string& credentials() const noexcept { return credentials_; }
   [[nodiscard]] const std::string& probe_credentials() const noexcept { return probe_credentials_; }
   [[nodiscard]] pid_t broker_pid() const;
-  [[nodiscard]] pid_t edge_pid() const;
+  [[nodiscard]] pid_t edge_pid() const;  // the first edge's
+  [[nodiscard]] std::vector<pid_t> edge_pids() const;
+  /// Edge K's (1-based) logs folder: logs_dir() when one edge runs, else logs_dir()/edge-K.
+  [[nodiscard]] std::filesystem::path edge_logs_dir(std::size_t k) const;
+  [[nodiscard]] std::size_t edge_count() const noexcept { return edge_children_.size(); }
+  /// The edges' metrics ports (EdgeGroup::metrics), in start order; empty otherwise.
+  [[nodiscard]] const std::vector<int>& edge_metrics_ports() const noexcept {
+    return metrics_ports_;
+  }
+  [[nodiscard]] pid_t redis_pid() const;
+  [[nodiscard]] std::uint16_t redis_port() const noexcept { return redis_port_; }
   [[nodiscard]] const std::string& mosquitto_version() const noexcept { return mosquitto_version_; }
   /// Every child command line so far, in order (for the report).
   [[nodiscard]] const std::vector<std::string>& commands() const noexcept { return commands_; }
@@ -105,7 +141,11 @@ class BenchRig {
   std::uint64_t nofile_ = 0;
   experiment::ChildSet children_;
   experiment::Child* broker_child_ = nullptr;
-  experiment::Child* edge_child_ = nullptr;
+  std::vector<experiment::Child*> edge_children_;
+  std::vector<std::filesystem::path> edge_logs_;
+  std::vector<int> metrics_ports_;
+  experiment::Child* redis_child_ = nullptr;
+  std::uint16_t redis_port_ = 0;
   experiment::Child* fleet_child_ = nullptr;
   std::chrono::steady_clock::time_point fleet_started_;
   std::uint64_t rows_before_fleet_ = 0;  // the mode's server log rows when the fleet started

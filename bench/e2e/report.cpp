@@ -253,9 +253,17 @@ ordered_json e2e_json(const E2eResult& r) {
 
 std::string scale_text(const ScaleResult& r) {
   const ScaleOptions& o = r.options;
+  const bool redis = o.store == "redis";
   std::string out;
-  out += format("Scale: %s %s devices connected at once to one broker and one edge\n",
-                count(o.devices).c_str(), o.mode == "psk" ? "PSK" : "DSEKP");
+  if (o.edges == 1) {
+    out += format("Scale: %s %s devices connected at once to one broker and one edge\n",
+                  count(o.devices).c_str(), o.mode == "psk" ? "PSK" : "DSEKP");
+  } else {
+    out += format(
+        "Scale: %s %s devices connected at once to one broker and %zu edges (one shared "
+        "group)\n",
+        count(o.devices).c_str(), o.mode == "psk" ? "PSK" : "DSEKP", o.edges);
+  }
   out += format(
       "  each sends one frame every %u ms (%s frames/s offered) for %s s after a %s s "
       "connection ramp (%s connections/s); %s encoding, QoS %d\n",
@@ -264,15 +272,29 @@ std::string scale_text(const ScaleResult& r) {
       o.encoding.c_str(), o.qos);
   out += "  broker: " + r.mosquitto_version + " (private, loopback, descriptor limit " +
          std::to_string(r.nofile_limit) + ")\n";
+  out +=
+      format("  edges: %zu, session store %s%s\n", o.edges,
+             redis ? "Redis (private redis-server, AOF on" : "SQLite (per edge)",
+             redis ? (r.redis_version.empty() ? ")" : (", " + r.redis_version + ")")).c_str() : "");
   out += load_line(r.load_before, r.load_after, r.wall_s);
 
   const auto& s = r.fleet.summary;
   out += "\nDelivery\n";
-  out +=
-      format("  frames sent %s, logged by the edge %s: delivery %s %%", count(r.join.sent).c_str(),
-             count(r.join.received).c_str(), fixed(100.0 * r.join.delivery_ratio(), 3).c_str());
+  out += format("  frames sent %s, logged by the edge%s %s: delivery %s %%",
+                count(r.join.sent).c_str(), o.edges > 1 ? "s" : "", count(r.join.received).c_str(),
+                fixed(100.0 * r.join.delivery_ratio(), 3).c_str());
   out += format(" (duplicates %s, unexpected %s)\n", count(r.join.duplicates).c_str(),
                 count(r.join.unexpected).c_str());
+  if (o.edges > 1) {
+    out += "  frames per edge:";
+    for (std::size_t k = 0; k < r.edge_frames.size(); ++k)
+      out += format(" edge-%zu %s%s", k + 1, count(r.edge_frames[k]).c_str(),
+                    k + 1 < r.edge_frames.size() ? "," : "");
+    out += format("; the union of their server logs holds every frame exactly once: %s\n",
+                  r.join.duplicates == 0 && r.join.unexpected == 0 && r.join.received == r.join.sent
+                      ? "yes"
+                      : "NO");
+  }
   if (s.is_object()) {
     if (s.contains("handshakes") && s["handshakes"].is_object())
       out += format("  handshakes: %s ok of %s started, %s timeouts, %s retransmissions\n",
@@ -290,29 +312,117 @@ std::string scale_text(const ScaleResult& r) {
                 opt(r.latency_us.p50, 1).c_str(), opt(r.latency_us.p95, 1).c_str(),
                 opt(r.latency_us.p99, 1).c_str(), opt(r.latency_us.max, 0).c_str());
 
+  out += "\nThroughput\n";
+  out += format(
+      "  delivered %s frames/s (offered %s): %s frames logged in the %s s from the end of the "
+      "ramp to the end of the sending\n",
+      fixed(r.delivered_frames_per_s, 1).c_str(),
+      fixed(offered_rate(o.devices, o.interval_ms), 1).c_str(), count(r.steady_frames).c_str(),
+      fixed(r.steady_s, 1).c_str());
+  out += format("  after the device stopped, the edge%s took %s s to log the rest\n",
+                o.edges > 1 ? "s" : "", fixed(r.drain_s, 1).c_str());
+  out += format("  CPU per frame logged (user + system): edge%s %s us, broker %s us",
+                o.edges > 1 ? "s (all)" : "", fixed(r.edge_cpu_us_per_frame, 1).c_str(),
+                fixed(r.broker_cpu_us_per_frame, 1).c_str());
+  out += redis ? format(", Redis %s us\n", fixed(r.redis_cpu_us_per_frame, 1).c_str())
+               : std::string("\n");
+  if (redis) {
+    out += "\nRedis, from the fleet's start until the last frame was logged\n";
+    out += format("  commands per frame %s (%s commands without PING and INFO;",
+                  fixed(r.redis_commands_per_frame, 2).c_str(),
+                  count(r.redis_commands.work_commands()).c_str());
+    for (const auto& [name, calls] : r.redis_commands.calls) out += " " + name + " " + count(calls);
+    out +=
+        ";\n    Redis 7 counts the commands the edges' Lua scripts run inside Redis here, as in "
+        "total_commands_processed)\n";
+    if (r.round_trips_known)
+      out += format("  round trips per frame %s (%s, the edges' dsekp_store_round_trips_total)\n",
+                    fixed(r.round_trips_per_frame, 2).c_str(), count(r.store_round_trips).c_str());
+    else
+      out += "  round trips per frame: unknown (an edge's metrics did not answer)\n";
+  }
+
   out +=
       "\nResources, sampled from /proc every second from the fleet's start until the edge had\n"
       "logged every acknowledged frame (" +
       fixed(r.edge.wall_s, 1) + " s)\n";
   out += format("%-8s %10s %10s %12s %12s %12s %12s\n", "process", "user s", "sys s", "% of 1 core",
                 "max 1 s %", "peak RSS", "final RSS");
-  const auto proc_row = [&](const char* name, const ProcSummary& p) {
-    out += format("%-8s %10s %10s %12s %12s %12s %12s\n", name, fixed(p.cpu_user_s, 2).c_str(),
-                  fixed(p.cpu_sys_s, 2).c_str(), fixed(p.cpu_percent, 1).c_str(),
-                  fixed(p.cpu_percent_max_1s, 1).c_str(), mib(p.rss_peak_kb).c_str(),
-                  mib(p.rss_final_kb).c_str());
+  const auto proc_row = [&](const std::string& name, const ProcSummary& p) {
+    out += format("%-8s %10s %10s %12s %12s %12s %12s\n", name.c_str(),
+                  fixed(p.cpu_user_s, 2).c_str(), fixed(p.cpu_sys_s, 2).c_str(),
+                  fixed(p.cpu_percent, 1).c_str(), fixed(p.cpu_percent_max_1s, 1).c_str(),
+                  mib(p.rss_peak_kb).c_str(), mib(p.rss_final_kb).c_str());
   };
-  proc_row("edge", r.edge);
+  if (o.edges == 1) {
+    proc_row("edge", r.edge);
+  } else {
+    for (std::size_t k = 0; k < r.edges.size(); ++k)
+      proc_row("edge-" + std::to_string(k + 1), r.edges[k]);
+    proc_row("edges", r.edge);
+  }
   proc_row("broker", r.broker);
-  out += "  edge RSS when ready, before any device: " + mib(r.edge_rss_before_kb) + "\n";
+  if (redis) proc_row("redis", r.redis);
+  out += "  edge" + std::string(o.edges > 1 ? "s'" : "") +
+         " RSS when ready, before any device: " + mib(r.edge_rss_before_kb) + "\n";
+  if (o.edges > 1)
+    out += "  (edges: the sum; its max 1 s % adds each edge's busiest second, an upper bound)\n";
+  if (!r.rss_series.empty()) {
+    out += format("\nRSS every %s s (edge%s summed)\n", fixed(o.rss_every_s, 0).c_str(),
+                  o.edges > 1 ? "s" : "");
+    out += format("%8s %10s %10s %10s %12s\n", "t s", "edge KiB", "broker KiB", "redis KiB",
+                  "edge rows");
+    for (const RssPoint& p : r.rss_series)
+      out += format("%8s %10llu %10llu %10llu %12llu\n", fixed(p.t_s, 0).c_str(),
+                    static_cast<unsigned long long>(p.edge_kb),
+                    static_cast<unsigned long long>(p.broker_kb),
+                    static_cast<unsigned long long>(p.redis_kb),
+                    static_cast<unsigned long long>(p.edge_rows));
+    const RssDrift& d = r.rss_drift;
+    if (d.samples >= 2)
+      out += format(
+          "  after a %s s warm-up (%zu samples): first %s, last %s, min %s, max %s, slope %s "
+          "MiB/h: %s\n",
+          fixed(d.warmup_s, 0).c_str(), d.samples, mib(d.first_kb).c_str(), mib(d.last_kb).c_str(),
+          mib(d.min_kb).c_str(), mib(d.max_kb).c_str(),
+          fixed(d.slope_kb_per_hour / 1024.0, 2).c_str(), d.flat() ? "flat" : "GROWING");
+  }
   append_common_tail(out, r.targets, r.problems, r.commands, r.dir, r.dir_removed);
   return out;
 }
 
 ordered_json scale_json(const ScaleResult& r) {
   const ScaleOptions& o = r.options;
+  const bool redis = o.store == "redis";
   ordered_json targets = ordered_json::array();
   for (const auto& t : r.targets) targets.push_back(to_json(t));
+  ordered_json edges = ordered_json::array();
+  for (std::size_t k = 0; k < r.edges.size(); ++k) {
+    ordered_json e = proc_json(r.edges[k]);
+    e["name"] = "edge-" + std::to_string(k + 1);
+    e["frames_logged"] = k < r.edge_frames.size() ? r.edge_frames[k] : 0;
+    edges.push_back(e);
+  }
+  ordered_json series = ordered_json::array();
+  for (const RssPoint& p : r.rss_series)
+    series.push_back({{"t_s", p.t_s},
+                      {"edge_kib", p.edge_kb},
+                      {"broker_kib", p.broker_kb},
+                      {"redis_kib", p.redis_kb},
+                      {"edge_rows", p.edge_rows}});
+  const RssDrift& d = r.rss_drift;
+  ordered_json redis_json = nullptr;
+  if (redis)
+    redis_json = {
+        {"version", r.redis_version},
+        {"process", proc_json(r.redis)},
+        {"commands", to_json(r.redis_commands)},
+        {"commands_per_frame", r.redis_commands_per_frame},
+        {"round_trips",
+         r.round_trips_known ? ordered_json(r.store_round_trips) : ordered_json(nullptr)},
+        {"round_trips_per_frame",
+         r.round_trips_known ? ordered_json(r.round_trips_per_frame) : ordered_json(nullptr)},
+        {"cpu_us_per_frame", r.redis_cpu_us_per_frame}};
   return {{"benchmark", "scale"},
           {"settings",
            {{"devices", o.devices},
@@ -325,16 +435,40 @@ ordered_json scale_json(const ScaleResult& r) {
             {"device_duration_s", r.device_duration_s},
             {"encoding", o.encoding},
             {"qos", o.qos},
-            {"seed", o.seed}}},
+            {"seed", o.seed},
+            {"edges", o.edges},
+            {"store", o.store},
+            {"rss_every_s", o.rss_every_s}}},
           {"broker", r.mosquitto_version},
           {"nofile_limit", r.nofile_limit},
           {"machine_load", {{"before", to_json(r.load_before)}, {"after", to_json(r.load_after)}}},
           {"logs", join_json(r.join)},
+          {"exactly_once",
+           r.join.duplicates == 0 && r.join.unexpected == 0 && r.join.received == r.join.sent},
           {"latency_us", to_json(r.latency_us)},
           {"fleet", fleet_json(r.fleet)},
           {"edge", proc_json(r.edge)},
           {"edge_rss_before_devices_kib", r.edge_rss_before_kb},
+          {"edges", edges},
           {"broker_process", proc_json(r.broker)},
+          {"throughput",
+           {{"delivered_frames_per_s", r.delivered_frames_per_s},
+            {"steady_s", r.steady_s},
+            {"steady_frames", r.steady_frames},
+            {"drain_s", r.drain_s},
+            {"edge_cpu_us_per_frame", r.edge_cpu_us_per_frame},
+            {"broker_cpu_us_per_frame", r.broker_cpu_us_per_frame}}},
+          {"redis", redis_json},
+          {"rss_series", series},
+          {"rss_drift",
+           {{"samples", d.samples},
+            {"warmup_s", d.warmup_s},
+            {"first_kib", d.first_kb},
+            {"last_kib", d.last_kb},
+            {"min_kib", d.min_kb},
+            {"max_kib", d.max_kb},
+            {"slope_kib_per_hour", d.slope_kb_per_hour},
+            {"flat", d.flat()}}},
           {"targets", targets},
           {"all_targets_met",
            std::all_of(r.targets.begin(), r.targets.end(), [](const Target& t) { return t.met; })},

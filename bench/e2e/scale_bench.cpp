@@ -5,9 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include "experiment/interrupt.hpp"
+#include "metrics_scrape.hpp"
 
 namespace dsekp::bench::e2e {
 namespace {
@@ -30,6 +33,61 @@ std::string seconds_arg(double s) {
 
 std::string kb_as_mib(std::uint64_t kb) {
   return number(static_cast<double>(kb) / 1024.0, 1) + " MiB";
+}
+
+/// The edges' CPU and memory as one process: sums (the busiest second too: an upper bound, the
+/// edges' busiest seconds need not coincide).
+ProcSummary sum_of(const std::vector<ProcSummary>& parts) {
+  ProcSummary total;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const ProcSummary& p = parts[i];
+    total.samples = i == 0 ? p.samples : std::min(total.samples, p.samples);
+    total.wall_s = std::max(total.wall_s, p.wall_s);
+    total.cpu_user_s += p.cpu_user_s;
+    total.cpu_sys_s += p.cpu_sys_s;
+    total.cpu_percent += p.cpu_percent;
+    total.cpu_percent_max_1s += p.cpu_percent_max_1s;
+    total.rss_peak_kb += p.rss_peak_kb;
+    total.rss_final_kb += p.rss_final_kb;
+  }
+  return total;
+}
+
+/// Writes the union of several edges' server logs (same header; the first file's header once,
+/// then every file's data lines) to `out`, for the client/server join. A missing file (an edge
+/// that logged nothing yet) adds nothing. Throws if the headers differ.
+void concatenate_logs(const std::vector<fs::path>& logs, const fs::path& out) {
+  std::ofstream union_file(out, std::ios::binary | std::ios::trunc);
+  if (!union_file) throw std::runtime_error("cannot write " + out.string());
+  std::string header;
+  for (const fs::path& log : logs) {
+    std::ifstream in(log, std::ios::binary);
+    if (!in) continue;
+    std::string first;
+    if (!std::getline(in, first)) continue;
+    if (header.empty()) {
+      header = first;
+      union_file << first << '\n';
+    } else if (first != header) {
+      throw std::runtime_error("the edges' server logs have different headers: " + log.string());
+    }
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) union_file << line << '\n';
+  }
+  if (!union_file.flush()) throw std::runtime_error("cannot write " + out.string());
+}
+
+/// Sum of the edges' dsekp_store_round_trips_total, or nothing if one did not answer.
+std::optional<std::uint64_t> store_round_trips(const std::vector<int>& ports) {
+  std::uint64_t total = 0;
+  for (const int port : ports) {
+    const auto text = scrape_metrics(port);
+    if (!text) return std::nullopt;
+    const auto v = metric_value(*text, "dsekp_store_round_trips_total");
+    if (!v) return std::nullopt;
+    total += static_cast<std::uint64_t>(*v);
+  }
+  return total;
 }
 
 }  // namespace
@@ -67,6 +125,12 @@ std::string validate(const ScaleOptions& o) {
   if (o.encoding != "json" && o.encoding != "compact") return "--encoding must be json or compact";
   if (o.qos != 0 && o.qos != 1) return "--qos must be 0 or 1";
   if (!(o.rss_every_s >= 0) || o.rss_every_s > 86'400) return "--rss-every-s must be 0..86400";
+  if (o.edges < 1 || o.edges > 3) return "--edges must be 1..3";
+  if (o.store != "sqlite" && o.store != "redis") return "--store must be sqlite or redis";
+  if (o.edges > 1 && o.store != "redis")
+    return "--edges " + std::to_string(o.edges) +
+           " needs --store redis: the SQLite store keeps the session state per edge, so several "
+           "edges cannot share one fleet's sessions (docs/SCALING.md)";
   return {};
 }
 
@@ -94,10 +158,35 @@ ScaleResult run_scale(const ScaleOptions& o, const std::function<void(const std:
     rig.start_broker();
     result.mosquitto_version = rig.mosquitto_version();
     result.nofile_limit = rig.nofile_limit();
-    rig.start_edge({});
-    if (auto r = read_proc(rig.edge_pid())) result.edge_rss_before_kb = r->rss_kb;
+    const bool redis = o.store == "redis";
+    if (redis) rig.start_redis();
+    EdgeGroup group;
+    group.count = o.edges;
+    group.redis_store = redis;
+    group.metrics = redis;  // for dsekp_store_round_trips_total
+    if (o.edges > 1) {
+      // docs/SCALING.md "Running several edges": one shared group, and a replay window that
+      // reaches over the frames other edges accept meanwhile.
+      group.shared_group = "bench";
+      group.replay_window = 1024;
+    }
+    rig.start_edges(group);
+    const std::vector<pid_t> edge_pids = rig.edge_pids();
+    for (const pid_t pid : edge_pids)
+      if (auto r = read_proc(pid)) result.edge_rss_before_kb += r->rss_kb;
 
-    ProcSampler sampler({rig.edge_pid(), rig.broker_pid()});
+    std::optional<std::uint64_t> round_trips_before;
+    RedisStats redis_before;
+    if (redis) {
+      round_trips_before = store_round_trips(rig.edge_metrics_ports());
+      redis_before = read_redis_stats("127.0.0.1", rig.redis_port());
+      result.redis_version = redis_before.version;
+    }
+    std::vector<pid_t> sampled = edge_pids;
+    const std::size_t broker_index = sampled.size();
+    sampled.push_back(rig.broker_pid());
+    if (redis) sampled.push_back(rig.redis_pid());
+    ProcSampler sampler(sampled);
     sampler.start();
     experiment::DeviceCommand c;
     c.mode = o.mode;
@@ -109,55 +198,115 @@ ScaleResult run_scale(const ScaleOptions& o, const std::function<void(const std:
     c.qos = o.qos;
     say(std::to_string(o.devices) + " " + o.mode + " devices, one frame every " +
         std::to_string(o.interval_ms) + " ms each, for " + number(o.duration_s, 0) + " s after a " +
-        number(result.ramp_s, 1) + " s connection ramp");
+        number(result.ramp_s, 1) + " s connection ramp; " + std::to_string(o.edges) + " edge" +
+        (o.edges > 1 ? "s" : "") + ", " + o.store + " store");
     rig.start_fleet(c, {"--duration-s", seconds_arg(result.device_duration_s), "--connect-rate",
                         number(o.connect_rate, 3)});
     const auto fleet_started = Clock::now();
+    const auto seconds_since_start = [&] {
+      return std::chrono::duration<double>(Clock::now() - fleet_started).count();
+    };
     auto next_report = fleet_started + std::chrono::seconds(10);
     const auto rss_period = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(o.rss_every_s > 0 ? o.rss_every_s : 1.0));
     auto next_rss = fleet_started;  // the first point at once: the baseline before any frame
+    // The steady phase: every device connected, until the device stops sending.
+    std::optional<std::pair<double, std::uint64_t>> steady_start, steady_end;
     while (rig.fleet_running()) {
+      const double t = seconds_since_start();
+      if (!steady_start && t >= result.ramp_s) steady_start.emplace(t, rig.edge_rows(o.mode));
+      if (!steady_end && t >= result.device_duration_s)
+        steady_end.emplace(t, rig.edge_rows(o.mode));
       if (o.rss_every_s > 0 && Clock::now() >= next_rss) {
         next_rss += rss_period;
         RssPoint p;
-        p.t_s = std::chrono::duration<double>(Clock::now() - fleet_started).count();
-        if (auto r = read_proc(rig.edge_pid())) p.edge_kb = r->rss_kb;
+        p.t_s = t;
+        for (const pid_t pid : edge_pids)
+          if (auto r = read_proc(pid)) p.edge_kb += r->rss_kb;
         if (auto r = read_proc(rig.broker_pid())) p.broker_kb = r->rss_kb;
+        if (redis)
+          if (auto r = read_proc(rig.redis_pid())) p.redis_kb = r->rss_kb;
         p.edge_rows = rig.edge_rows(o.mode);
         result.rss_series.push_back(p);
         say("rss t_s=" + number(p.t_s, 0) + " edge_kb=" + std::to_string(p.edge_kb) +
             " broker_kb=" + std::to_string(p.broker_kb) +
+            (redis ? " redis_kb=" + std::to_string(p.redis_kb) : std::string()) +
             " edge_rows=" + std::to_string(p.edge_rows));
       }
       rig.tick(std::chrono::milliseconds(100));
       if (Clock::now() >= next_report) {
         next_report += std::chrono::seconds(10);
-        const auto edge = read_proc(rig.edge_pid());
-        say(number(std::chrono::duration<double>(Clock::now() - fleet_started).count(), 0) +
-            " s: edge logged " + std::to_string(rig.edge_rows(o.mode)) + " frames" +
-            (edge ? ", RSS " + number(static_cast<double>(edge->rss_kb) / 1024.0, 1) + " MiB"
-                  : ""));
+        std::uint64_t rss_kb = 0;
+        for (const pid_t pid : edge_pids)
+          if (auto r = read_proc(pid)) rss_kb += r->rss_kb;
+        say(number(seconds_since_start(), 0) + " s: edge" + (o.edges > 1 ? "s" : "") + " logged " +
+            std::to_string(rig.edge_rows(o.mode)) + " frames, RSS " +
+            number(static_cast<double>(rss_kb) / 1024.0, 1) + " MiB");
       }
     }
+    const auto device_ended = Clock::now();
+    if (!steady_end) steady_end.emplace(seconds_since_start(), rig.edge_rows(o.mode));
+    if (!steady_start) steady_start = steady_end;
     const auto limit =
         std::chrono::seconds(static_cast<long>(std::ceil(result.device_duration_s + 120)));
     result.fleet = rig.finish_fleet(limit);
+    result.drain_s = std::chrono::duration<double>(Clock::now() - device_ended).count();
+    result.steady_s = steady_end->first - steady_start->first;
+    result.steady_frames = steady_end->second - steady_start->second;
+    if (result.steady_s > 0)
+      result.delivered_frames_per_s = static_cast<double>(result.steady_frames) / result.steady_s;
+    if (redis) {
+      const auto round_trips_after = store_round_trips(rig.edge_metrics_ports());
+      result.redis_commands =
+          difference(read_redis_stats("127.0.0.1", rig.redis_port()), redis_before);
+      if (round_trips_before && round_trips_after) {
+        result.round_trips_known = true;
+        result.store_round_trips = *round_trips_after - *round_trips_before;
+      } else {
+        result.problems.push_back(
+            "an edge did not answer on its metrics port: no round trips per frame");
+      }
+    }
     sampler.stop();
-    result.edge = summarize(sampler.samples(0));
-    result.broker = summarize(sampler.samples(1));
-    say("fleet done in " + number(result.fleet.wall_s, 1) + " s; edge logged " +
+    for (std::size_t i = 0; i < edge_pids.size(); ++i)
+      result.edges.push_back(summarize(sampler.samples(i)));
+    result.edge = sum_of(result.edges);
+    result.broker = summarize(sampler.samples(broker_index));
+    if (redis) result.redis = summarize(sampler.samples(broker_index + 1));
+    result.edge_frames = rig.edge_rows_each(o.mode);
+    std::vector<fs::path> server_logs;
+    for (std::size_t k = 1; k <= rig.edge_count(); ++k)
+      server_logs.push_back(rig.edge_logs_dir(k) / ("server_logs_" + o.mode + ".csv"));
+    say("fleet done in " + number(result.fleet.wall_s, 1) + " s; edges logged " +
         std::to_string(result.fleet.edge_rows) + " frames");
     rig.stop_edge();
     rig.stop_all();
     result.commands = rig.commands();
     const fs::path logs = rig.logs_dir();
-    result.join = join_logs(logs / ("client_logs_" + o.mode + ".csv"),
-                            logs / ("server_logs_" + o.mode + ".csv"),
+    fs::path server_log = server_logs.front();
+    if (server_logs.size() > 1) {
+      server_log = logs / ("server_logs_" + o.mode + ".all-edges.csv");
+      concatenate_logs(server_logs, server_log);
+    }
+    result.join = join_logs(logs / ("client_logs_" + o.mode + ".csv"), server_log,
                             o.mode == "psk" ? LogMode::psk : LogMode::dsekp);
     result.latency_us = percentiles(result.join.latency_us);
     result.join.latency_us = {};
     result.join.idle_latency_us = {};
+    const double frames = static_cast<double>(result.join.server_rows);
+    if (frames > 0) {
+      const auto per_frame_us = [frames](const ProcSummary& p) {
+        return (p.cpu_user_s + p.cpu_sys_s) * 1e6 / frames;
+      };
+      result.edge_cpu_us_per_frame = per_frame_us(result.edge);
+      result.broker_cpu_us_per_frame = per_frame_us(result.broker);
+      if (redis) {
+        result.redis_cpu_us_per_frame = per_frame_us(result.redis);
+        result.redis_commands_per_frame =
+            static_cast<double>(result.redis_commands.work_commands()) / frames;
+        result.round_trips_per_frame = static_cast<double>(result.store_round_trips) / frames;
+      }
+    }
   }
   if (o.rss_every_s > 0) {
     // The warm-up: the edge's caches (SQLite pages, the session table) fill while devices join.
@@ -177,6 +326,13 @@ ScaleResult run_scale(const ScaleOptions& o, const std::function<void(const std:
     }
   }
   for (const auto& p : result.fleet.problems) result.problems.push_back(p);
+  if (result.join.duplicates > 0)
+    result.problems.push_back(std::to_string(result.join.duplicates) +
+                              " frames logged more than once" +
+                              (o.edges > 1 ? " (in two edges' logs, or twice in one)" : ""));
+  if (result.join.unexpected > 0)
+    result.problems.push_back(std::to_string(result.join.unexpected) +
+                              " frames logged by an edge that the devices did not log as sent");
   if (result.join.bad_rows > 0)
     result.problems.push_back(std::to_string(result.join.bad_rows) +
                               " unreadable log rows (first: " + result.join.first_bad.front() +

@@ -9,6 +9,20 @@
 // logged what the broker acknowledged; take the edge's final memory; stop everything; join the
 // logs for the delivery ratio (latency_join.hpp, the same join as `dsekp bench e2e`).
 //
+// Several edges (`--edges N --store redis`, docs/SCALING.md "Measured: one to three edges"): a
+// private redis-server (AOF on) holds the session state of N edges in one shared subscription
+// group (`--shared-group bench`, MQTT 5; each edge with its own client id, state database, logs
+// folder and `--replay-window 1024`). SQLite keeps its state per edge, so N > 1 needs Redis.
+// Delivery is then the join of the client log with the union of the edges' server logs (a frame
+// in two edges' logs counts as a duplicate: each must be there exactly once). With Redis the
+// bench also reads Redis's command counters before the fleet and after the last frame was logged
+// (redis_stats.hpp) and each edge's dsekp_store_round_trips_total (metrics_scrape.hpp), and
+// samples Redis's CPU and memory beside the edges' and the broker's.
+//
+// Throughput: the frames the edges logged between the end of the connection ramp and the end of
+// the sending, divided by that time, and how long the edges took after the sending to log the
+// rest (a backlog: the offered load was above what they could handle).
+//
 // Soak (`--rss-every-s N`): a long run whose question is whether the edge's memory stays flat.
 // Every N seconds one line `rss t_s=... edge_kb=... broker_kb=... edge_rows=...` goes to the
 // progress output, and at the end the series is summarised after a warm-up (the first 10 % of
@@ -26,6 +40,7 @@
 #include "figures.hpp"
 #include "latency_join.hpp"
 #include "proc_sampler.hpp"
+#include "redis_stats.hpp"
 
 namespace dsekp::bench::e2e {
 
@@ -42,14 +57,17 @@ struct ScaleOptions {
   bool keep = false;
   std::string dsekp_exe;
   std::string mosquitto;
-  double rss_every_s = 0;  // 0: no RSS series
+  double rss_every_s = 0;        // 0: no RSS series
+  std::size_t edges = 1;         // 1..3
+  std::string store = "sqlite";  // or redis
 };
 
 /// One point of the soak series.
 struct RssPoint {
-  double t_s = 0;  // since the fleet started
-  std::uint64_t edge_kb = 0;
+  double t_s = 0;             // since the fleet started
+  std::uint64_t edge_kb = 0;  // summed over the edges
   std::uint64_t broker_kb = 0;
+  std::uint64_t redis_kb = 0;  // 0 without Redis
   std::uint64_t edge_rows = 0;
 };
 
@@ -80,9 +98,30 @@ struct ScaleResult {
   FleetRun fleet;
   JoinResult join;  // latency_us emptied after the percentiles are taken
   Percentiles latency_us;
-  ProcSummary edge, broker;  // from the fleet's start until the edge had logged everything
-  std::uint64_t edge_rss_before_kb = 0;  // the edge's RSS when ready, before any device
-  std::vector<RssPoint> rss_series;      // with --rss-every-s
+  ProcSummary edge, broker;        // from the fleet's start until the edge had logged everything
+                                   // (edge: summed over the edges, CPU and RSS)
+  std::vector<ProcSummary> edges;  // each edge
+  ProcSummary redis;               // with --store redis
+  std::uint64_t edge_rss_before_kb = 0;    // the edges' RSS when ready, before any device (sum)
+  std::vector<std::uint64_t> edge_frames;  // server log rows per edge (the union's parts)
+  // Throughput in the steady phase (the end of the ramp to the end of the sending).
+  double steady_s = 0;
+  std::uint64_t steady_frames = 0;
+  double delivered_frames_per_s = 0;
+  double drain_s = 0;  // from the device's exit until the edges had logged everything
+  // Per frame logged (the union), from the fleet's start to the last frame logged.
+  double edge_cpu_us_per_frame = 0;  // all edges together
+  double broker_cpu_us_per_frame = 0;
+  double redis_cpu_us_per_frame = 0;
+  // Redis (--store redis): what it did while the fleet ran, and the edges' round trips to it.
+  std::string redis_version;
+  RedisStats redis_commands;            // after - before
+  std::uint64_t store_round_trips = 0;  // summed over the edges' metrics
+  bool round_trips_known = false;       // every edge answered both scrapes
+  double redis_commands_per_frame = 0;  // work commands (no PING, no INFO) / frames logged,
+                                        // scripts' inner commands included (commandstats)
+  double round_trips_per_frame = 0;
+  std::vector<RssPoint> rss_series;  // with --rss-every-s
   RssDrift rss_drift;
   double wall_s = 0;
   std::vector<Target> targets;

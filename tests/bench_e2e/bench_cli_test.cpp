@@ -7,6 +7,9 @@
 //   * e2e as text: the tables and the targets with "met" / "NOT met" beside the figures;
 //   * scale as text (the issue's small version: 200 devices, 20 s): 100 % delivery, and the CPU and
 //     memory figures of the edge and the broker printed;
+//   * scale with two edges on a private Redis (20 devices, 10 s): every frame in the union of the
+//     edges' logs exactly once, both edges used, the Redis, round-trip and per-edge figures
+//     printed; --edges 2 with the SQLite store refused (exit 2);
 //   * Ctrl-C during a scale run: exit 130, nothing left running; bad options: exit 2.
 // Speeds and latencies are not asserted (the machine is shared): counts, structure and bounds.
 #include <gtest/gtest.h>
@@ -214,6 +217,88 @@ TEST(BenchE2eCli, ScaleSmallDeliversEverythingAndPrintsResourceFigures) {
   EXPECT_NE(r.out.find("DSEKP delivery ratio = 100 %"), std::string::npos);
   EXPECT_NE(r.out.find("-> met"), std::string::npos) << r.out;
   expect_nothing_left(work.string());
+}
+
+TEST(BenchE2eCli, ScaleTwoEdgesOnRedisDeliverEachFrameOnce) {
+  TempDir dir;
+  const fs::path work = dir.path() / "work";
+  const auto r = run_command(
+      {DSEKP_CLI_PATH, "bench", "scale", "--devices", "20", "--duration-s", "10", "--interval-ms",
+       "500", "--edges", "2", "--store", "redis", "--rss-every-s", "5", "--dir", work.string()},
+      dir.path().string(), 110s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.out, m,
+      std::regex(
+          R"(frames sent ([0-9,]+), logged by the edges ([0-9,]+): delivery 100\.000 % \(duplicates 0, unexpected 0\))")))
+      << r.out;
+  EXPECT_EQ(m[1], m[2]);
+  const int sent = std::stoi(std::regex_replace(m[1].str(), std::regex(","), ""));
+  // 20 devices x ~20 frames each (10 s every 500 ms, the first after a random start offset).
+  EXPECT_GE(sent, 20 * 18);
+  EXPECT_LE(sent, 20 * 23);
+  // Both edges of the group took frames, and the parts add up to the union.
+  ASSERT_TRUE(
+      std::regex_search(r.out, m,
+                        std::regex(R"(frames per edge: edge-1 ([0-9,]+), edge-2 ([0-9,]+); )"
+                                   R"(the union of their server logs holds every frame )"
+                                   R"(exactly once: yes)")))
+      << r.out;
+  const auto number = [](const std::string& text) {
+    return std::stoi(std::regex_replace(text, std::regex(","), ""));
+  };
+  EXPECT_GT(number(m[1]), 0);
+  EXPECT_GT(number(m[2]), 0);
+  EXPECT_EQ(number(m[1]) + number(m[2]), sent);
+  EXPECT_NE(r.out.find("handshakes: 20 ok of 20 started"), std::string::npos) << r.out;
+  // The new figures: throughput, CPU per frame, Redis commands and round trips per frame.
+  for (const char* re :
+       {R"(delivered [0-9.,]+ frames/s \(offered 40\.0\))",
+        R"(CPU per frame logged \(user \+ system\): edges \(all\) [0-9.,]+ us, broker [0-9.,]+ )"
+        R"(us, Redis [0-9.,]+ us)",
+        R"(commands per frame [0-9.]+ \([0-9,]+ commands without PING and INFO;.* evalsha )",
+        R"(round trips per frame [0-9.]+ \([0-9,]+, the edges' dsekp_store_round_trips_total\))",
+        R"(session store Redis \(private redis-server, AOF on)",
+        R"(\n +5 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+\n)"})  // an RSS series row (t = 5 s)
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(re))) << re << "\n" << r.out;
+  // Resource rows for each edge, their sum, the broker and Redis.
+  const std::regex row_re(
+      R"((edge-1|edge-2|edges|broker|redis) +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +([0-9.]+) MiB +([0-9.]+) MiB)");
+  std::set<std::string> rows;
+  for (const auto& line : lines_of(r.out)) {
+    std::smatch row;
+    if (!std::regex_match(line, row, row_re)) continue;
+    rows.insert(row[1]);
+    EXPECT_GT(std::stod(row[2]), 0.0) << line;
+  }
+  EXPECT_EQ(rows, (std::set<std::string>{"edge-1", "edge-2", "edges", "broker", "redis"})) << r.out;
+  // The round trips are well below the commands (the commit is one script call), and a frame
+  // needs at least one.
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(round trips per frame ([0-9.]+))")));
+  EXPECT_GE(std::stod(m[1]), 1.0);
+  EXPECT_LE(std::stod(m[1]), 10.0);
+  EXPECT_NE(r.out.find("-> met"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(work / "logs" / "edge-1" / "server_logs_dsekp.csv"));
+  EXPECT_TRUE(fs::exists(work / "logs" / "edge-2" / "server_logs_dsekp.csv"));
+  expect_nothing_left(work.string());
+}
+
+TEST(BenchE2eCli, ScaleSeveralEdgesNeedRedis) {
+  TempDir dir;
+  const fs::path work = dir.path() / "work";
+  const auto r =
+      run_command({DSEKP_CLI_PATH, "bench", "scale", "--edges", "2", "--dir", work.string()},
+                  dir.path().string(), 20s);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--edges 2 needs --store redis"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(work));  // refused before anything started
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {DSEKP_CLI_PATH, "bench", "scale", "--edges", "4", "--store", "redis"},
+           {DSEKP_CLI_PATH, "bench", "scale", "--store", "postgres"}}) {
+    const auto bad = run_command(args, dir.path().string(), 20s);
+    EXPECT_EQ(bad.exit_code, 2) << args[3] << " " << args[4] << "\n" << bad.err;
+  }
 }
 
 TEST(BenchE2eCli, CtrlCStopsEverything) {
