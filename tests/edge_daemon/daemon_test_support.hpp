@@ -85,9 +85,10 @@ inline std::int64_t count_rows(const std::string& db_path, const std::string& sq
   return n;
 }
 
-/// GET /metrics from the edge's endpoint on loopback `port` (HTTP/1.0: the server closes the
-/// connection after the answer); "" on any failure. Receives time out after 5 s.
-inline std::string scrape_metrics(int port) {
+/// GET `path` from the edge's HTTP endpoint on loopback `port` (HTTP/1.0: the server closes the
+/// connection after the answer); the whole answer, status line included, "" on any failure.
+/// Receives time out after 5 s.
+inline std::string http_get(int port, const std::string& path) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return "";
   timeval timeout{5, 0};
@@ -98,7 +99,7 @@ inline std::string scrape_metrics(int port) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   std::string answer;
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
     if (::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
       char buf[4096];
       for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
@@ -107,6 +108,11 @@ inline std::string scrape_metrics(int port) {
   }
   ::close(fd);
   return answer;
+}
+
+/// GET /metrics (see http_get).
+inline std::string scrape_metrics(int port) {
+  return http_get(port, "/metrics");
 }
 
 /// The metrics port the edge printed on stderr ("metrics on http://127.0.0.1:PORT/metrics").

@@ -43,8 +43,8 @@ inline std::uint32_t unix_s() {
 std::string rejection(const std::string& reason);
 /// Prometheus text -> series values (comments skipped).
 Metrics parse_metrics(const std::string& text);
-/// One HTTP/1.0 GET on loopback; the whole answer ("" on failure, receive timeout 5 s).
-std::string http_get(int port, const std::string& path);
+/// One HTTP/1.0 GET on loopback (tests/edge_daemon/daemon_test_support.hpp).
+using edge::testing::http_get;
 
 class Bed {
  public:

@@ -44,29 +44,6 @@ namespace {
 constexpr int kEdges = 3;
 const std::string kGroup = "edges";
 
-/// GET `path` from 127.0.0.1:`port` (HTTP/1.0); the whole answer, "" on failure.
-std::string http_get(int port, const std::string& path) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string answer;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
-      char buf[4096];
-      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-        answer.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-  ::close(fd);
-  return answer;
-}
-
 /// The value of one sample line ("name{labels} value") in a /metrics answer; -1 if absent.
 double metric_value(const std::string& scrape, const std::string& series) {
   const auto at = scrape.find("\n" + series + " ");
