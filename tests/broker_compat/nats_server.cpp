@@ -11,24 +11,14 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/edge_registry/loopback_port.hpp"
+
 #ifndef DSEKP_NATS_SERVER_PATH
 #error "DSEKP_NATS_SERVER_PATH must name the nats-server binary (\"\" when it is not installed)"
 #endif
 
 namespace dsekp::test {
 namespace {
-
-bool accepts_connections(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
 
 /// The port from the log line "Listening for MQTT clients on mqtt://127.0.0.1:PORT", 0 before
 /// it is there.

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/edge_registry/loopback_port.hpp"
+
 #ifndef DSEKP_RABBITMQ_SERVER_PATH
 #error "DSEKP_RABBITMQ_SERVER_PATH must name rabbitmq-server (\"\" when it is not installed)"
 #endif
@@ -22,38 +24,6 @@
 
 namespace dsekp::test {
 namespace {
-
-sockaddr_in loopback(int port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return addr;
-}
-
-/// A port that was free a moment ago (RabbitMQ cannot pick its own and report it).
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("socket() failed");
-  sockaddr_in addr = loopback(0);
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot find a free loopback port");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-bool accepts_connections(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  const sockaddr_in addr = loopback(port);
-  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
 
 bool wait_for_port(int port, ChildProcess& process, std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;

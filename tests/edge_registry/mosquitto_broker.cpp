@@ -13,55 +13,13 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/edge_registry/loopback_port.hpp"
+
 #ifndef DSEKP_MOSQUITTO_PATH
 #error "DSEKP_MOSQUITTO_PATH must name the mosquitto binary"
 #endif
 
 namespace dsekp::test {
-namespace {
-
-sockaddr_in loopback(int port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return addr;
-}
-
-/// A port that was free a moment ago (the kernel's choice for an ephemeral bind). Another
-/// process could take it before the broker does; start_once() then fails and we try again.
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("socket() failed");
-  sockaddr_in addr = loopback(0);
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot find a free loopback port");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-bool accepts_connections(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  const sockaddr_in addr = loopback(port);
-  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
-
-/// Mosquitto started as root switches to the user named here ("mosquitto" by default), which
-/// could not read the test's 0600 files; naming the current user keeps it as it is.
-std::string current_user() {
-  const passwd* pw = ::getpwuid(::geteuid());
-  if (pw == nullptr) throw std::runtime_error("cannot find the current user's name");
-  return pw->pw_name;
-}
-
-}  // namespace
 
 MosquittoBroker::MosquittoBroker(const std::string& dir, const std::string& security_lines)
     : dir_(dir) {

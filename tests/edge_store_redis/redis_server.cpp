@@ -12,29 +12,14 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/edge_registry/loopback_port.hpp"
+
 #ifndef DSEKP_REDIS_SERVER_PATH
 #error "DSEKP_REDIS_SERVER_PATH must name the redis-server binary"
 #endif
 
 namespace dsekp::test {
 namespace {
-
-/// A port that was free a moment ago; start_once() retries if another process takes it.
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("socket() failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot find a free loopback port");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 std::string run(int port, const std::vector<std::string>& args) {
   timeval tv{1, 0};
