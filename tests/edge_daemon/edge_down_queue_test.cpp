@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "broker_handshake.hpp"
 #include "daemon_test_support.hpp"
 #include "edge_runner.hpp"
 #include "mosquitto_broker.hpp"
@@ -65,15 +66,8 @@ void queue_while_edge_is_down(const std::vector<std::string>& extra_edge_args,
 
   dsekp::test::MqttTestClient client("esp32-01");
   ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
-  const std::string ack_topic = "dsekp/init/ack/esp32-01";
-  ASSERT_EQ(client.subscribe(ack_topic), std::optional<int>(1));
   ScriptedDevice device(material, 77);
-  ASSERT_TRUE(client.publish(
-      "dsekp/init",
-      as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
-  const auto ack = client.wait_for_message(ack_topic);
-  ASSERT_TRUE(ack.has_value()) << edge.stderr_text();
-  ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  ASSERT_TRUE(handshake_through_broker(client, device, [&] { return edge.stderr_text(); }));
 
   const std::string state = registry_path + ".state";
   int next = 0;

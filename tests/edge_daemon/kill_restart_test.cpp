@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "broker_handshake.hpp"
 #include "child_process.hpp"
 #include "daemon_test_support.hpp"
 #include "edge_runner.hpp"
@@ -99,15 +100,8 @@ TEST(EdgeKillRestart, EveryFrameIsStoredExactlyOnceAcrossSigkills) {
 
   dsekp::test::MqttTestClient client("esp32-01");
   ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
-  const std::string ack_topic = "dsekp/init/ack/esp32-01";
-  ASSERT_EQ(client.subscribe(ack_topic), std::optional<int>(1));
   ScriptedDevice device(material, 99);
-  ASSERT_TRUE(client.publish(
-      "dsekp/init",
-      as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
-  const auto ack = client.wait_for_message(ack_topic);
-  ASSERT_TRUE(ack.has_value()) << edge.stderr_text();
-  ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  ASSERT_TRUE(handshake_through_broker(client, device, [&] { return edge.stderr_text(); }));
 
   // The device streams on its own thread (its client is used by that thread only); each publish
   // waits for the broker's PUBACK, so a frame counts as sent once the broker holds it.
@@ -218,15 +212,8 @@ TEST(EdgeKillRestart, KillsAtEachCriticalMomentLoseAndDoubleNothing) {
 
   dsekp::test::MqttTestClient client("esp32-01");
   ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
-  const std::string ack_topic = "dsekp/init/ack/esp32-01";
-  ASSERT_EQ(client.subscribe(ack_topic), std::optional<int>(1));
   ScriptedDevice device(material, 98);
-  ASSERT_TRUE(client.publish(
-      "dsekp/init",
-      as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
-  const auto ack = client.wait_for_message(ack_topic);
-  ASSERT_TRUE(ack.has_value()) << edge.stderr_text();
-  ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  ASSERT_TRUE(handshake_through_broker(client, device, [&] { return edge.stderr_text(); }));
   // The whole stream is handed to the broker at once; the slowed edge works through it.
   for (int i = 0; i < kHeldFrames; ++i)
     ASSERT_TRUE(client.publish("dsekp/data",
@@ -304,15 +291,8 @@ TEST(EdgeKillRestart, KillsInsideABatchOfSeveralMessagesLoseAndDoubleNothing) {
 
   dsekp::test::MqttTestClient client("esp32-01");
   ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
-  const std::string ack_topic = "dsekp/init/ack/esp32-01";
-  ASSERT_EQ(client.subscribe(ack_topic), std::optional<int>(1));
   ScriptedDevice device(material, 97);
-  ASSERT_TRUE(client.publish(
-      "dsekp/init",
-      as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
-  const auto ack = client.wait_for_message(ack_topic);
-  ASSERT_TRUE(ack.has_value()) << edge.stderr_text();
-  ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  ASSERT_TRUE(handshake_through_broker(client, device, [&] { return edge.stderr_text(); }));
   int next = 0;
   const auto send_burst = [&] {
     for (int i = 0; i < kBurst; ++i, ++next)
@@ -408,15 +388,8 @@ TEST(EdgeKillRestart, AStorageFailureStopsTheEdgeWithoutAcknowledging) {
   ASSERT_TRUE(edge.start());
   dsekp::test::MqttTestClient client("esp32-01");
   ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
-  const std::string ack_topic = "dsekp/init/ack/esp32-01";
-  ASSERT_EQ(client.subscribe(ack_topic), std::optional<int>(1));
   ScriptedDevice device(material, 96);
-  ASSERT_TRUE(client.publish(
-      "dsekp/init",
-      as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
-  const auto ack = client.wait_for_message(ack_topic);
-  ASSERT_TRUE(ack.has_value()) << edge.stderr_text();
-  ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  ASSERT_TRUE(handshake_through_broker(client, device, [&] { return edge.stderr_text(); }));
   ASSERT_EQ(edge.terminate(), std::optional<int>(0));  // a clean stop checkpoints the WAL
 
   // bash's `ulimit -f` counts KiB: 256 KiB is far more than the database and logs hold now, and
