@@ -266,6 +266,25 @@ Error EdgeProtocol::open_data(const DataFrame& frame, EdgeDeviceState& state, st
   return Error::ok;
 }
 
+Error EdgeProtocol::open_established(const DataFrame& frame, EdgeSession& session,
+                                     std::uint64_t now_ms, MutableByteView plaintext,
+                                     std::size_t& plaintext_size) noexcept {
+  plaintext_size = 0;
+  if (frame.direction != Direction::uplink || frame.sessctr != session.sessctr)
+    return Error::invalid_argument;
+  if (Error e = open_data_frame(crypto_, session.keys.up, frame, plaintext, plaintext_size);
+      e != Error::ok)
+    return e;
+  // Only an authenticated frame may move the window (as in open_data).
+  if (Error w = session.uplink_window.accept(frame.seq); w != Error::ok) {
+    secure_wipe(plaintext.first(plaintext_size));
+    plaintext_size = 0;
+    return w;
+  }
+  session.last_seen_ms = now_ms;
+  return Error::ok;
+}
+
 Error EdgeProtocol::seal_downlink(EdgeDeviceState& state, ByteView plaintext,
                                   std::uint64_t sendts_ms, DataFrame& out) noexcept {
   clamp_loaded_state(state);

@@ -155,6 +155,10 @@ class EdgeService {
                 HandleResult& r);
   void on_init(ByteView payload, std::uint64_t now_ms, HandleResult& r);
   void on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us, HandleResult& r);
+  /// The store's uplink fast path (edge/store/uplink_session_cache.hpp); false if it does not
+  /// apply to `frame` and on_data must handle it the full way.
+  bool on_cached_data(const DataFrame& frame, ByteView payload, std::uint64_t now_ms,
+                      std::uint64_t recvts_us, HandleResult& r);
   void on_psk(ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us, HandleResult& r);
   void on_downlink(std::string_view dev_id, ByteView plaintext, std::uint64_t now_ms,
                    HandleResult& r);

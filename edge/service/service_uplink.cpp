@@ -1,10 +1,13 @@
 // EdgeService: the uplink frames. DATA on {prefix}dsekp/data (PROTOCOL.md 6.3) commits the moved
-// replay window and the sink row as one unit; the PSK baseline on {prefix}psk/data commits only
-// its row (it has no state, hence no replay protection: the paper's design).
+// replay window and the sink row as one unit (with a store shared by several edges, a frame under
+// an established session whose keys are cached takes the fast path, on_cached_data); the PSK
+// baseline on {prefix}psk/data commits only its row (it has no state, hence no replay protection:
+// the paper's design).
 #include <algorithm>
 
 #include "dsekp/key_schedule.hpp"
 #include "dsekp/psk_baseline.hpp"
+#include "edge/store/uplink_session_cache.hpp"
 #include "service_internal.hpp"
 #include "write_unit.hpp"
 
@@ -42,13 +45,80 @@ class PlaintextScope {
   MutableByteView buffer_;
 };
 
+// Forgets the device in the uplink cache unless the acceptance its cached window now holds was
+// staged: a window that is ahead of the shared one would refuse a redelivery of a frame that
+// was never recorded.
+class CachedWindowGuard {
+ public:
+  CachedWindowGuard(UplinkSessionCache& cache, const DevId& dev_id) noexcept
+      : cache_(cache), dev_id_(dev_id) {}
+  CachedWindowGuard(const CachedWindowGuard&) = delete;
+  CachedWindowGuard& operator=(const CachedWindowGuard&) = delete;
+  ~CachedWindowGuard() {
+    if (!staged) cache_.forget(dev_id_);
+  }
+  bool staged = false;
+
+ private:
+  UplinkSessionCache& cache_;
+  const DevId& dev_id_;
+};
+
 }  // namespace
+
+bool EdgeService::on_cached_data(const DataFrame& frame, ByteView payload, std::uint64_t now_ms,
+                                 std::uint64_t recvts_us, HandleResult& r) {
+  UplinkSessionCache* cache = store_.uplink_cache();
+  if (cache == nullptr) return false;
+  // The registry is asked on every frame, as on the full path: a rotated credential changes the
+  // generation, the cached sessions no longer match it, and the full path drops the old state.
+  DeviceCredentials credentials;
+  if (!registry_.find(frame.dev_id.str(), credentials).ok()) return false;
+  EdgeSession* session = cache->find_session(frame.dev_id, frame.sessctr, credentials.generation);
+  if (session == nullptr) return false;
+
+  PlaintextScope plaintext(plaintext_);
+  std::size_t size = 0;
+  const Error e = protocol_->open_established(frame, *session, now_ms, plaintext_, size);
+  plaintext.used = std::min(size, plaintext_.size());
+  // The cached window holds a subset of what the shared one has accepted: its refusals stand.
+  if (e == Error::replay || e == Error::too_old) {
+    reject(r, e);
+    return true;
+  }
+  // Not these keys: a pending session may share the sessctr (or the frame is forged, which the
+  // full path reports with its reason).
+  if (e != Error::ok) return false;
+
+  CachedWindowGuard guard(*cache, frame.dev_id);
+  AcceptedFrame row = make_accepted_frame(
+      frame, frame.has_iv ? frame.iv : make_nonce(session->keys.up.iv_base, frame.seq),
+      ByteView(plaintext_.data(), plaintext.used), payload, recvts_us);
+  WriteUnit unit(store_, &sink_);
+  if (!unit.status().ok()) {
+    fail_store(r, "begin", unit.status());
+    return true;
+  }
+  if (const StoreResult s = cache->stage_accept(frame.dev_id, *session, frame.seq); !s.ok()) {
+    fail_store(r, "stage window", s);
+    return true;
+  }
+  guard.staged = true;  // from here an undo of the unit forgets the device (the store does)
+  if (!unit.write(row)) {
+    fail(r, EdgeReason::sink_failure, "the sink refused the row");
+    return true;
+  }
+  if (!commit(unit, r)) return true;
+  r.frame = std::move(row);
+  return true;
+}
 
 void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us,
                           HandleResult& r) {
   DataFrame frame;
   if (const Error e = decoder_.decode_data(payload, Direction::uplink, frame); e != Error::ok)
     return reject(r, e);
+  if (on_cached_data(frame, payload, now_ms, recvts_us, r)) return;
   DeviceContext ctx;
   if (!load_device(frame.dev_id, ctx, r)) return;
   if (ctx.stale) {

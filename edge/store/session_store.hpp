@@ -64,9 +64,15 @@ inline constexpr std::uint64_t kAbsentGeneration = 0;
 /// save() without a generation check (a single edge that holds the only writer).
 inline constexpr std::uint64_t kAnyGeneration = UINT64_MAX;
 
+class UplinkSessionCache;  // uplink_session_cache.hpp
+
 class SessionStore {
  public:
   virtual ~SessionStore() = default;
+
+  /// The store's fast path for DATA frames under established sessions, or null if it has none
+  /// (uplink_session_cache.hpp: the Redis store shared by several edges has one).
+  [[nodiscard]] virtual UplinkSessionCache* uplink_cache() noexcept { return nullptr; }
 
   /// Loads the state of `dev_id` into `out` and its generation into `generation`. A device with
   /// no stored state gets a fresh EdgeDeviceState and kAbsentGeneration. A stored state that

@@ -143,6 +143,15 @@ class EdgeProtocol {
   Error open_data(const DataFrame& frame, EdgeDeviceState& state, std::uint64_t now_ms,
                   MutableByteView plaintext, DataOutcome& out) noexcept;
 
+  /// open_data() for a frame under one established session held apart from its device state
+  /// (the Redis store's local cache of session keys, edge/store/uplink_session_cache.hpp):
+  /// authenticates with the session's uplink keys, then applies its replay window. The caller
+  /// has checked that `session` is the device's established session with frame.sessctr. An
+  /// authentication failure (bad_tag, ...) means only that these keys do not open the frame: the
+  /// caller then asks open_data() with the whole state (a pending session may share the sessctr).
+  Error open_established(const DataFrame& frame, EdgeSession& session, std::uint64_t now_ms,
+                         MutableByteView plaintext, std::size_t& plaintext_size) noexcept;
+
   /// Seals a downlink frame under the device's newest established session.
   Error seal_downlink(EdgeDeviceState& state, ByteView plaintext, std::uint64_t sendts_ms,
                       DataFrame& out) noexcept;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "redis_commit_script.hpp"
+#include "redis_window_field.hpp"
 
 namespace dsekp::edge {
 namespace {
@@ -29,6 +30,26 @@ std::string reply_text(const redisReply& r) {
   return std::string(r.str, r.len);
 }
 
+std::string_view text_of(const redisReply& r) {
+  return {r.str, r.len};
+}
+
+// EdgeSession holds keys, which are never copied implicitly (SecretBytes).
+EdgeSession clone_session(const EdgeSession& s) {
+  EdgeSession out;
+  out.sessctr = s.sessctr;
+  out.keys.up.key = s.keys.up.key.clone();
+  out.keys.up.iv_base = s.keys.up.iv_base.clone();
+  out.keys.down.key = s.keys.down.key.clone();
+  out.keys.down.iv_base = s.keys.down.iv_base.clone();
+  out.uplink_window = s.uplink_window;
+  out.downlink_seq = s.downlink_seq;
+  out.created_ms = s.created_ms;
+  out.last_seen_ms = s.last_seen_ms;
+  out.serial = s.serial;
+  return out;
+}
+
 }  // namespace
 
 std::string check_redis_prefix(std::string_view prefix) {
@@ -50,7 +71,9 @@ std::string check_redis_edge_id(std::string_view edge_id) {
 }
 
 RedisSessionStore::RedisSessionStore(const RedisStoreOptions& options) noexcept
-    : connection_(options.endpoint), prefix_(options.prefix) {}
+    : connection_(options.endpoint),
+      prefix_(options.prefix),
+      cache_devices_(options.cache_devices) {}
 
 RedisSessionStore::~RedisSessionStore() {
   discard_staged();
@@ -150,7 +173,7 @@ const RedisSessionStore::Staged* RedisSessionStore::find_staged(const std::strin
                                                                 Kind wanted) const noexcept {
   for (auto it = staged_.rbegin(); it != staged_.rend(); ++it) {
     if (it->key != key) continue;
-    if (wanted == Kind::cred ? it->kind != Kind::save : it->kind != Kind::cred) return &*it;
+    if (it->kind == Kind::remove || it->kind == wanted) return &*it;
   }
   return nullptr;
 }
@@ -166,37 +189,202 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
     if (s->kind == Kind::remove) return StoreResult{};
     generation = s->new_generation;
     const StateCodecError e = decode_device_state(s->blob, &dev_id, out);
+    if (e == StateCodecError::ok)
+      remember(key, out, std::vector<bool>(out.established_count, true));
     return StoreResult{e == StateCodecError::ok ? StoreStatus::ok : StoreStatus::corrupt_state, e};
   }
   loaded_key_.clear();
   loaded_cred_.reset();
-  const std::array<std::string_view, 5> args{"HMGET", key, "state", "gen", "cred"};
+  snapshots_.erase(key);
+  // One round trip for everything of the device: state, generation, cred record and the
+  // sessions' window fields (redis_window_field.hpp).
+  const std::array<std::string_view, 2> args{"HGETALL", key};
   const Reply r = connection_.command(args);
   if (r == nullptr) return failure(connection_.last_error());
-  if (is_error(r)) return failure("HMGET " + key + ": " + reply_text(*r));
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) return failure("HMGET: unexpected reply");
-  const redisReply& state = *r->element[0];
-  const redisReply& gen = *r->element[1];
-  const redisReply& cred = *r->element[2];
+  if (is_error(r)) return failure("HGETALL " + key + ": " + reply_text(*r));
+  if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0)
+    return failure("HGETALL: unexpected reply");
+  const redisReply* state = nullptr;
+  const redisReply* gen = nullptr;
+  const redisReply* cred = nullptr;
+  std::vector<std::pair<std::string_view, std::string_view>> windows;
+  for (std::size_t i = 0; i < r->elements; i += 2) {
+    const redisReply& name = *r->element[i];
+    const redisReply& value = *r->element[i + 1];
+    if (name.type != REDIS_REPLY_STRING || value.type != REDIS_REPLY_STRING)
+      return failure("HGETALL: unexpected element");
+    const std::string_view field = text_of(name);
+    if (field == "state")
+      state = &value;
+    else if (field == "gen")
+      gen = &value;
+    else if (field == "cred")
+      cred = &value;
+    else if (field.starts_with("w:"))
+      windows.emplace_back(field, text_of(value));
+  }
   loaded_key_ = key;
-  if (std::uint64_t c = 0;
-      cred.type == REDIS_REPLY_STRING && parse_u64(std::string_view(cred.str, cred.len), c))
-    loaded_cred_ = c;
-  if (state.type == REDIS_REPLY_NIL && gen.type == REDIS_REPLY_NIL) return StoreResult{};
+  if (std::uint64_t c = 0; cred != nullptr && parse_u64(text_of(*cred), c)) loaded_cred_ = c;
+  if (state == nullptr && gen == nullptr) {
+    cache_.erase(key);
+    return StoreResult{};
+  }
   // A hash with a state but no (numeric) generation, or the reverse, was not written by the
   // commit script: report it as corrupt rather than guess a generation.
-  if (state.type != REDIS_REPLY_STRING || gen.type != REDIS_REPLY_STRING ||
-      !parse_u64(std::string_view(gen.str, gen.len), generation) ||
+  if (state == nullptr || gen == nullptr || !parse_u64(text_of(*gen), generation) ||
       generation == kAbsentGeneration || generation == kAnyGeneration) {
     generation = kAbsentGeneration;
+    cache_.erase(key);
     return StoreResult{StoreStatus::corrupt_state, StateCodecError::inconsistent_state};
   }
   // Decoded straight from hiredis's reply buffer, which the Reply frees (not wiped: hiredis
   // owns it; the bytes are the same the server holds in memory anyway).
   const StateCodecError e = decode_device_state(
-      ByteView(reinterpret_cast<const std::uint8_t*>(state.str), state.len), &dev_id, out);
-  if (e != StateCodecError::ok) return StoreResult{StoreStatus::corrupt_state, e};
+      ByteView(reinterpret_cast<const std::uint8_t*>(state->str), state->len), &dev_id, out);
+  if (e != StateCodecError::ok) {
+    cache_.erase(key);
+    return StoreResult{StoreStatus::corrupt_state, e};
+  }
+  // The window fields, not the blob, hold the established sessions' windows: the blob's are as
+  // of the last save, the fields move with every accepted frame. A session without its field
+  // (or with another session's) keeps the blob's window; its next save writes the field.
+  std::vector<bool> stored(out.established_count, false);
+  for (std::uint32_t i = 0; i < out.established_count; ++i) {
+    EdgeSession& session = out.established[i];
+    const std::string name = redis::window_field_name(session.sessctr);
+    for (const auto& [field, value] : windows) {
+      if (field != name) continue;
+      stored[i] =
+          redis::decode_window_field(value, redis::session_tag(session), session.uplink_window) ==
+          redis::WindowFieldMatch::same_session;
+    }
+  }
+  remember(key, out, stored);
+  if (loaded_cred_) {
+    cache_device(key, out, *loaded_cred_);
+  } else {
+    cache_.erase(key);
+  }
   return StoreResult{};
+}
+
+void RedisSessionStore::remember(const std::string& key, const EdgeDeviceState& state,
+                                 const std::vector<bool>& stored) {
+  // Outside a transaction only the last device is kept (a save follows its load); inside one,
+  // the transaction's devices (cleared when it ends).
+  if (!in_transaction_) snapshots_.clear();
+  std::vector<WindowSnapshot>& list = snapshots_[key];
+  list.clear();
+  for (std::uint32_t i = 0; i < state.established_count; ++i) {
+    const EdgeSession& session = state.established[i];
+    list.push_back(WindowSnapshot{session.sessctr, redis::session_tag(session),
+                                  i < stored.size() && stored[i], session.uplink_window});
+  }
+}
+
+void RedisSessionStore::cache_device(const std::string& key, const EdgeDeviceState& state,
+                                     std::uint64_t credential_generation) {
+  if (cache_devices_ == 0) return;
+  if (state.established_count == 0) {
+    cache_.erase(key);
+    return;
+  }
+  auto it = cache_.find(key);
+  if (it == cache_.end()) {
+    if (cache_.size() >= cache_devices_) cache_.erase(cache_.begin());
+    it = cache_.emplace(key, CachedDevice{}).first;
+  }
+  CachedDevice& device = it->second;
+  device.credential_generation = credential_generation;
+  device.sessions.clear();
+  for (std::uint32_t i = 0; i < state.established_count; ++i) {
+    const EdgeSession& session = state.established[i];
+    device.sessions.push_back(CachedSession{clone_session(session), redis::session_tag(session)});
+  }
+}
+
+EdgeSession* RedisSessionStore::find_session(const DevId& dev_id, std::uint16_t sessctr,
+                                             std::uint64_t credential_generation) noexcept {
+  try {
+    const auto it = cache_.find(key_of(dev_id));
+    if (it == cache_.end() || it->second.credential_generation != credential_generation)
+      return nullptr;
+    for (CachedSession& s : it->second.sessions)
+      if (s.session.sessctr == sessctr && !s.tag.empty()) return &s.session;
+  } catch (...) {
+    // Out of memory building the key: a miss (the slow path decides).
+  }
+  return nullptr;
+}
+
+StoreResult RedisSessionStore::stage_accept(const DevId& dev_id, const EdgeSession& session,
+                                            std::uint32_t seq) {
+  const std::string key = key_of(dev_id);
+  const auto it = cache_.find(key);
+  const CachedSession* cached = nullptr;
+  if (it != cache_.end())
+    for (const CachedSession& s : it->second.sessions)
+      if (&s.session == &session) cached = &s;
+  if (!in_transaction_ || cached == nullptr) {
+    cache_.erase(key);
+    return StoreResult{StoreStatus::transaction_misuse};
+  }
+  Staged op;
+  op.key = key;
+  op.dev_id = std::string(dev_id.str());
+  op.kind = Kind::wacc;
+  op.expected = redis::window_field_name(session.sessctr);
+  op.updated_ms = cached->tag;
+  const std::string list = std::to_string(session.uplink_window.size()) + " " + std::to_string(seq);
+  op.blob.assign(list.begin(), list.end());
+  try {
+    touched_.push_back(key);
+    staged_.push_back(std::move(op));
+  } catch (...) {
+    cache_.erase(key);
+    throw;
+  }
+  return StoreResult{};
+}
+
+void RedisSessionStore::stage_windows(const std::string& key, const EdgeDeviceState& state,
+                                      std::uint64_t generation, std::vector<Staged>& ops) const {
+  const auto snapshot = snapshots_.find(key);
+  std::string keep;
+  for (std::uint32_t i = 0; i < state.established_count; ++i) {
+    const EdgeSession& session = state.established[i];
+    Staged op;
+    op.key = key;
+    op.expected = redis::window_field_name(session.sessctr);
+    op.updated_ms = redis::session_tag(session);
+    keep.append(keep.empty() ? "" : " ").append(op.expected);
+    const WindowSnapshot* before = nullptr;
+    if (generation != kAnyGeneration && snapshot != snapshots_.end())
+      for (const WindowSnapshot& w : snapshot->second)
+        if (w.sessctr == session.sessctr && w.tag == op.updated_ms && w.stored) before = &w;
+    if (before != nullptr) {
+      // Only what this writer added: the stored window may hold more by now (other edges).
+      const std::vector<std::uint32_t> added =
+          redis::newly_accepted(before->window, session.uplink_window);
+      if (added.empty()) continue;
+      std::string list = std::to_string(session.uplink_window.size());
+      for (const std::uint32_t seq : added) list.append(" ").append(std::to_string(seq));
+      op.kind = Kind::wacc;
+      op.blob.assign(list.begin(), list.end());
+    } else {
+      // A session new to the hash (or a save that did not load it: kAnyGeneration writers hold
+      // the only copy, as with SQLite): its window as given.
+      const std::string value = redis::encode_window_field(op.updated_ms, session.uplink_window);
+      op.kind = Kind::wput;
+      op.blob.assign(value.begin(), value.end());
+    }
+    ops.push_back(std::move(op));
+  }
+  Staged prune;
+  prune.key = key;
+  prune.kind = Kind::wkeep;
+  prune.blob.assign(keep.begin(), keep.end());
+  ops.push_back(std::move(prune));
 }
 
 StoreResult RedisSessionStore::save(const DevId& dev_id, const EdgeDeviceState& state,
@@ -210,18 +398,27 @@ StoreResult RedisSessionStore::save(const DevId& dev_id, const EdgeDeviceState& 
   op.dev_id = std::string(dev_id.str());
   op.expected = generation == kAnyGeneration ? "any" : std::to_string(generation);
   op.updated_ms = std::to_string(now_ms);
-  if (in_transaction_) {
-    op.new_generation = generation == kAnyGeneration ? kAnyGeneration : generation + 1;
-    generation = op.new_generation;
-    staged_.push_back(std::move(op));
-    return StoreResult{};
-  }
+  const std::string key = op.key;
   std::vector<Staged> ops;
   ops.push_back(std::move(op));
+  stage_windows(key, state, generation, ops);
+  // The device's sessions may change with this save: the next frame reloads them.
+  cache_.erase(key);
+  const std::vector<bool> stored(state.established_count, true);
+  if (in_transaction_) {
+    ops.front().new_generation = generation == kAnyGeneration ? kAnyGeneration : generation + 1;
+    generation = ops.front().new_generation;
+    for (Staged& staged : ops) staged_.push_back(std::move(staged));
+    remember(key, state, stored);
+    return StoreResult{};
+  }
   std::vector<std::uint64_t> generations;
   const StoreResult r = run_script(ops, generations);
   secure_wipe(ops.front().blob);
-  if (r.ok()) generation = generations.front();
+  if (r.ok()) {
+    generation = generations.front();
+    remember(key, state, stored);
+  }
   return r;
 }
 
@@ -231,6 +428,8 @@ StoreResult RedisSessionStore::remove(const DevId& dev_id) {
   op.dev_id = std::string(dev_id.str());
   op.kind = Kind::remove;
   op.expected = "any";
+  cache_.erase(op.key);
+  snapshots_.erase(op.key);
   if (in_transaction_) {
     staged_.push_back(std::move(op));
     return StoreResult{};
@@ -300,6 +499,9 @@ StoreResult RedisSessionStore::commit() {
   const bool write_ahead = !pending_key_.empty();
   const StoreResult r = run_script(staged_, generations, write_ahead ? &pending_rows_ : nullptr);
   if (r.ok() && write_ahead) last_commit_rows_ = pending_rows_.size();
+  // A failed commit wrote nothing: the cached windows of the devices it touched hold
+  // acceptances the shared store does not, so those devices are forgotten.
+  if (!r.ok()) forget_touched(0, 0);
   discard_staged();
   return r;
 }
@@ -308,6 +510,7 @@ StoreResult RedisSessionStore::rollback() {
   if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
   in_transaction_ = false;
   in_savepoint_ = false;
+  forget_touched(0, 0);
   discard_staged();
   return StoreResult{};
 }
@@ -317,6 +520,7 @@ StoreResult RedisSessionStore::savepoint() {
   in_savepoint_ = true;
   savepoint_mark_ = staged_.size();
   rows_mark_ = pending_rows_.size();
+  touched_mark_ = touched_.size();
   return StoreResult{};
 }
 
@@ -329,15 +533,27 @@ StoreResult RedisSessionStore::release_savepoint() {
 StoreResult RedisSessionStore::rollback_to_savepoint() {
   if (!in_savepoint_) return StoreResult{StoreStatus::transaction_misuse};
   in_savepoint_ = false;
-  for (std::size_t i = savepoint_mark_; i < staged_.size(); ++i) secure_wipe(staged_[i].blob);
+  forget_touched(savepoint_mark_, touched_mark_);
+  for (std::size_t i = savepoint_mark_; i < staged_.size(); ++i) {
+    snapshots_.erase(staged_[i].key);  // they describe writes that are undone now
+    secure_wipe(staged_[i].blob);
+  }
   staged_.resize(savepoint_mark_);
+  touched_.resize(touched_mark_);
   pending_rows_.resize(rows_mark_);
   return StoreResult{};
+}
+
+void RedisSessionStore::forget_touched(std::size_t staged_from, std::size_t touched_from) noexcept {
+  for (std::size_t i = staged_from; i < staged_.size(); ++i) cache_.erase(staged_[i].key);
+  for (std::size_t i = touched_from; i < touched_.size(); ++i) cache_.erase(touched_[i]);
 }
 
 void RedisSessionStore::discard_staged() noexcept {
   for (Staged& s : staged_) secure_wipe(s.blob);
   staged_.clear();
+  touched_.clear();
+  snapshots_.clear();
   pending_rows_.clear();
 }
 
@@ -353,9 +569,27 @@ StoreResult RedisSessionStore::run_script(std::vector<Staged>& ops,
   if (rows != nullptr) args.push_back(pending_key_);
   args.push_back(op_count);
   for (const Staged& op : ops) {
-    const std::string_view kind = op.kind == Kind::save     ? "save"
-                                  : op.kind == Kind::remove ? "remove"
-                                                            : "cred";
+    std::string_view kind;
+    switch (op.kind) {
+      case Kind::save:
+        kind = "save";
+        break;
+      case Kind::remove:
+        kind = "remove";
+        break;
+      case Kind::cred:
+        kind = "cred";
+        break;
+      case Kind::wput:
+        kind = "wput";
+        break;
+      case Kind::wacc:
+        kind = "wacc";
+        break;
+      case Kind::wkeep:
+        kind = "wkeep";
+        break;
+    }
     args.insert(args.end(), {kind, op.expected, op.updated_ms, as_chars(op.blob)});
   }
   if (rows != nullptr)

@@ -64,7 +64,10 @@
 #include <string_view>
 #include <vector>
 
+#include <unordered_map>
+
 #include "edge/store/session_store.hpp"
+#include "edge/store/uplink_session_cache.hpp"
 #include "redis_connection.hpp"
 
 namespace dsekp::edge {
@@ -73,9 +76,13 @@ struct RedisStoreOptions {
   redis::RedisEndpoint endpoint;
   /// Prepended to every key. Must not contain '{' or '}' (they would change the hash tag).
   std::string prefix = "dsekp:";
+  /// Devices whose established sessions' keys are kept in this process for the uplink fast
+  /// path (uplink_session_cache.hpp); about 250 bytes per session. 0 turns the fast path off.
+  /// When full, an arbitrary device is dropped for a new one (it reloads on its next frame).
+  std::size_t cache_devices = 65536;
 };
 
-class RedisSessionStore final : public SessionStore {
+class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
  public:
   /// Connects to the server and loads the commit script. Returns null and sets `error` if the
   /// options are invalid or the server cannot be reached (an edge should not start blind).
@@ -97,6 +104,19 @@ class RedisSessionStore final : public SessionStore {
   StoreResult release_savepoint() override;
   StoreResult rollback_to_savepoint() override;
   [[nodiscard]] bool in_savepoint() const noexcept override { return in_savepoint_; }
+
+  // The uplink fast path (uplink_session_cache.hpp). The cache is filled by load(): the
+  // established sessions of a device whose hash has a cred record.
+  [[nodiscard]] UplinkSessionCache* uplink_cache() noexcept override {
+    return cache_devices_ == 0 ? nullptr : this;
+  }
+  [[nodiscard]] EdgeSession* find_session(const DevId& dev_id, std::uint16_t sessctr,
+                                          std::uint64_t credential_generation) noexcept override;
+  StoreResult stage_accept(const DevId& dev_id, const EdgeSession& session,
+                           std::uint32_t seq) override;
+  void forget(const DevId& dev_id) noexcept override { cache_.erase(key_of(dev_id)); }
+  /// Devices in the cache now.
+  [[nodiscard]] std::size_t cached_devices() const noexcept { return cache_.size(); }
 
   /// Network round trips so far (commands sent, including script loads).
   [[nodiscard]] std::uint64_t round_trips() const noexcept { return connection_.round_trips(); }
@@ -145,15 +165,34 @@ class RedisSessionStore final : public SessionStore {
   [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
 
  private:
-  enum class Kind : std::uint8_t { save, remove, cred };
+  // The commit script's operation kinds (redis_commit_script.hpp).
+  enum class Kind : std::uint8_t { save, remove, cred, wput, wacc, wkeep };
   struct Staged {
     std::string key;
     std::string dev_id;
     Kind kind = Kind::save;
-    std::string expected;              // "any" or a decimal generation
-    std::string updated_ms;            // decimal; empty for a remove
+    std::string expected;              // "any" or a decimal generation; window kinds: the field
+    std::string updated_ms;            // decimal, empty for a remove; window kinds: the tag
     std::uint64_t new_generation = 0;  // what load() reports for a staged save
-    std::vector<std::uint8_t> blob;    // the encoded state (cred: the decimal record); wiped
+    std::vector<std::uint8_t> blob;    // the encoded state (cred: the decimal record; window
+                                       // kinds: the value); wiped
+  };
+  // A session's window as this store last loaded or saved it, to turn a save into window
+  // operations: the seqs added since (wacc) rather than the whole window (which would undo what
+  // other edges accepted meanwhile).
+  struct WindowSnapshot {
+    std::uint16_t sessctr = 0;
+    std::string tag;
+    bool stored = false;  // the hash had this session's window field when loaded
+    ReplayWindow window;
+  };
+  struct CachedSession {
+    EdgeSession session;
+    std::string tag;
+  };
+  struct CachedDevice {
+    std::uint64_t credential_generation = 0;
+    std::vector<CachedSession> sessions;
   };
 
   RedisSessionStore(const RedisStoreOptions& options) noexcept;
@@ -164,6 +203,16 @@ class RedisSessionStore final : public SessionStore {
   StoreResult failure(std::string why);
   const Staged* find_staged(const std::string& key, Kind wanted) const noexcept;
   void discard_staged() noexcept;
+  /// Forgets the cached devices of the staged operations from index `staged_from` and of the
+  /// staged accepts from index `touched_from` on.
+  void forget_touched(std::size_t staged_from, std::size_t touched_from) noexcept;
+  /// Appends the window operations that store `state`'s established sessions' windows.
+  void stage_windows(const std::string& key, const EdgeDeviceState& state, std::uint64_t generation,
+                     std::vector<Staged>& ops) const;
+  void remember(const std::string& key, const EdgeDeviceState& state,
+                const std::vector<bool>& stored);
+  void cache_device(const std::string& key, const EdgeDeviceState& state,
+                    std::uint64_t credential_generation);
 
   redis::RedisConnection connection_;
   std::string prefix_;
@@ -180,6 +229,11 @@ class RedisSessionStore final : public SessionStore {
   // The cred field fetched by the last load(), for the load_credential() that follows it.
   std::string loaded_key_;
   std::optional<std::uint64_t> loaded_cred_;
+  std::unordered_map<std::string, std::vector<WindowSnapshot>> snapshots_;  // by key
+  std::unordered_map<std::string, CachedDevice> cache_;                     // by key
+  std::size_t cache_devices_;
+  std::vector<std::string> touched_;  // keys of accepts staged in the open transaction
+  std::size_t touched_mark_ = 0;      // touched_.size() at savepoint()
 };
 
 /// Checks a key prefix: printable ASCII without spaces or braces, at most 128 bytes ("" is

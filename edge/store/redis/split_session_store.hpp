@@ -43,6 +43,9 @@ class SplitSessionStore final : public SessionStore {
     return state_.save(dev_id, state, now_ms, generation);
   }
   StoreResult remove(const DevId& dev_id) override { return state_.remove(dev_id); }
+  [[nodiscard]] UplinkSessionCache* uplink_cache() noexcept override {
+    return state_.uplink_cache();
+  }
   StoreResult begin() override;
   StoreResult commit() override;
   StoreResult rollback() override;
