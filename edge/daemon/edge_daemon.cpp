@@ -343,17 +343,25 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
       after_store_use();
       return;
     }
-    const auto started = std::chrono::steady_clock::now();
     test_hold(o.test_hold_ms, "before");
     // In the open batch; its ACKs go out after the batch's commit (or the process fail-stops).
-    const HandleResult r = batch_ptr->handle(topic, payload, now_ms, recvts_us);
-    record_result(*metrics_ptr, r, std::chrono::steady_clock::now() - started);
+    // Metrics and logs follow from the batch's settled/failed_attempt callbacks (below).
+    (void)batch_ptr->handle(topic, payload, now_ms, recvts_us);
+    after_store_use();
+  };
+  // A message's final outcome: after its batch committed, or after it was handled again.
+  auto on_settled = [&](const SettledMessage& m) {
+    const HandleResult& r = m.result;
+    record_result(*metrics_ptr, r, m.handling);
     if (r.processed() && r.established_delta != 0) {
       active_sessions = std::max<std::int64_t>(0, active_sessions + r.established_delta);
       metrics_ptr->set_active_sessions(static_cast<std::size_t>(active_sessions));
     }
-    if (!r.ok()) rejections.log(r, topic, now_ms);
-    after_store_use();
+    if (!r.ok()) rejections.log(r, m.topic, m.now_ms);
+  };
+  auto on_failed_attempt = [&](const SettledMessage& m) {
+    record_failed_attempt(*metrics_ptr, m.result);
+    rejections.log(m.result, m.topic, m.now_ms);
   };
   // After the burst's last message, before libmosquitto writes its PUBACKs.
   auto on_batch_end = [&] {
@@ -397,8 +405,12 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   config.topic_prefix = o.topic_prefix;
   apply_reloadable(o, config);
   EdgeService service(EdgeServiceParts{*registry, *store, *generations, sink, crypto, rng}, config);
-  MessageBatch batch(service,
-                     [&client](const Publish& p) { client.publish(p.topic, p.payload, p.qos); });
+  MessageBatchOptions batch_options;
+  batch_options.settled = on_settled;
+  batch_options.failed_attempt = on_failed_attempt;
+  MessageBatch batch(
+      service, [&client](const Publish& p) { client.publish(p.topic, p.payload, p.qos); },
+      batch_options);
   batch_ptr = &batch;
   AdminHandler admin_handler(service, o.topic_prefix,
                              [&client](const std::string& t, ByteView p) { client.publish(t, p); });

@@ -16,6 +16,10 @@ void count_rejection(metrics::EdgeMetrics& m, const HandleResult& r) noexcept {
 
 }  // namespace
 
+void record_failed_attempt(metrics::EdgeMetrics& m, const HandleResult& r) noexcept {
+  count_rejection(m, r);
+}
+
 void record_result(metrics::EdgeMetrics& m, const HandleResult& r,
                    std::chrono::steady_clock::duration elapsed) noexcept {
   m.frame_processed(elapsed);

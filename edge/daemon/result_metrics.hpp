@@ -11,7 +11,12 @@
 
 namespace dsekp::edge::daemon {
 
+/// A message's final outcome (MessageBatchOptions::settled): counted once per message.
 void record_result(metrics::EdgeMetrics& m, const HandleResult& r,
                    std::chrono::steady_clock::duration elapsed) noexcept;
+
+/// A handling that failed transiently (store, sink, registry, internal) and is tried again:
+/// only its reason is counted in dsekp_rejections_total; the message's outcome comes later.
+void record_failed_attempt(metrics::EdgeMetrics& m, const HandleResult& r) noexcept;
 
 }  // namespace dsekp::edge::daemon

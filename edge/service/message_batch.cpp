@@ -70,13 +70,18 @@ HandleResult MessageBatch::handle(std::string_view topic, ByteView payload, std:
   held.now_ms = now_ms;
   held.recvts_us = recvts_us;
 
+  const auto started = std::chrono::steady_clock::now();
   HandleResult r = service_.handle(topic, payload, now_ms, recvts_us);
+  held.handling = std::chrono::steady_clock::now() - started;
   if (r.processed()) {
     for (Publish& p : r.publishes) pending_.push_back(p);
+    if (options_.settled) held.result = r;
     return r;
   }
   // Its savepoint is undone (or SQLite lost the whole transaction): keep the batch so far,
   // then try the message alone.
+  if (options_.failed_attempt)
+    options_.failed_attempt(SettledMessage{topic, r, now_ms, held.handling});
   --held_count_;
   logging::logger().warn("message on {} failed: {}; retrying it alone", logging::printable(topic),
                          describe(r));
@@ -90,6 +95,11 @@ void MessageBatch::end() {
   if (r.ok()) {
     publish_all(pending_);
     pending_.clear();
+    for (std::size_t i = 0; i < held_count_; ++i) {
+      Held& m = held_[i];
+      settle(m.topic, m.result, m.now_ms, m.handling);
+      m.result = HandleResult{};
+    }
     held_count_ = 0;
     return;
   }
@@ -116,15 +126,25 @@ HandleResult MessageBatch::handle_alone(std::string_view topic, ByteView payload
   r.detail = "not tried";
   for (int attempt = 0; attempt < attempts; ++attempt) {
     if (attempt > 0 || pause_first) std::this_thread::sleep_for(options_.pause);
+    const auto started = std::chrono::steady_clock::now();
     r = service_.handle(topic, payload, now_ms, recvts_us);  // no batch open: its own transaction
     if (r.processed()) {
       publish_all(r.publishes);
+      settle(topic, r, now_ms, std::chrono::steady_clock::now() - started);
       return r;
     }
+    if (options_.failed_attempt)
+      options_.failed_attempt(
+          SettledMessage{topic, r, now_ms, std::chrono::steady_clock::now() - started});
   }
   options_.fail_stop("message on " + std::string(topic) + " NOT PROCESSED after " +
                      std::to_string(options_.attempts) + " attempts: " + describe(r));
   return r;  // only a test's fail_stop returns (by throwing, normally)
+}
+
+void MessageBatch::settle(std::string_view topic, const HandleResult& r, std::uint64_t now_ms,
+                          std::chrono::steady_clock::duration handling) {
+  if (options_.settled) options_.settled(SettledMessage{topic, r, now_ms, handling});
 }
 
 void MessageBatch::publish_all(const std::vector<Publish>& publishes) {

@@ -5,10 +5,13 @@
 // The MQTT loop thread calls handle() for each message of a burst and end() once the burst is
 // over, before libmosquitto writes the PUBACKs it queued for them:
 //   handle()  opens the batch on the first message (EdgeService::begin_batch), handles the
-//             message in its own savepoint and keeps its publishes (ACKs) for later. The
-//             result is returned at once for metrics and logs: a rejection is final, and
-//             whatever handle() reports as processed becomes durable at end() or the process
-//             stops (below).
+//             message in its own savepoint and keeps its publishes (ACKs) for later. It
+//             returns that first result, which is not necessarily the message's outcome: if
+//             the batch's commit fails, the message is handled again (below), and with a store
+//             shared by several edges the second handling may decide otherwise (a frame the
+//             first handling accepted from a stale cache is a replay). Metrics and logs take
+//             the outcome from the `settled` callback, called once per message with its final
+//             result: at end() for the batch's messages, at once for a message retried alone.
 //   end()     commits the batch, then publishes the kept messages in order. Nothing of a
 //             batch is published before its commit (PROTOCOL.md 6.5).
 // Transient failures (store/sink/registry/internal; HandleResult::processed() false):
@@ -44,12 +47,25 @@ inline constexpr int kExitUnprocessed = 75;
 /// Logs `why` on stderr (write(2): no buffer to lose) and _exit(kExitUnprocessed)s.
 [[noreturn]] void fail_stop_process(const std::string& why) noexcept;
 
+/// A message's final outcome (MessageBatchOptions::settled).
+struct SettledMessage {
+  std::string_view topic;
+  const HandleResult& result;
+  std::uint64_t now_ms = 0;                        // when it was received
+  std::chrono::steady_clock::duration handling{};  // of the handling that decided it
+};
+
 struct MessageBatchOptions {
   int attempts = 3;  // tries of a failing message in all (1: no retry)
   std::chrono::milliseconds pause{50};
   /// Called when a message cannot be stored. Must not return normally (the default ends the
   /// process); a test may throw.
   std::function<void(const std::string& why)> fail_stop = fail_stop_process;
+  /// Called once per message with its final outcome (see above); may be empty.
+  std::function<void(const SettledMessage&)> settled;
+  /// Called for each handling that failed transiently and will be tried again or fail-stop
+  /// (HandleResult::processed() false); may be empty.
+  std::function<void(const SettledMessage&)> failed_attempt;
 };
 
 class MessageBatch {
@@ -76,6 +92,8 @@ class MessageBatch {
     std::vector<std::uint8_t> payload;
     std::uint64_t now_ms = 0;
     std::uint64_t recvts_us = 0;
+    HandleResult result;  // of the handling in the batch
+    std::chrono::steady_clock::duration handling{};
   };
   void open();
   /// Retries one message alone until it is processed (then publishes its publishes) or the
@@ -83,6 +101,8 @@ class MessageBatch {
   HandleResult handle_alone(std::string_view topic, ByteView payload, std::uint64_t now_ms,
                             std::uint64_t recvts_us, int attempts, bool pause_first);
   void publish_all(const std::vector<Publish>& publishes);
+  void settle(std::string_view topic, const HandleResult& r, std::uint64_t now_ms,
+              std::chrono::steady_clock::duration handling);
 
   EdgeService& service_;
   Publisher publish_;

@@ -195,6 +195,42 @@ TEST_F(BatchTest, AFailedCommitIsRetriedMessageByMessage) {
   EXPECT_EQ(sink_.table_rows(), 3);
 }
 
+// Metrics and logs count each message once, with its final outcome: after the batch's commit,
+// or from its handling again when the commit failed; transient failures on the way are reported
+// apart (failed_attempt).
+TEST_F(BatchTest, EachMessageSettlesOnceWithItsFinalOutcome) {
+  std::vector<std::string> settled;
+  std::vector<std::string> failed;
+  MessageBatchOptions o = options();
+  o.settled = [&](const SettledMessage& m) { settled.push_back(m.result.reason_name()); };
+  o.failed_attempt = [&](const SettledMessage& m) { failed.push_back(m.result.reason_name()); };
+  MessageBatch batch(
+      *service_, [this](const Publish& p) { published.push_back(p); }, o);
+  ScriptedDevice device(material_, 68);
+  handshake(device, Encoding::json);
+  const Bytes f0 = device.data(kReading, kNowMs, Encoding::json);
+  EXPECT_TRUE(batch.handle(kDataTopic, f0, kNowMs, kNowMs * 1000).ok());
+  EXPECT_EQ(batch.handle(kDataTopic, f0, kNowMs, kNowMs * 1000).reason,
+            EdgeReason::protocol_error);  // the replay, seen in the batch's own writes
+  EXPECT_TRUE(settled.empty());           // nothing is final before the commit
+  store_->fail_next_commits = 1;
+  batch.end();  // fails: both are handled again, alone
+  EXPECT_EQ(settled, (std::vector<std::string>{"ok", "replay"}));
+  EXPECT_TRUE(failed.empty());
+  EXPECT_EQ(sink_.table_rows(), 1);
+
+  settled.clear();
+  sink_.fail_next = 1;  // the sink refuses the next row once: retried alone, then stored
+  EXPECT_EQ(
+      batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs, kNowMs * 1000)
+          .reason,
+      EdgeReason::ok);
+  batch.end();
+  EXPECT_EQ(failed, (std::vector<std::string>{"sink_failure"}));
+  EXPECT_EQ(settled, (std::vector<std::string>{"ok"}));
+  EXPECT_EQ(sink_.table_rows(), 2);
+}
+
 TEST_F(BatchTest, AMessageThatCannotBeStoredFailStopsAfterTheBatchBeforeItCommits) {
   MessageBatch batch = make_batch();
   ScriptedDevice device(material_, 66);

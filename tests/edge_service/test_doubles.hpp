@@ -36,6 +36,10 @@ class RecordingSink final : public SinkWriter {
   bool write(const AcceptedFrame& row) override {
     ++writes;
     if (fail) return false;
+    if (fail_next > 0) {
+      --fail_next;
+      return false;
+    }
     if (throw_on_write) throw std::runtime_error("sink exploded");
     if (sqlite3_get_autocommit(db_) != 0) return false;  // no open unit: refuse, as a real sink
     sqlite3_stmt* s = nullptr;
@@ -75,6 +79,7 @@ class RecordingSink final : public SinkWriter {
 
   std::vector<AcceptedFrame> rows;  // committed rows, in order
   bool fail = false;
+  int fail_next = 0;  // that many writes fail (then they work again)
   bool throw_on_write = false;
   int writes = 0;
   int rollbacks = 0;

@@ -330,6 +330,12 @@ TEST(MultiEdge, SessionsCrossEdgesEveryInitAnsweredOnceEveryFrameOnce) {
   }
   EXPECT_EQ(bed.metric_sum(R"(dsekp_frames_total{mode="dsekp",outcome="accepted"})"),
             kDevices * kFrames);
+  // Session keys are cached per edge (edge/store/uplink_session_cache.hpp): after the first
+  // frame of a device at an edge, its frames cost no state read, only their share of a batch's
+  // one script run. Without the cache every frame costs a read and a script run (2 per frame).
+  const double round_trips = bed.metric_sum("dsekp_store_round_trips_total");
+  EXPECT_LT(round_trips / (kDevices * kFrames), 1.5) << round_trips << " round trips";
+  std::printf("Redis round trips per accepted frame: %.2f\n", round_trips / (kDevices * kFrames));
   std::printf("rows per edge:");
   for (const auto& r : per_edge) std::printf(" %zu", r.size());
   std::printf("; devices handled by two or more edges: %d of %d\n", crossing_devices, kDevices);
@@ -350,7 +356,8 @@ TEST(MultiEdge, SessionsCrossEdgesEveryInitAnsweredOnceEveryFrameOnce) {
       },
       std::chrono::seconds(20)))
       << bed.metric_sum(R"(dsekp_rejections_total{reason="replay"})") - replays_before << " of "
-      << resent;
+      << resent << "\n"
+      << bed.all_stderr() << bed.edges_[0]->metrics();
   EXPECT_EQ(bed.metric_sum(R"(dsekp_rejections_total{reason="replay"})") - replays_before, resent);
   int edges_refusing = 0;
   for (const auto& e : bed.edges_)

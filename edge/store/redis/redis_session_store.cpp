@@ -402,16 +402,23 @@ StoreResult RedisSessionStore::save(const DevId& dev_id, const EdgeDeviceState& 
   std::vector<Staged> ops;
   ops.push_back(std::move(op));
   stage_windows(key, state, generation, ops);
-  // The device's sessions may change with this save: the next frame reloads them.
-  cache_.erase(key);
   const std::vector<bool> stored(state.established_count, true);
   if (in_transaction_) {
     ops.front().new_generation = generation == kAnyGeneration ? kAnyGeneration : generation + 1;
     generation = ops.front().new_generation;
     for (Staged& staged : ops) staged_.push_back(std::move(staged));
     remember(key, state, stored);
+    // The cache follows the saved sessions at once (a failed commit or an undone savepoint
+    // forgets the device again, as for any staged operation), under the cred record loaded
+    // with the state; a save without one leaves the device uncached.
+    if (key == loaded_key_ && loaded_cred_) {
+      cache_device(key, state, *loaded_cred_);
+    } else {
+      cache_.erase(key);
+    }
     return StoreResult{};
   }
+  cache_.erase(key);  // outside a transaction: the next frame reloads
   std::vector<std::uint64_t> generations;
   const StoreResult r = run_script(ops, generations);
   secure_wipe(ops.front().blob);
@@ -474,6 +481,7 @@ StoreResult RedisSessionStore::stage_credential(const DevId& dev_id,
   op.key = key_of(dev_id);
   op.dev_id = std::string(dev_id.str());
   op.kind = Kind::cred;
+  cache_.erase(op.key);  // cached under the record this replaces
   op.expected = "any";
   if (generation) {
     const std::string text = std::to_string(*generation);
