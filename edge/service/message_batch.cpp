@@ -95,12 +95,13 @@ void MessageBatch::end() {
   if (r.ok()) {
     publish_all(pending_);
     pending_.clear();
-    for (std::size_t i = 0; i < held_count_; ++i) {
+    // Emptied first: a callback that throws must not make the next end() settle these again.
+    const std::size_t count = std::exchange(held_count_, 0);
+    for (std::size_t i = 0; i < count; ++i) {
       Held& m = held_[i];
-      settle(m.topic, m.result, m.now_ms, m.handling);
-      m.result = HandleResult{};
+      HandleResult result = std::exchange(m.result, HandleResult{});  // its row holds plaintext
+      settle(m.topic, result, m.now_ms, m.handling);
     }
-    held_count_ = 0;
     return;
   }
   // Nothing of the batch was stored (and nothing of it published): handle its messages again.
@@ -110,6 +111,7 @@ void MessageBatch::end() {
   std::vector<Held> held;
   held.swap(held_);
   const std::size_t count = std::exchange(held_count_, 0);
+  for (std::size_t i = 0; i < count; ++i) held[i].result = HandleResult{};  // undone outcomes
   for (std::size_t i = 0; i < count; ++i) {
     const Held& m = held[i];
     (void)handle_alone(m.topic, ByteView(m.payload.data(), m.payload.size()), m.now_ms, m.recvts_us,

@@ -147,7 +147,7 @@ TEST_F(RedisStore, KeysCarryThePrefixAndTheDeviceHashTag) {
   auto store = backend_.open_redis();
   std::uint64_t g = kAnyGeneration;
   ASSERT_TRUE(store->save(id_, make_rich_state(), kNow, g).ok());
-  const std::string key = backend_.prefix() + "dev:{esp32-01}";
+  const std::string key = backend_.prefix() + "dev2:{esp32-01}";
   EXPECT_EQ(store->key_of(id_), key);
   auto& server = RedisBackend::server();
   EXPECT_EQ(server.command({"HGET", key, "gen"}), "1");

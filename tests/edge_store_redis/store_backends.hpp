@@ -77,7 +77,7 @@ class RedisBackend {
     return store;
   }
   void corrupt(const std::string& dev_id, const std::string& bytes) {
-    EXPECT_EQ(server_->command({"HSET", prefix_ + "dev:{" + dev_id + "}", "state", bytes}), "0");
+    EXPECT_EQ(server_->command({"HSET", prefix_ + "dev2:{" + dev_id + "}", "state", bytes}), "0");
   }
   [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
 

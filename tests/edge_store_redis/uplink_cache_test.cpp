@@ -279,6 +279,71 @@ TEST_F(UplinkCache, UndoingASavepointOrASaveForgetsTheDevice) {
   EXPECT_EQ(a->find_session(id_, 3, kCred), nullptr);
 }
 
+// A full-path load inside the transaction sees what the transaction's accepts staged, so a
+// duplicate later in the same batch is refused as a replay by the core rather than failing the
+// commit; and the cache keeps the uplink keys only.
+TEST_F(UplinkCache, LoadsInsideTheTransactionSeeItsStagedAccepts) {
+  auto a = backend_.open_redis();
+  store_device(*a, make_session(6, 64, {}, seed_));
+  Transaction tx(*a);
+  EdgeSession* s = cached(*a, 6);
+  ASSERT_NE(s, nullptr);
+  const auto bytes = [](const AeadKey& k) {
+    return std::vector<std::uint8_t>(k.view().begin(), k.view().end());
+  };
+  EXPECT_EQ(bytes(s->keys.down.key), bytes(AeadKey{}));  // not kept in the cache
+  EXPECT_EQ(bytes(s->keys.up.key), bytes(make_session(6, 64, {}, seed_).keys.up.key));
+  ASSERT_EQ(s->uplink_window.accept(5), Error::ok);
+  ASSERT_TRUE(a->stage_accept(id_, *s, 5).ok());
+  EdgeDeviceState state;
+  std::uint64_t g = 0;
+  ASSERT_TRUE(a->load(id_, state, g).ok());
+  EXPECT_EQ(state.established[0].uplink_window.check(5), Error::replay);
+  ASSERT_EQ(state.established[0].uplink_window.accept(6), Error::ok);  // the full path's frame
+  ASSERT_TRUE(a->save(id_, state, kNow, g).ok());
+  ASSERT_TRUE(tx.commit().ok());
+  EdgeDeviceState stored;
+  ASSERT_TRUE(backend_.open_redis()->load(id_, stored, g).ok());
+  EXPECT_EQ(stored.established[0].uplink_window.check(5), Error::replay);
+  EXPECT_EQ(stored.established[0].uplink_window.check(6), Error::replay);
+}
+
+// The window field is authoritative: a state whose established session has no field, or a field
+// that does not decode or names another session, is refused (never judged on the blob's copy).
+TEST_F(UplinkCache, AMissingOrForeignWindowFieldMakesTheStateCorrupt) {
+  auto a = backend_.open_redis();
+  store_device(*a, make_session(8, 64, {}, seed_));
+  const std::string key = a->key_of(id_);
+  auto& server = RedisBackend::server();
+  const std::string good = server.command({"HGET", key, "w:8"});
+  ASSERT_EQ(good.size(), redis::kWindowFieldSize);
+  EdgeDeviceState state;
+  std::uint64_t g = 0;
+  const auto load_status = [&] { return backend_.open_redis()->load(id_, state, g).status; };
+  ASSERT_EQ(load_status(), StoreStatus::ok);
+  std::string foreign = good;
+  foreign[0] = foreign[0] == 'f' ? 'e' : 'f';
+  std::string padded = good;
+  padded.replace(32, 10, "    123456");  // not ten digits: C++ and the script both refuse it
+  for (const std::string& bad : {foreign, padded, good.substr(0, 100)}) {
+    server.command({"HSET", key, "w:8", bad});
+    EXPECT_EQ(load_status(), StoreStatus::corrupt_state);
+  }
+  // The script refuses to move such a field too: a cached session's accept conflicts.
+  server.command({"HSET", key, "w:8", good});
+  EdgeSession* s = cached(*a, 8);
+  ASSERT_NE(s, nullptr);
+  server.command({"HSET", key, "w:8", padded});
+  {
+    Transaction tx(*a);
+    ASSERT_EQ(s->uplink_window.accept(1), Error::ok);
+    ASSERT_TRUE(a->stage_accept(id_, *s, 1).ok());
+    EXPECT_EQ(tx.commit().status, StoreStatus::generation_conflict);
+  }
+  server.command({"HDEL", key, "w:8"});
+  EXPECT_EQ(load_status(), StoreStatus::corrupt_state);
+}
+
 // A save of the full path adds its own acceptances to the window field; it never writes the
 // window back whole, which would undo what another edge accepted meanwhile.
 TEST_F(UplinkCache, AFullSaveMergesIntoTheWindowOtherEdgesMoved) {

@@ -85,8 +85,10 @@ end
 -- nil if one of them is refused (replay, too old) or `v` is not that session's window.
 local function accept(v, tag, list)
   if not v or #v ~= 42 + RING or string.sub(v, 1, 32) ~= tag then return nil end
-  local top = tonumber(string.sub(v, 33, 42))
-  if top == nil then return nil end
+  local digits = string.sub(v, 33, 42)
+  if not string.match(digits, '^%d+$') then return nil end
+  local top = tonumber(digits)
+  if top > 4294967296 then return nil end
   local ring = {string.byte(v, 43, 42 + RING)}
   local w = nil
   for word in string.gmatch(list, '%d+') do

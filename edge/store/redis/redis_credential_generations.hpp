@@ -5,7 +5,7 @@
 // it as stale (credential_generations.hpp says why a missing record means stale).
 //
 // Cost: none per message. load() answers from the cred field that RedisSessionStore::load()
-// fetched with the state in the same HMGET (the service always loads the state first), record()
+// fetched with the state in the same HGETALL (the service always loads the state first), record()
 // and remove() stage an operation in the store's open transaction.
 #pragma once
 

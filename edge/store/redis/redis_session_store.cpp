@@ -34,14 +34,14 @@ std::string_view text_of(const redisReply& r) {
   return {r.str, r.len};
 }
 
-// EdgeSession holds keys, which are never copied implicitly (SecretBytes).
-EdgeSession clone_session(const EdgeSession& s) {
+// The part of a session the uplink fast path needs: its uplink keys (copied explicitly, as
+// SecretBytes wants) and window. The downlink keys are left out (zero): they are not needed to
+// open uplink frames, so no copy of them outlives a handling.
+EdgeSession uplink_copy(const EdgeSession& s) {
   EdgeSession out;
   out.sessctr = s.sessctr;
   out.keys.up.key = s.keys.up.key.clone();
   out.keys.up.iv_base = s.keys.up.iv_base.clone();
-  out.keys.down.key = s.keys.down.key.clone();
-  out.keys.down.iv_base = s.keys.down.iv_base.clone();
   out.uplink_window = s.uplink_window;
   out.downlink_seq = s.downlink_seq;
   out.created_ms = s.created_ms;
@@ -104,7 +104,7 @@ std::unique_ptr<RedisSessionStore> RedisSessionStore::open(const RedisStoreOptio
 std::string RedisSessionStore::key_of(const DevId& dev_id) const {
   std::string key;
   key.reserve(prefix_.size() + dev_id.size() + 6);
-  key.append(prefix_).append("dev:{").append(dev_id.str()).append("}");
+  key.append(prefix_).append("dev2:{").append(dev_id.str()).append("}");
   return key;
 }
 
@@ -189,8 +189,10 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
     if (s->kind == Kind::remove) return StoreResult{};
     generation = s->new_generation;
     const StateCodecError e = decode_device_state(s->blob, &dev_id, out);
-    if (e == StateCodecError::ok)
+    if (e == StateCodecError::ok) {
+      apply_staged_accepts(key, out, s);
       remember(key, out, std::vector<bool>(out.established_count, true));
+    }
     return StoreResult{e == StateCodecError::ok ? StoreStatus::ok : StoreStatus::corrupt_state, e};
   }
   loaded_key_.clear();
@@ -248,6 +250,10 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
   // The window fields, not the blob, hold the established sessions' windows: the blob's are as
   // of the last save, the fields move with every accepted frame. A session without its field
   // (or with another session's) keeps the blob's window; its next save writes the field.
+  // Every committed established session has its field (the save that established it wrote
+  // it, in the same script run); a missing field, or one of another session, means the hash
+  // was not written by this store: refused like any other inconsistent state, not judged on the
+  // blob's stale window (fail closed).
   std::vector<bool> stored(out.established_count, false);
   for (std::uint32_t i = 0; i < out.established_count; ++i) {
     EdgeSession& session = out.established[i];
@@ -258,7 +264,14 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
           redis::decode_window_field(value, redis::session_tag(session), session.uplink_window) ==
           redis::WindowFieldMatch::same_session;
     }
+    if (!stored[i]) {
+      out = EdgeDeviceState{};
+      generation = kAbsentGeneration;
+      cache_.erase(key);
+      return StoreResult{StoreStatus::corrupt_state, StateCodecError::inconsistent_state};
+    }
   }
+  apply_staged_accepts(key, out);
   remember(key, out, stored);
   if (loaded_cred_) {
     cache_device(key, out, *loaded_cred_);
@@ -266,6 +279,38 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
     cache_.erase(key);
   }
   return StoreResult{};
+}
+
+// The windows a load returns include what this transaction's accepts staged for the device (after
+// `after`, when the state itself comes from a staged save): the core then refuses a duplicate in
+// the same batch as a replay instead of the commit failing on it.
+void RedisSessionStore::apply_staged_accepts(const std::string& key, EdgeDeviceState& state,
+                                             const Staged* after) const {
+  auto it = staged_.begin();
+  if (after != nullptr) it += (after - staged_.data()) + 1;
+  for (; it != staged_.end(); ++it) {
+    if (it->kind != Kind::wacc || it->key != key) continue;
+    for (std::uint32_t i = 0; i < state.established_count; ++i) {
+      EdgeSession& session = state.established[i];
+      if (redis::window_field_name(session.sessctr) != it->expected ||
+          redis::session_tag(session) != it->updated_ms)
+        continue;
+      // "W seq1 seq2 ...": the first number is the window size.
+      std::string_view list = as_chars(it->blob);
+      bool first = true;
+      while (!list.empty()) {
+        const std::size_t space = list.find(' ');
+        const std::string_view word = list.substr(0, space);
+        list = space == std::string_view::npos ? std::string_view{} : list.substr(space + 1);
+        std::uint64_t seq = 0;
+        if (first || !parse_u64(word, seq) || seq > UINT32_MAX) {
+          first = false;
+          continue;
+        }
+        (void)session.uplink_window.accept(static_cast<std::uint32_t>(seq));
+      }
+    }
+  }
 }
 
 void RedisSessionStore::remember(const std::string& key, const EdgeDeviceState& state,
@@ -299,7 +344,15 @@ void RedisSessionStore::cache_device(const std::string& key, const EdgeDeviceSta
   device.sessions.clear();
   for (std::uint32_t i = 0; i < state.established_count; ++i) {
     const EdgeSession& session = state.established[i];
-    device.sessions.push_back(CachedSession{clone_session(session), redis::session_tag(session)});
+    device.sessions.push_back(CachedSession{uplink_copy(session), redis::session_tag(session)});
+  }
+}
+
+void RedisSessionStore::forget(const DevId& dev_id) noexcept {
+  try {
+    cache_.erase(key_of(dev_id));
+  } catch (...) {
+    cache_.clear();  // cannot build the key (out of memory): forget every device rather than one
   }
 }
 
@@ -411,8 +464,14 @@ StoreResult RedisSessionStore::save(const DevId& dev_id, const EdgeDeviceState& 
     // The cache follows the saved sessions at once (a failed commit or an undone savepoint
     // forgets the device again, as for any staged operation), under the cred record loaded
     // with the state; a save without one leaves the device uncached.
-    if (key == loaded_key_ && loaded_cred_) {
-      cache_device(key, state, *loaded_cred_);
+    std::optional<std::uint64_t> cred;
+    if (const Staged* c = find_staged(key, Kind::cred); c != nullptr) {
+      if (std::uint64_t g = 0; c->kind == Kind::cred && parse_u64(as_chars(c->blob), g)) cred = g;
+    } else if (key == loaded_key_) {
+      cred = loaded_cred_;
+    }
+    if (cred) {
+      cache_device(key, state, *cred);
     } else {
       cache_.erase(key);
     }
@@ -502,15 +561,27 @@ StoreResult RedisSessionStore::commit() {
   in_transaction_ = false;
   in_savepoint_ = false;  // an open savepoint's writes commit with the transaction
   last_commit_rows_ = 0;
-  if (staged_.empty() && pending_rows_.empty()) return StoreResult{};
+  // However this ends (an exception included), the transaction's staged operations are gone,
+  // and unless the script is known to have applied them, the cached windows of the devices
+  // they touched hold acceptances the shared store may not have: those devices are forgotten
+  // (a cached window ahead of Redis would refuse the redelivery of a frame never recorded).
+  struct End {
+    RedisSessionStore& store;
+    bool applied = false;
+    ~End() {
+      if (!applied) store.forget_touched(0, 0);
+      store.discard_staged();
+    }
+  } end{*this};
+  if (staged_.empty() && pending_rows_.empty()) {
+    end.applied = true;
+    return StoreResult{};
+  }
   std::vector<std::uint64_t> generations;
   const bool write_ahead = !pending_key_.empty();
   const StoreResult r = run_script(staged_, generations, write_ahead ? &pending_rows_ : nullptr);
+  end.applied = r.ok();
   if (r.ok() && write_ahead) last_commit_rows_ = pending_rows_.size();
-  // A failed commit wrote nothing: the cached windows of the devices it touched hold
-  // acceptances the shared store does not, so those devices are forgotten.
-  if (!r.ok()) forget_touched(0, 0);
-  discard_staged();
   return r;
 }
 

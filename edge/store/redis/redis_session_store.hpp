@@ -1,12 +1,21 @@
 // SessionStore on a Redis server shared by several edges (issue 7): sessions one edge
 // establishes are usable by every other edge, and replay protection stays exact across them.
 //
-// Layout. Each device is one hash, key `<prefix>dev:{<dev_id>}`, fields state (the
-// device_state_codec encoding), gen and updated_ms (redis_commit_script.hpp). The braces are a
+// Layout. Each device is one hash, key `<prefix>dev2:{<dev_id>}` (2: the layout with window
+// fields; an edge of the earlier layout, which read windows from the state, finds nothing under
+// these keys and so refuses frames instead of judging them on stale windows), fields state (the
+// device_state_codec encoding), gen and updated_ms (redis_commit_script.hpp), cred (the
+// registry credential generation) and w:<sessctr> per established session: its replay window,
+// which is authoritative over the copy in the state (redis_window_field.hpp). The braces are a
 // Redis Cluster hash tag: everything of one device lands in one slot. The prefix (e.g.
 // "dsekp:fleet1:") lets several fleets or test runs share a server.
 //
-// Operations and round trips. load() is one HMGET. save() and remove() outside a transaction
+// Session-key cache (uplink_session_cache.hpp): load() and saves in a transaction keep the
+// device's established sessions in this object, so the service can accept a DATA frame under one
+// of them by staging a window operation only (stage_accept), without a load. Failed commits,
+// rollbacks and undone savepoints forget the devices they touched.
+//
+// Operations and round trips. load() is one HGETALL. save() and remove() outside a transaction
 // are one EVALSHA each. begin() costs nothing: saves and removes inside a transaction are staged
 // in this object (a load of a staged device returns the staged state, as a database would), and
 // commit() sends them all in ONE EVALSHA of the commit script, which checks every generation
@@ -18,17 +27,19 @@
 // script is loaded (SCRIPT LOAD) once per store object and again when Redis answers NOSCRIPT
 // (a restarted server has an empty script cache). round_trips() counts every command sent.
 //
-// Why two edges can never both accept the same frame. An edge handles a DATA frame as: load the
-// device (state + generation g), decide in the protocol core (authenticate, replay window), then
-// commit the moved window with the condition "generation is still g". Redis runs each commit
-// script atomically, so of two edges that loaded the same g and both decided to accept frame
-// (session, seq), exactly one commit finds g and writes g+1; the other finds g+1 and fails with
-// generation_conflict, writing nothing. EdgeService reports a failed commit as store_failure, a
-// transient failure: the message is not acknowledged as processed and is handled again (QoS 1
-// redelivery, or the next attempt). The second handling loads g+1, whose window already holds
-// seq, and the core rejects the frame as a replay. The same holds for a frame sent again to
-// another edge later: the window it loads already holds the seq. So acceptance is decided by a
-// compare-and-set on the whole device state, never by two edges' private copies.
+// Why two edges can never both accept the same frame. Acceptance of (session, seq) is decided by
+// the commit script in Redis, atomically, never by an edge's private copy. On the fast path the
+// edge stages "accept seq into the window field of the session with this tag", which conflicts
+// if the field already holds seq, has moved past it, or names another session. On the full path
+// (load the device, decide in the protocol core, save) the save is conditioned on the loaded
+// generation g (structure: sessions, pending INIT, replay cache) and its window changes become the
+// same accept operations. Of two edges that both decided to accept one frame, exactly one commit
+// applies; the other fails with generation_conflict, writing nothing. EdgeService reports a
+// failed commit as store_failure, a transient failure: the message is not acknowledged as
+// processed and is handled again (the daemon's retry, or QoS 1 redelivery) after the store forgot
+// the devices of the failed commit, so the second handling loads the window, which holds seq, and
+// the core rejects the frame as a replay. The same holds for a frame sent again to another edge
+// later.
 //
 // Semantics that differ from the SQLite store (SessionStore allows them; the service relies on
 // none of them):
@@ -114,7 +125,7 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
                                           std::uint64_t credential_generation) noexcept override;
   StoreResult stage_accept(const DevId& dev_id, const EdgeSession& session,
                            std::uint32_t seq) override;
-  void forget(const DevId& dev_id) noexcept override { cache_.erase(key_of(dev_id)); }
+  void forget(const DevId& dev_id) noexcept override;
   /// Devices in the cache now.
   [[nodiscard]] std::size_t cached_devices() const noexcept { return cache_.size(); }
 
@@ -211,6 +222,8 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
                      std::vector<Staged>& ops) const;
   void remember(const std::string& key, const EdgeDeviceState& state,
                 const std::vector<bool>& stored);
+  void apply_staged_accepts(const std::string& key, EdgeDeviceState& state,
+                            const Staged* after = nullptr) const;
   void cache_device(const std::string& key, const EdgeDeviceState& state,
                     std::uint64_t credential_generation);
 

@@ -15,7 +15,17 @@ StoreResult SplitSessionStore::begin() {
 }
 
 StoreResult SplitSessionStore::commit() {
-  const StoreResult r = state_.commit();  // a failed commit has rolled the state back
+  // Due until both commits are known to have succeeded: an exception on the way (out of memory
+  // after Redis applied the script) leaves rows only in the pending list, like a failure.
+  const bool was_due = recovery_due_;
+  recovery_due_ = true;
+  StoreResult r;
+  try {
+    r = state_.commit();  // a failed commit has rolled the state back
+  } catch (...) {
+    (void)local_.rollback();
+    throw;
+  }
   if (!r.ok()) {
     (void)local_.rollback();
     // A conflict wrote nothing, but a lost reply may hide a commit that Redis applied (the
@@ -27,8 +37,9 @@ StoreResult SplitSessionStore::commit() {
   const StoreResult l = local_.commit();
   if (!l.ok()) {
     ++local_failures_;  // the state is committed: the rows wait in the pending list
-    recovery_due_ = true;
+    return l;
   }
+  recovery_due_ = was_due;
   return l;
 }
 
