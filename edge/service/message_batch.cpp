@@ -106,12 +106,33 @@ void MessageBatch::end() {
   }
   // Nothing of the batch was stored (and nothing of it published): handle its messages again.
   pending_.clear();
-  logging::logger().error("the commit of {} messages failed ({}); handling them one by one",
-                          held_count_, store_status_name(r.status));
   std::vector<Held> held;
   held.swap(held_);
   const std::size_t count = std::exchange(held_count_, 0);
   for (std::size_t i = 0; i < count; ++i) held[i].result = HandleResult{};  // undone outcomes
+  if (r.status == StoreStatus::generation_conflict && !rebatching_) {
+    // Another edge got there first for one device (a frame it accepted already, a state it
+    // saved). The store has reloaded only that device's view (RedisSessionStore), so the batch
+    // handled again as one batch refuses the stale message and commits the rest: one more
+    // commit instead of one transaction per message. A second conflict goes one by one.
+    logging::logger().warn(
+        "the commit of {} messages conflicted with another writer; handling "
+        "them again as one batch",
+        count);
+    rebatching_ = true;
+    struct Reset {
+      bool& flag;
+      ~Reset() { flag = false; }
+    } reset{rebatching_};
+    for (std::size_t i = 0; i < count; ++i) {
+      const Held& m = held[i];
+      (void)handle(m.topic, ByteView(m.payload.data(), m.payload.size()), m.now_ms, m.recvts_us);
+    }
+    end();
+    return;
+  }
+  logging::logger().error("the commit of {} messages failed ({}); handling them one by one", count,
+                          store_status_name(r.status));
   for (std::size_t i = 0; i < count; ++i) {
     const Held& m = held[i];
     (void)handle_alone(m.topic, ByteView(m.payload.data(), m.payload.size()), m.now_ms, m.recvts_us,

@@ -19,7 +19,9 @@
 //     message is retried alone, each try its own transaction, `attempts` times in all with
 //     `pause` between;
 //   * a batch commit: nothing of the batch was stored; its messages (kept as copies) are
-//     handled again one by one, each with the same bounded retry.
+//     handled again: after a generation_conflict (another edge on the shared store was first
+//     for one device) once more as one batch, otherwise, or if that conflicts too, one by one,
+//     each with the same bounded retry.
 // If that does not help, the message cannot be stored, and since libmosquitto has queued its
 // PUBACK already (the PUBACK is queued before on_message runs; only our loop writes it) the
 // one way not to acknowledge it is to never write again: `fail_stop` is called, which by
@@ -110,6 +112,7 @@ class MessageBatch {
   std::vector<Held> held_;  // copies of the batch's messages (reused buffers)
   std::size_t held_count_ = 0;
   std::vector<Publish> pending_;  // the batch's publishes, in order
+  bool rebatching_ = false;       // handling a conflicted batch's messages again as a batch
 };
 
 }  // namespace dsekp::edge

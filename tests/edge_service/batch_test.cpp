@@ -231,6 +231,35 @@ TEST_F(BatchTest, EachMessageSettlesOnceWithItsFinalOutcome) {
   EXPECT_EQ(sink_.table_rows(), 2);
 }
 
+// A conflict (another edge on the shared store was first for one device) re-handles the batch
+// once as a batch: one more commit, not one transaction per message; a second conflict falls
+// back to one by one.
+TEST_F(BatchTest, AConflictedCommitIsHandledAgainAsOneBatchThenOneByOne) {
+  std::vector<std::string> settled;
+  MessageBatchOptions o = options();
+  o.settled = [&](const SettledMessage& m) { settled.push_back(m.result.reason_name()); };
+  MessageBatch batch(
+      *service_, [this](const Publish& p) { published.push_back(p); }, o);
+  ScriptedDevice device(material_, 69);
+  handshake(device, Encoding::json);
+  for (int round = 1; round <= 2; ++round) {
+    settled.clear();
+    for (int i = 0; i < 4; ++i)
+      ASSERT_TRUE(batch
+                      .handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs,
+                              kNowMs * 1000)
+                      .ok());
+    store_->conflict_next_commits = round;
+    const int before = store_->commits;
+    batch.end();
+    EXPECT_TRUE(fail_stops.empty());
+    EXPECT_EQ(settled, std::vector<std::string>(4, "ok")) << round;
+    EXPECT_EQ(sink_.table_rows(), 4 * round);
+    // round 1: the batch, then the batch again; round 2: both conflict, then 4 alone.
+    EXPECT_EQ(store_->commits - before, round == 1 ? 2 : 2 + 4) << round;
+  }
+}
+
 TEST_F(BatchTest, AMessageThatCannotBeStoredFailStopsAfterTheBatchBeforeItCommits) {
   MessageBatch batch = make_batch();
   ScriptedDevice device(material_, 66);

@@ -113,6 +113,12 @@ class ScriptableStore final : public SessionStore {
     return backing_.begin();
   }
   StoreResult commit() override {
+    ++commits;
+    if (conflict_next_commits > 0) {
+      --conflict_next_commits;
+      (void)backing_.rollback();
+      return StoreResult{StoreStatus::generation_conflict};
+    }
     if (fail_next_commits > 0) {
       --fail_next_commits;
       (void)backing_.rollback();
@@ -134,7 +140,9 @@ class ScriptableStore final : public SessionStore {
   bool fail_begin = false;
   bool fail_save = false;
   bool fail_commit = false;
-  int fail_next_commits = 0;  // that many commits fail (then they work again)
+  int fail_next_commits = 0;      // that many commits fail (then they work again)
+  int conflict_next_commits = 0;  // that many commits conflict (another edge was first)
+  int commits = 0;                // commit() calls
   /// Runs once, just before the next begin(): another writer acting between load and save.
   std::function<void()> before_begin;
 

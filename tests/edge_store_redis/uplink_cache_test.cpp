@@ -249,6 +249,59 @@ TEST_F(UplinkCache, ASessionRemovedOrReplacedElsewhereIsRefusedAtCommitAndForgot
   EXPECT_EQ(a->find_session(id_, 2, kCred), nullptr);
 }
 
+// A commit that conflicts on one device puts the other devices' cached windows back as they were
+// before the transaction (nothing of it was written) and forgets only the device that conflicted:
+// handled again, the stale frame is a replay and the others are accepted without a reload.
+TEST_F(UplinkCache, AConflictForgetsOnlyTheConflictingDeviceAndRestoresTheOthers) {
+  auto a = backend_.open_redis();
+  auto b = backend_.open_redis();
+  const DevId x = dev_id_of("dev-x");
+  const DevId y = dev_id_of("dev-y");
+  id_ = x;
+  store_device(*a, make_session(1, 64, {}, seed_));
+  id_ = y;
+  store_device(*a, make_session(1, 64, {}, seed_));
+  for (const DevId& d : {x, y}) {
+    id_ = d;
+    ASSERT_NE(cached(*a, 1), nullptr);
+  }
+  {
+    id_ = y;
+    Transaction tx(*b);  // B accepts Y's seq 3 first
+    EdgeSession* s = cached(*b, 1);
+    ASSERT_EQ(s->uplink_window.accept(3), Error::ok);
+    ASSERT_TRUE(b->stage_accept(y, *s, 3).ok());
+    ASSERT_TRUE(tx.commit().ok());
+  }
+  const auto stage = [&](const DevId& d, std::uint32_t seq) {
+    EdgeSession* s = a->find_session(d, 1, kCred);
+    ASSERT_NE(s, nullptr);
+    ASSERT_EQ(s->uplink_window.accept(seq), Error::ok);
+    ASSERT_TRUE(a->stage_accept(d, *s, seq).ok());
+  };
+  {
+    Transaction tx(*a);
+    stage(x, 1);
+    stage(y, 3);  // A's cache is behind: it accepts what B has accepted
+    EXPECT_EQ(tx.commit().status, StoreStatus::generation_conflict);
+  }
+  EXPECT_EQ(a->find_session(y, 1, kCred), nullptr);  // reloaded on its next frame
+  EdgeSession* xs = a->find_session(x, 1, kCred);
+  ASSERT_NE(xs, nullptr);                            // kept, its window as before
+  EXPECT_EQ(xs->uplink_window.check(1), Error::ok);  // seq 1 was not written
+  const std::uint64_t before = a->round_trips();
+  {
+    Transaction tx(*a);
+    stage(x, 1);
+    id_ = y;
+    EdgeSession* ys = cached(*a, 1);  // the conflicting device, loaded again
+    ASSERT_NE(ys, nullptr);
+    EXPECT_EQ(ys->uplink_window.check(3), Error::replay);
+    ASSERT_TRUE(tx.commit().ok());
+  }
+  EXPECT_EQ(a->round_trips(), before + 2);  // Y's load and the commit
+}
+
 TEST_F(UplinkCache, UndoingASavepointOrASaveForgetsTheDevice) {
   auto a = backend_.open_redis();
   store_device(*a, make_session(3, 64, {}, seed_));

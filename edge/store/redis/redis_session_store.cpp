@@ -359,11 +359,22 @@ void RedisSessionStore::forget(const DevId& dev_id) noexcept {
 EdgeSession* RedisSessionStore::find_session(const DevId& dev_id, std::uint16_t sessctr,
                                              std::uint64_t credential_generation) noexcept {
   try {
-    const auto it = cache_.find(key_of(dev_id));
+    std::string key = key_of(dev_id);
+    const auto it = cache_.find(key);
     if (it == cache_.end() || it->second.credential_generation != credential_generation)
       return nullptr;
-    for (CachedSession& s : it->second.sessions)
-      if (s.session.sessctr == sessctr && !s.tag.empty()) return &s.session;
+    for (CachedSession& s : it->second.sessions) {
+      if (s.session.sessctr != sessctr || s.tag.empty()) continue;
+      if (in_transaction_) {
+        bool seen = false;
+        for (const WindowBefore& w : windows_before_)
+          seen = seen || (w.sessctr == sessctr && w.key == key && w.tag == s.tag);
+        if (!seen)
+          windows_before_.push_back(
+              WindowBefore{std::move(key), sessctr, s.tag, s.session.uplink_window});
+      }
+      return &s.session;
+    }
   } catch (...) {
     // Out of memory building the key: a miss (the slow path decides).
   }
@@ -569,7 +580,7 @@ StoreResult RedisSessionStore::commit() {
     RedisSessionStore& store;
     bool applied = false;
     ~End() {
-      if (!applied) store.forget_touched(0, 0);
+      if (!applied) store.restore_after_failed_commit();
       store.discard_staged();
     }
   } end{*this};
@@ -623,6 +634,26 @@ StoreResult RedisSessionStore::rollback_to_savepoint() {
   return StoreResult{};
 }
 
+void RedisSessionStore::restore_after_failed_commit() noexcept {
+  for (const WindowBefore& w : windows_before_) {
+    const auto it = cache_.find(w.key);
+    if (it == cache_.end()) continue;
+    for (CachedSession& s : it->second.sessions)
+      if (s.session.sessctr == w.sessctr && s.tag == w.tag) s.session.uplink_window = w.window;
+  }
+  // The accepts staged without a recorded window (the session was found outside this
+  // transaction) cannot be put back: those devices are forgotten.
+  for (const std::string& key : touched_) {
+    bool recorded = false;
+    for (const WindowBefore& w : windows_before_) recorded = recorded || w.key == key;
+    if (!recorded) cache_.erase(key);
+  }
+  for (const Staged& op : staged_)
+    if (op.kind == Kind::save || op.kind == Kind::remove || op.kind == Kind::cred)
+      cache_.erase(op.key);
+  if (!conflict_key_.empty()) cache_.erase(conflict_key_);
+}
+
 void RedisSessionStore::forget_touched(std::size_t staged_from, std::size_t touched_from) noexcept {
   for (std::size_t i = staged_from; i < staged_.size(); ++i) cache_.erase(staged_[i].key);
   for (std::size_t i = touched_from; i < touched_.size(); ++i) cache_.erase(touched_[i]);
@@ -632,6 +663,7 @@ void RedisSessionStore::discard_staged() noexcept {
   for (Staged& s : staged_) secure_wipe(s.blob);
   staged_.clear();
   touched_.clear();
+  windows_before_.clear();
   snapshots_.clear();
   pending_rows_.clear();
 }
@@ -639,6 +671,7 @@ void RedisSessionStore::discard_staged() noexcept {
 StoreResult RedisSessionStore::run_script(std::vector<Staged>& ops,
                                           std::vector<std::uint64_t>& generations,
                                           const std::vector<std::string>* rows) {
+  conflict_key_.clear();
   const std::string op_count = std::to_string(ops.size());
   const std::string key_count = std::to_string(ops.size() + (rows != nullptr ? 1 : 0));
   std::vector<std::string_view> args;
@@ -686,7 +719,14 @@ StoreResult RedisSessionStore::run_script(std::vector<Staged>& ops,
   if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 ||
       r->element[0]->type != REDIS_REPLY_INTEGER)
     return failure("commit script: unexpected reply");
-  if (r->element[0]->integer == 0) return StoreResult{StoreStatus::generation_conflict};
+  if (r->element[0]->integer == 0) {
+    // {0, i}: operation i conflicted; its device is the one whose cached view was stale.
+    if (r->elements == 2 && r->element[1]->type == REDIS_REPLY_INTEGER &&
+        r->element[1]->integer >= 1 &&
+        static_cast<std::size_t>(r->element[1]->integer) <= ops.size())
+      conflict_key_ = ops[static_cast<std::size_t>(r->element[1]->integer) - 1].key;
+    return StoreResult{StoreStatus::generation_conflict};
+  }
   if (r->elements != ops.size() + 1) return failure("commit script: unexpected reply");
   generations.clear();
   for (std::size_t i = 1; i < r->elements; ++i) {

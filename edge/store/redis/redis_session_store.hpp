@@ -217,6 +217,10 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   /// Forgets the cached devices of the staged operations from index `staged_from` and of the
   /// staged accepts from index `touched_from` on.
   void forget_touched(std::size_t staged_from, std::size_t touched_from) noexcept;
+  /// After a commit that failed (or may not have been applied): the cached windows go back to
+  /// what they were before the transaction; the devices of its saves, removes and cred records
+  /// and the one that conflicted are forgotten.
+  void restore_after_failed_commit() noexcept;
   /// Appends the window operations that store `state`'s established sessions' windows.
   void stage_windows(const std::string& key, const EdgeDeviceState& state, std::uint64_t generation,
                      std::vector<Staged>& ops) const;
@@ -247,6 +251,17 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   std::size_t cache_devices_;
   std::vector<std::string> touched_;  // keys of accepts staged in the open transaction
   std::size_t touched_mark_ = 0;      // touched_.size() at savepoint()
+  // A cached session's window as it was when the open transaction first used it: a failed
+  // commit puts it back (behind Redis, never ahead) instead of forgetting the device, so only
+  // the device that conflicted has to be loaded again.
+  struct WindowBefore {
+    std::string key;
+    std::uint16_t sessctr = 0;
+    std::string tag;
+    ReplayWindow window;
+  };
+  std::vector<WindowBefore> windows_before_;
+  std::string conflict_key_;  // the device whose operation conflicted in the last script run
 };
 
 /// Checks a key prefix: printable ASCII without spaces or braces, at most 128 bytes ("" is
