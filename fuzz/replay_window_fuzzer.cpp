@@ -8,8 +8,11 @@
 // The input picks the window size (0 and values above kMaxSize test the clamping) and then a
 // sequence of seqs: relative to the top (behind it, at it, just past it, far ahead), absolute,
 // and near the end of the seq space; check() without accept(); and persistence: a second window
-// restored from the first's top()/bitmap() must behave identically from then on.
+// restored from the first's top()/bitmap(), or read back from the Redis store's window field
+// (edge/store/redis/redis_window_field.hpp), must behave identically from then on; and arbitrary
+// bytes given to the field decoder must not crash it.
 // Any difference in a verdict, in top() or in size() aborts.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -17,6 +20,7 @@
 #include <string>
 
 #include "dsekp/replay_window.hpp"
+#include "edge/store/redis/redis_window_field.hpp"
 #include "fuzz_support.hpp"
 
 namespace {
@@ -83,6 +87,26 @@ std::uint32_t next_seq(fuzz::ByteReader& in, std::uint64_t top, std::uint8_t mod
   }
 }
 
+// Arbitrary bytes as a stored window field (what a Redis with foreign or corrupt content
+// returns): decoding must not fail badly, and a field it accepts must read back the same after
+// writing it again.
+void decode_any_field(fuzz::ByteReader& in, std::uint32_t w) {
+  namespace r = dsekp::edge::redis;
+  std::string value;
+  const std::size_t length = in.u8() % 2 == 0 ? r::kWindowFieldSize : in.u8();
+  for (std::size_t i = 0; i < length && !in.empty(); ++i)
+    value.push_back(static_cast<char>(in.u8()));
+  const std::string tag = value.substr(0, std::min<std::size_t>(value.size(), r::kSessionTagChars));
+  ReplayWindow read(w);
+  if (r::decode_window_field(value, tag, read) != r::WindowFieldMatch::same_session) return;
+  ReplayWindow again(w);
+  fuzz::check(r::decode_window_field(r::encode_window_field(tag, read), tag, again) ==
+                      r::WindowFieldMatch::same_session &&
+                  again.top() == read.top() && again.bitmap() == read.bitmap(),
+              "a decoded window field does not survive a write and read",
+              std::to_string(read.top()));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -100,7 +124,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::uint8_t op = in.u8();
     if (op % 8 == 7) {  // persist and restore
       restored.emplace(w);
-      restored->restore(window.top(), window.bitmap());
+      if ((op & 0x40) == 0) {
+        restored->restore(window.top(), window.bitmap());
+      } else {
+        // Through the Redis store's window field (edge/store/redis/redis_window_field.hpp).
+        const std::string tag(dsekp::edge::redis::kSessionTagChars, 'a');
+        const std::string field = dsekp::edge::redis::encode_window_field(tag, window);
+        fuzz::check(dsekp::edge::redis::decode_window_field(field, tag, *restored) ==
+                        dsekp::edge::redis::WindowFieldMatch::same_session,
+                    "a window field does not read back", std::to_string(window.top()));
+        fuzz::check(restored->top() == window.top() && restored->bitmap() == window.bitmap(),
+                    "a window read back from its field differs", std::to_string(window.top()));
+      }
+      if ((op & 0x20) != 0) decode_any_field(in, w);
       continue;
     }
     const std::uint32_t seq = next_seq(in, model.top(), op % 8 % 6);
