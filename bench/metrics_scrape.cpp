@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-namespace dsekp::bench::e2e {
+namespace dsekp::bench {
 
 std::optional<std::string> scrape_metrics(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -52,4 +52,4 @@ std::optional<double> metric_value(const std::string& text, const std::string& n
   return v;
 }
 
-}  // namespace dsekp::bench::e2e
+}  // namespace dsekp::bench

@@ -9,8 +9,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "bench/metrics_scrape.hpp"
 #include "experiment/interrupt.hpp"
-#include "metrics_scrape.hpp"
 
 namespace dsekp::bench::e2e {
 namespace {

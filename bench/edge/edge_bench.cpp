@@ -3,11 +3,7 @@
 
 #include <sqlite3.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
 
 #include <chrono>
 #include <cstdio>
@@ -20,6 +16,7 @@
 
 #include "bench/edge/bench_mqtt_client.hpp"
 #include "bench/edge/bench_process.hpp"
+#include "bench/metrics_scrape.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/device_session.hpp"
@@ -96,41 +93,16 @@ class TelemetryCounter {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-// GET /metrics over loopback (HTTP/1.0); "" on failure.
-std::string scrape(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string answer;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request = "GET /metrics HTTP/1.0\r\n\r\n";
-    if (::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
-      char buf[4096];
-      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-        answer.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-  ::close(fd);
-  return answer;
-}
-
-double metric_value(const std::string& text, const std::string& name) {
-  const auto at = text.find("\n" + name + " ");
-  return at == std::string::npos ? 0 : std::strtod(text.c_str() + at + name.size() + 2, nullptr);
-}
-
 struct ProcessingTotals {
   double seconds = 0;
   double frames = 0;
 };
 
+// Zeros if the edge does not answer (the bench then reports no processing time).
 ProcessingTotals processing_totals(int metrics_port) {
-  const std::string text = scrape(metrics_port);
-  return {metric_value(text, "dsekp_frame_processing_seconds_sum"),
-          metric_value(text, "dsekp_frame_processing_seconds_count")};
+  const std::string text = scrape_metrics(metrics_port).value_or("");
+  return {metric_value(text, "dsekp_frame_processing_seconds_sum").value_or(0),
+          metric_value(text, "dsekp_frame_processing_seconds_count").value_or(0)};
 }
 
 void finish(RunFigures& r, Clock::time_point start, Clock::time_point end) {

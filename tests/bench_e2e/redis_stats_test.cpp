@@ -1,18 +1,21 @@
 // The Redis and metrics readers of `dsekp bench scale --store redis` (bench/e2e/redis_stats.hpp,
-// metrics_scrape.hpp): INFO text parsed into the totals and per-command calls, housekeeping (PING,
-// INFO) kept out of the work count, before/after differences, and one sample from Prometheus text.
+// bench/metrics_scrape.hpp): INFO text parsed into the totals and per-command calls, housekeeping
+// (PING, INFO) kept out of the work count, before/after differences, and one sample from
+// Prometheus text.
 // (The readers against a real Redis and real edges run in bench_cli_test.cpp's two-edge case.)
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
-#include "bench/e2e/metrics_scrape.hpp"
 #include "bench/e2e/redis_stats.hpp"
+#include "bench/metrics_scrape.hpp"
 
 namespace {
 
 using namespace dsekp::bench::e2e;
+using dsekp::bench::metric_value;
+using dsekp::bench::scrape_metrics;
 
 TEST(RedisStats, ParsesInfoSections) {
   const std::string text =
