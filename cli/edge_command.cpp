@@ -138,6 +138,7 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (given("--state-db")) o.state_db = f.state_db;
   if (given("--store")) o.store = f.store;
   if (given("--shared-group")) o.shared_group = f.shared_group;
+  if (given("--session-cache-devices")) o.session_cache_devices = f.session_cache_devices;
   if (given("--logs-dir")) o.logs_dir = f.logs_dir;
   if (given("--username")) o.username = a.username;
   if (given("--password")) o.password = f.password;
@@ -208,6 +209,11 @@ void add_edge_command(CLI::App& app) {
                   "shared by several edges");
   cmd->add_option("--shared-group", args->options.shared_group,
                   "Share the uplink with the other edges of GROUP ($share/GROUP/..., MQTT 5)");
+  cmd->add_option("--session-cache-devices", args->options.session_cache_devices,
+                  "With --store redis: devices whose session keys stay in memory (at most about "
+                  "0.75 KB each; 0: none)")
+      ->check(CLI::Range(0u, 100'000'000u))
+      ->capture_default_str();
   cmd->add_option("--logs-dir", args->options.logs_dir,
                   "Directory of server_logs_psk.csv / server_logs_dsekp.csv");
   cmd->add_option("--username", args->username,

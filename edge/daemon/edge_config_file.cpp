@@ -76,6 +76,7 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
       {"state_db", text(o.state_db)},
       {"store", text(o.store)},
       {"shared_group", text(o.shared_group)},
+      {"session_cache_devices", number(o.session_cache_devices, 0, 100'000'000)},
       {"logs_dir", text(o.logs_dir)},
       {"username",
        [&](const toml::node& n, const std::string& key) {

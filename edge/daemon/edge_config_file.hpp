@@ -9,7 +9,7 @@
 //   init_refill_ms = 30000           replay_window = 64               csv = true
 //   republish = true                 rejection_lines_per_second = 5   batch_max = 256
 //   batch_time_ms = 10               store = "redis://10.0.0.5:6379/fleet1:"
-//   shared_group = "edges"
+//   shared_group = "edges"           session_cache_devices = 65536
 //   log_format = "text"              log_level = "info"   (edge/logging/log_options.hpp)
 //
 // Reloaded on SIGHUP (edge_daemon.hpp): max_skew, init_burst, init_refill_ms, replay_window (for

@@ -146,6 +146,7 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
   check(a.state_db != b.state_db, "state_db");
   check(a.store != b.store, "store");
   check(a.shared_group != b.shared_group, "shared_group");
+  check(a.session_cache_devices != b.session_cache_devices, "session_cache_devices");
   check(a.logs_dir != b.logs_dir, "logs_dir");
   check(a.username != b.username || a.password != b.password, "username/password");
   check(a.client_id != b.client_id, "client_id");
@@ -197,6 +198,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     RedisStoreOptions redis_options;
     if (!parse_redis_store_url(o.store, redis_options, error))
       throw std::runtime_error("--store: " + error);
+    redis_options.cache_devices = o.session_cache_devices;
     // The client id names this edge's pending-rows list: it must be valid in a key and stable
     // across restarts (it is: the broker session needs that too).
     if (std::string why = check_redis_edge_id(o.client_id); !why.empty())

@@ -54,6 +54,12 @@ struct EdgeDaemonOptions {
   // subscription $share/GROUP/..., so that the edges of one group split the messages (each
   // message to one of them). Needs MQTT 5 and, for correctness, a shared store. Empty: plain.
   std::string shared_group;
+  // --session-cache-devices: with a Redis store, the devices whose established sessions' uplink
+  // keys this edge keeps in memory, so that their frames need no state read
+  // (edge/store/uplink_session_cache.hpp). With shared subscriptions every edge sees every
+  // device, so this should hold the fleet; a device beyond it costs a state read per frame.
+  // 0: no cache (every frame is read and saved the full way).
+  std::uint32_t session_cache_devices = 65536;
   std::string logs_dir;  // where the server CSV logs go (needed unless csv is false)
   // Broker login; unset: the registry's edge account if it has one, else anonymous.
   std::optional<std::string> username;

@@ -155,10 +155,14 @@ class EdgeService {
                 HandleResult& r);
   void on_init(ByteView payload, std::uint64_t now_ms, HandleResult& r);
   void on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us, HandleResult& r);
-  /// The store's uplink fast path (edge/store/uplink_session_cache.hpp); false if it does not
-  /// apply to `frame` and on_data must handle it the full way.
-  bool on_cached_data(const DataFrame& frame, ByteView payload, std::uint64_t now_ms,
-                      std::uint64_t recvts_us, HandleResult& r);
+  /// The store's uplink fast path (edge/store/uplink_session_cache.hpp).
+  enum class CachedPath : std::uint8_t {
+    handled,     // accepted, refused or failed: `r` says which
+    miss,        // no cache, or the session's keys are not in it
+    not_opened,  // the cached keys do not open the frame: on_data decides the full way
+  };
+  CachedPath on_cached_data(const DataFrame& frame, ByteView payload, std::uint64_t now_ms,
+                            std::uint64_t recvts_us, HandleResult& r);
   void on_psk(ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us, HandleResult& r);
   void on_downlink(std::string_view dev_id, ByteView plaintext, std::uint64_t now_ms,
                    HandleResult& r);

@@ -66,16 +66,17 @@ class CachedWindowGuard {
 
 }  // namespace
 
-bool EdgeService::on_cached_data(const DataFrame& frame, ByteView payload, std::uint64_t now_ms,
-                                 std::uint64_t recvts_us, HandleResult& r) {
+EdgeService::CachedPath EdgeService::on_cached_data(const DataFrame& frame, ByteView payload,
+                                                    std::uint64_t now_ms, std::uint64_t recvts_us,
+                                                    HandleResult& r) {
   UplinkSessionCache* cache = store_.uplink_cache();
-  if (cache == nullptr) return false;
+  if (cache == nullptr) return CachedPath::miss;
   // The registry is asked on every frame, as on the full path: a rotated credential changes the
   // generation, the cached sessions no longer match it, and the full path drops the old state.
   DeviceCredentials credentials;
-  if (!registry_.find(frame.dev_id.str(), credentials).ok()) return false;
+  if (!registry_.find(frame.dev_id.str(), credentials).ok()) return CachedPath::miss;
   EdgeSession* session = cache->find_session(frame.dev_id, frame.sessctr, credentials.generation);
-  if (session == nullptr) return false;
+  if (session == nullptr) return CachedPath::miss;
 
   PlaintextScope plaintext(plaintext_);
   std::size_t size = 0;
@@ -84,11 +85,11 @@ bool EdgeService::on_cached_data(const DataFrame& frame, ByteView payload, std::
   // The cached window holds a subset of what the shared one has accepted: its refusals stand.
   if (e == Error::replay || e == Error::too_old) {
     reject(r, e);
-    return true;
+    return CachedPath::handled;
   }
   // Not these keys: a pending session may share the sessctr (or the frame is forged, which the
   // full path reports with its reason).
-  if (e != Error::ok) return false;
+  if (e != Error::ok) return CachedPath::not_opened;
 
   CachedWindowGuard guard(*cache, frame.dev_id);
   AcceptedFrame row = make_accepted_frame(
@@ -97,20 +98,19 @@ bool EdgeService::on_cached_data(const DataFrame& frame, ByteView payload, std::
   WriteUnit unit(store_, &sink_);
   if (!unit.status().ok()) {
     fail_store(r, "begin", unit.status());
-    return true;
+    return CachedPath::handled;
   }
   if (const StoreResult s = cache->stage_accept(frame.dev_id, *session, frame.seq); !s.ok()) {
     fail_store(r, "stage window", s);
-    return true;
+    return CachedPath::handled;
   }
   guard.staged = true;  // from here an undo of the unit forgets the device (the store does)
   if (!unit.write(row)) {
     fail(r, EdgeReason::sink_failure, "the sink refused the row");
-    return true;
+    return CachedPath::handled;
   }
-  if (!commit(unit, r)) return true;
-  r.frame = std::move(row);
-  return true;
+  if (commit(unit, r)) r.frame = std::move(row);
+  return CachedPath::handled;
 }
 
 void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us,
@@ -118,7 +118,8 @@ void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t 
   DataFrame frame;
   if (const Error e = decoder_.decode_data(payload, Direction::uplink, frame); e != Error::ok)
     return reject(r, e);
-  if (on_cached_data(frame, payload, now_ms, recvts_us, r)) return;
+  const CachedPath cached = on_cached_data(frame, payload, now_ms, recvts_us, r);
+  if (cached == CachedPath::handled) return;
   DeviceContext ctx;
   if (!load_device(frame.dev_id, ctx, r)) return;
   if (ctx.stale) {
@@ -126,6 +127,12 @@ void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t 
     if (drop_stale(frame.dev_id, ctx, r)) reject(r, Error::unknown_session);
     return;
   }
+  // A miss: the load has just put the device's established sessions in the cache, so a frame
+  // under one of them is accepted by a window operation alone, without saving the whole state
+  // (which would also move the generation other edges' full-path saves are conditioned on).
+  if (cached == CachedPath::miss &&
+      on_cached_data(frame, payload, now_ms, recvts_us, r) == CachedPath::handled)
+    return;
 
   PlaintextScope plaintext(plaintext_);
   DataOutcome outcome;

@@ -65,6 +65,9 @@ tls_ca = "/etc/dsekp/ca.crt"
 tls_cert = "/etc/dsekp/edge.crt"
 tls_key = "/etc/dsekp/edge.key"
 tls_insecure = true
+store = "redis://10.0.0.5:6379/fleet1:"
+shared_group = "edges"
+session_cache_devices = 1000000
 )");
   daemon::EdgeDaemonOptions o;
   std::string broker;
@@ -91,6 +94,9 @@ tls_insecure = true
   EXPECT_EQ(o.tls_key, "/etc/dsekp/edge.key");
   EXPECT_TRUE(o.tls_insecure);
   EXPECT_EQ(o.rejection_lines_per_second, 50u);
+  EXPECT_EQ(o.store, "redis://10.0.0.5:6379/fleet1:");
+  EXPECT_EQ(o.shared_group, "edges");
+  EXPECT_EQ(o.session_cache_devices, 1'000'000u);
 }
 
 TEST(EdgeConfigFile, AbsentKeysKeepTheirDefaults) {

@@ -1,0 +1,127 @@
+// EdgeService on the shared Redis store, two edges (each its own service, Redis connection,
+// local SQLite for the sink rows, as the daemon wires them), one registry: the uplink fast path
+// is what the service actually uses. After a device's first frame at an edge (a miss: one state
+// read), its frames cost one script run each and no save of the whole state (the device's
+// generation stays where the handshake left it); frames accepted at one edge are replays at the
+// other; the key-confirming frame still takes the full path.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "edge/service/edge_service.hpp"
+#include "edge/store/redis/redis_credential_generations.hpp"
+#include "edge/store/redis/split_session_store.hpp"
+#include "store_backends.hpp"
+#include "tests/edge_service/scripted_device.hpp"
+#include "tests/edge_service/test_doubles.hpp"
+
+namespace dsekp::edge::testing {
+namespace {
+
+constexpr std::string_view kInit = "dsekp/init";
+constexpr std::string_view kData = "dsekp/data";
+constexpr std::string_view kReadingJson = R"({"t":24.0,"h":51.0})";
+
+struct ServiceEdge {
+  ServiceEdge(RedisBackend& backend, DeviceRegistry& registry, const std::string& state_path) {
+    std::string error;
+    local = SqliteSessionStore::open(state_path, {}, error);
+    EXPECT_NE(local, nullptr) << error;
+    redis = backend.open_redis();
+    split = std::make_unique<SplitSessionStore>(*redis, *local);
+    generations = std::make_unique<RedisCredentialGenerations>(*redis);
+    sink.attach(local->connection());
+    service = std::make_unique<EdgeService>(
+        EdgeServiceParts{registry, *split, *generations, sink, crypto, rng}, EdgeServiceConfig{});
+  }
+  HandleResult deliver(std::string_view topic, const Bytes& payload) {
+    return service->handle(topic, payload, kNowMs, kNowMs * 1000);
+  }
+
+  std::unique_ptr<SqliteSessionStore> local;
+  std::unique_ptr<RedisSessionStore> redis;
+  std::unique_ptr<SplitSessionStore> split;
+  std::unique_ptr<RedisCredentialGenerations> generations;
+  RecordingSink sink;
+  OpenSslCrypto crypto;
+  SeededRng rng{9};
+  std::unique_ptr<EdgeService> service;
+};
+
+class ServiceOnRedis : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { RedisBackend::start_server(); }
+  static void TearDownTestSuite() { RedisBackend::stop_server(); }
+
+  ServiceOnRedis() {
+    const RegistryStatus s =
+        DeviceRegistry::open(dir_.file("registry.db"), OpenMode::create_if_missing, registry_);
+    EXPECT_TRUE(s.ok()) << s.message();
+    EXPECT_TRUE(registry_->add("esp32-01", material_).ok());
+    a_ = std::make_unique<ServiceEdge>(backend_, *registry_, dir_.file("a.db"));
+    b_ = std::make_unique<ServiceEdge>(backend_, *registry_, dir_.file("b.db"));
+  }
+  std::string generation() {
+    return RedisBackend::server().command(
+        {"HGET", a_->redis->key_of(dev_id_of("esp32-01")), "gen"});
+  }
+
+  RedisBackend backend_;
+  test::TempDir dir_;
+  std::unique_ptr<DeviceRegistry> registry_;
+  DeviceMaterial material_;
+  std::unique_ptr<ServiceEdge> a_;
+  std::unique_ptr<ServiceEdge> b_;
+};
+
+TEST_F(ServiceOnRedis, FramesUnderEstablishedSessionsCostOneScriptRunAndNoStateSave) {
+  ScriptedDevice device(material_, 3);
+  const HandleResult init = a_->deliver(kInit, device.init(Encoding::json));
+  ASSERT_TRUE(init.ok()) << init.reason_name();
+  ASSERT_EQ(init.publishes.size(), 1u);
+  ASSERT_EQ(device.take_ack(init.publishes[0].payload), Error::ok);
+  // The key-confirming frame: the full path at B (a load, a conditional save of the state).
+  const HandleResult confirm =
+      b_->deliver(kData, device.data(kReadingJson, kNowMs, Encoding::json));
+  ASSERT_TRUE(confirm.ok()) << confirm.reason_name();
+  EXPECT_TRUE(confirm.session_confirmed);
+  const std::string confirmed_generation = generation();
+
+  std::vector<Bytes> frames;
+  for (int i = 0; i < 20; ++i) frames.push_back(device.data(kReadingJson, kNowMs, Encoding::json));
+  // A's first frame of this device is a miss: one state read, then the window operation only.
+  std::uint64_t before = a_->redis->round_trips();
+  ASSERT_TRUE(a_->deliver(kData, frames[0]).ok());
+  EXPECT_EQ(a_->redis->round_trips() - before, 2u);  // HGETALL + the commit script
+  for (std::size_t i = 1; i < frames.size(); ++i) {
+    ServiceEdge& edge = i % 2 == 0 ? *a_ : *b_;
+    before = edge.redis->round_trips();
+    const HandleResult r = edge.deliver(kData, frames[i]);
+    ASSERT_TRUE(r.ok()) << i << " " << r.reason_name();
+    EXPECT_EQ(edge.redis->round_trips() - before, 1u) << "frame " << i;  // no state read
+  }
+  // No frame saved the whole state: the generation is the confirmation's.
+  EXPECT_EQ(generation(), confirmed_generation);
+  EXPECT_EQ(a_->sink.rows.size() + b_->sink.rows.size(), 1u + frames.size());
+  // Every frame is a replay at either edge. An edge whose cache has not seen the other edge's
+  // acceptance proposes it, the commit conflicts (a transient store failure: the daemon handles
+  // the message again), and the second handling, on the reloaded window, refuses it.
+  int retried = 0;
+  for (const Bytes& f : frames) {
+    for (ServiceEdge* edge : {a_.get(), b_.get()}) {
+      HandleResult r = edge->deliver(kData, f);
+      if (!r.processed()) {
+        EXPECT_EQ(r.reason, EdgeReason::store_failure) << r.detail;
+        ++retried;
+        r = edge->deliver(kData, f);
+      }
+      EXPECT_EQ(r.error, Error::replay) << r.reason_name();
+    }
+  }
+  EXPECT_GT(retried, 0);  // the stale caches were exercised
+  EXPECT_LE(retried, static_cast<int>(frames.size()));
+  EXPECT_EQ(a_->sink.rows.size() + b_->sink.rows.size(), 1u + frames.size());
+}
+
+}  // namespace
+}  // namespace dsekp::edge::testing
