@@ -308,6 +308,9 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   metrics::Gauge* store_up_gauge = nullptr;
   metrics::Counter* store_round_trips = nullptr;
   std::uint64_t round_trips_counted = 0;
+  metrics::Counter* cache_hits = nullptr;
+  metrics::Counter* cache_misses = nullptr;
+  metrics::Gauge* cache_devices = nullptr;
   if (redis_store) {
     redis_store->set_outage_handler([&](const std::string& why) {
       if (stopping.load()) return false;
@@ -333,6 +336,8 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     const std::uint64_t now = redis_store->round_trips();
     if (store_round_trips != nullptr) store_round_trips->add(now - round_trips_counted);
     round_trips_counted = now;
+    if (cache_devices != nullptr)
+      cache_devices->set(static_cast<double>(redis_store->cached_devices()));
   };
   auto on_message = [&](std::string_view topic, ByteView payload) {
     // On delivery, before decoding (LOGS.md); one reading gives both recvts_us and recvts_ms.
@@ -355,6 +360,8 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   auto on_settled = [&](const SettledMessage& m) {
     const HandleResult& r = m.result;
     record_result(*metrics_ptr, r, m.handling);
+    if (r.cache_lookup != CacheLookup::none && cache_hits != nullptr)
+      (r.cache_lookup == CacheLookup::hit ? cache_hits : cache_misses)->inc();
     if (r.processed() && r.established_delta != 0) {
       active_sessions = std::max<std::int64_t>(0, active_sessions + r.established_delta);
       metrics_ptr->set_active_sessions(static_cast<std::size_t>(active_sessions));
@@ -443,6 +450,21 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
                                          {},
                                          {}})
                            .get();
+  auto& cache_lookups = metric_registry.add_counter(
+      {"dsekp_session_cache_lookups_total",
+       "DATA frames by whether their session keys were in this edge's session-key cache (Redis "
+       "store; a miss costs a state read; none for the SQLite store).",
+       {"result"},
+       {{"hit"}, {"miss"}}});
+  cache_hits = &cache_lookups.at({"hit"});
+  cache_misses = &cache_lookups.at({"miss"});
+  cache_devices = &metric_registry
+                       .add_gauge({"dsekp_session_cache_devices",
+                                   "Devices whose session keys this edge holds (Redis store; "
+                                   "at most --session-cache-devices).",
+                                   {},
+                                   {}})
+                       .get();
   // Declared after the registry and store_health, which its thread uses: destroyed before them.
   std::unique_ptr<redis::RedisProbe> redis_probe;
   if (redis_store) {

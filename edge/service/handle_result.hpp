@@ -25,6 +25,10 @@ struct Publish {
   std::uint8_t qos = 1;
 };
 
+/// Whether a DATA frame's session keys were in the shared store's session-key cache when the
+/// frame arrived (edge/store/uplink_session_cache.hpp); `none` without such a cache (SQLite).
+enum class CacheLookup : std::uint8_t { none, hit, miss };
+
 struct HandleResult {
   MessageKind kind = MessageKind::unknown;
   EdgeReason reason = EdgeReason::ok;
@@ -40,6 +44,8 @@ struct HandleResult {
   bool session_evicted = false;                // ...and evicted (or replaced) an older one
   std::uint16_t evicted_sessctr = 0;
   bool stale_state_dropped = false;  // a state of older credentials was deleted
+  CacheLookup cache_lookup =
+      CacheLookup::none;  // a miss (or keys that did not open it): a state read
   // How many established sessions the committed state has more (or fewer) than before this
   // message: the daemon's dsekp_active_sessions gauge adds it up. Counts only if processed().
   std::int64_t established_delta = 0;

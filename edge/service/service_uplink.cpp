@@ -119,6 +119,8 @@ void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t 
   if (const Error e = decoder_.decode_data(payload, Direction::uplink, frame); e != Error::ok)
     return reject(r, e);
   const CachedPath cached = on_cached_data(frame, payload, now_ms, recvts_us, r);
+  if (store_.uplink_cache() != nullptr)
+    r.cache_lookup = cached == CachedPath::handled ? CacheLookup::hit : CacheLookup::miss;
   if (cached == CachedPath::handled) return;
   DeviceContext ctx;
   if (!load_device(frame.dev_id, ctx, r)) return;

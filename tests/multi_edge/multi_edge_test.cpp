@@ -336,6 +336,14 @@ TEST(MultiEdge, SessionsCrossEdgesEveryInitAnsweredOnceEveryFrameOnce) {
   const double round_trips = bed.metric_sum("dsekp_store_round_trips_total");
   EXPECT_LT(round_trips / (kDevices * kFrames), 1.5) << round_trips << " round trips";
   std::printf("Redis round trips per accepted frame: %.2f\n", round_trips / (kDevices * kFrames));
+  // Every frame counted once; misses: each device's confirming frame and its first frame at
+  // each other edge (3 per device; a little more if a frame overtakes its session's
+  // confirmation at another edge).
+  const double misses = bed.metric_sum(R"(dsekp_session_cache_lookups_total{result="miss"})");
+  const double hits = bed.metric_sum(R"(dsekp_session_cache_lookups_total{result="hit"})");
+  EXPECT_EQ(hits + misses, kDevices * kFrames);
+  EXPECT_LE(misses, 4 * kDevices) << misses;
+  std::printf("session cache: %.0f hits, %.0f misses\n", hits, misses);
   std::printf("rows per edge:");
   for (const auto& r : per_edge) std::printf(" %zu", r.size());
   std::printf("; devices handled by two or more edges: %d of %d\n", crossing_devices, kDevices);
