@@ -85,6 +85,32 @@ inline std::int64_t count_rows(const std::string& db_path, const std::string& sq
   return n;
 }
 
+/// The DSEKP readings in an edge's telemetry table, in insertion order (empty on error).
+inline std::vector<std::string> telemetry_readings(const std::string& db_path) {
+  std::vector<std::string> out;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT plaintext FROM telemetry WHERE mode = 'dsekp' ORDER BY id",
+                           -1, &s, nullptr) == SQLITE_OK)
+      while (sqlite3_step(s) == SQLITE_ROW)
+        out.emplace_back(static_cast<const char*>(sqlite3_column_blob(s, 0)),
+                         static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
+    sqlite3_finalize(s);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+/// The value of the Prometheus sample line `series` (labels exactly as printed, e.g.
+/// `dsekp_rejections_total{reason="replay"}`) in a /metrics answer, or -1 if absent.
+inline double metric_value(const std::string& text, const std::string& series) {
+  const std::string key = "\n" + series + " ";
+  const auto at = text.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + key.size()));
+}
+
 /// GET `path` from the edge's HTTP endpoint on loopback `port` (HTTP/1.0: the server closes the
 /// connection after the answer); the whole answer, status line included, "" on any failure.
 /// Receives time out after 5 s.

@@ -40,23 +40,6 @@ namespace {
 constexpr int kFrames = 600;
 constexpr int kKills = 6;
 
-/// The telemetry table's DSEKP readings in insertion order ("" on error).
-std::vector<std::string> telemetry_readings(const std::string& db_path) {
-  std::vector<std::string> out;
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, "SELECT plaintext FROM telemetry WHERE mode = 'dsekp' ORDER BY id",
-                           -1, &s, nullptr) == SQLITE_OK)
-      while (sqlite3_step(s) == SQLITE_ROW)
-        out.emplace_back(static_cast<const char*>(sqlite3_column_blob(s, 0)),
-                         static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
-    sqlite3_finalize(s);
-  }
-  sqlite3_close(db);
-  return out;
-}
-
 std::size_t occurrences(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;

@@ -30,6 +30,7 @@
 namespace dsekp::faults {
 
 using edge::testing::Clock;
+using edge::testing::metric_value;
 using edge::testing::wait_until;
 using PacketId = std::tuple<std::string, std::uint64_t, std::uint64_t>;  // dev_id, sessctr, seq
 
@@ -239,13 +240,5 @@ class FaultBed : public ::testing::Test {
   std::unique_ptr<dsekp::test::ChildProcess> fleet_;
   std::string final_metrics_;  // the edge's /metrics just before settle_and_compare stopped it
 };
-
-/// The value of a Prometheus sample line `name` (with labels, exactly as printed), or -1.
-inline double metric_value(const std::string& text, const std::string& name) {
-  const std::string key = "\n" + name + " ";
-  const auto at = text.find(key);
-  if (at == std::string::npos) return -1;
-  return std::stod(text.substr(at + key.size()));
-}
 
 }  // namespace dsekp::faults

@@ -44,30 +44,6 @@ namespace {
 constexpr int kEdges = 3;
 const std::string kGroup = "edges";
 
-/// The value of one sample line ("name{labels} value") in a /metrics answer; -1 if absent.
-double metric_value(const std::string& scrape, const std::string& series) {
-  const auto at = scrape.find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(scrape.substr(at + series.size() + 2));
-}
-
-/// The DSEKP readings in one edge's telemetry table.
-std::vector<std::string> telemetry_readings(const std::string& db_path) {
-  std::vector<std::string> out;
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, "SELECT plaintext FROM telemetry WHERE mode = 'dsekp' ORDER BY id",
-                           -1, &s, nullptr) == SQLITE_OK)
-      while (sqlite3_step(s) == SQLITE_ROW)
-        out.emplace_back(static_cast<const char*>(sqlite3_column_blob(s, 0)),
-                         static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
-    sqlite3_finalize(s);
-  }
-  sqlite3_close(db);
-  return out;
-}
-
 std::string device_reading(int device, int i) {
   return R"({"d":)" + std::to_string(device) + R"(,"i":)" + std::to_string(i) + "}";
 }
