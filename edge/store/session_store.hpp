@@ -1,6 +1,6 @@
-// The edge's persistent per-device state (EdgeDeviceState), behind an interface so that the
-// SQLite store of a single edge can later be joined by a shared store (Redis) through which
-// several edges serve one fleet.
+// The edge's persistent per-device state (EdgeDeviceState), behind an interface with two
+// implementations: the SQLite store of a single edge and the Redis store through which several
+// edges serve one fleet (redis/redis_session_store.hpp).
 //
 // Why transactions are part of the interface: PROTOCOL.md 6.5 requires the edge to persist a
 // state change before it publishes anything that change produced (an ACK, a downlink frame), and
@@ -21,11 +21,10 @@
 // one transaction for a burst of received messages and gives each message a savepoint inside
 // it, so a message that fails or is refused half-way is undone alone (rollback_to_savepoint())
 // and the others still commit together. One level only: a savepoint inside a savepoint is
-// transaction_misuse. A future shared store (Redis) implements a transaction as a client-side
-// write set applied at commit (MULTI/EXEC with WATCH on the devices' generations, or one Lua
-// script that checks them and writes); a savepoint is then a mark in that write set, and
-// rollback_to_savepoint() drops the writes after the mark. Nothing reaches the server before
-// commit(), so a savepoint costs no round trip.
+// transaction_misuse. The Redis store implements a transaction as a client-side write set
+// applied at commit by one Lua script that checks the conditions and writes; a savepoint is a
+// mark in that write set, and rollback_to_savepoint() drops the writes after the mark. Nothing
+// reaches the server before commit(), so a savepoint costs no round trip.
 //
 // Implementations are not thread-safe: one thread uses a store object at a time.
 #pragma once

@@ -34,6 +34,16 @@ std::string_view text_of(const redisReply& r) {
   return {r.str, r.len};
 }
 
+// The tags of `state`'s established sessions, in order (redis_window_field.hpp): computed once
+// per load or save and used for the window fields, the snapshots and the cache.
+std::vector<std::string> tags_of(const EdgeDeviceState& state) {
+  std::vector<std::string> tags;
+  tags.reserve(state.established_count);
+  for (std::uint32_t i = 0; i < state.established_count; ++i)
+    tags.push_back(redis::session_tag(state.established[i]));
+  return tags;
+}
+
 // The part of a session the uplink fast path needs: its uplink keys (copied explicitly, as
 // SecretBytes wants) and window. The downlink keys are left out (zero): they are not needed to
 // open uplink frames, so no copy of them outlives a handling.
@@ -190,8 +200,9 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
     generation = s->new_generation;
     const StateCodecError e = decode_device_state(s->blob, &dev_id, out);
     if (e == StateCodecError::ok) {
-      apply_staged_accepts(key, out, s);
-      remember(key, out, std::vector<bool>(out.established_count, true));
+      const std::vector<std::string> tags = tags_of(out);
+      apply_staged_accepts(key, out, tags, s);
+      remember(key, out, tags);
     }
     return StoreResult{e == StateCodecError::ok ? StoreStatus::ok : StoreStatus::corrupt_state, e};
   }
@@ -248,33 +259,32 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
     return StoreResult{StoreStatus::corrupt_state, e};
   }
   // The window fields, not the blob, hold the established sessions' windows: the blob's are as
-  // of the last save, the fields move with every accepted frame. A session without its field
-  // (or with another session's) keeps the blob's window; its next save writes the field.
-  // Every committed established session has its field (the save that established it wrote
-  // it, in the same script run); a missing field, or one of another session, means the hash
-  // was not written by this store: refused like any other inconsistent state, not judged on the
-  // blob's stale window (fail closed).
-  std::vector<bool> stored(out.established_count, false);
+  // of the last save, the fields move with every accepted frame. Every committed established
+  // session has its field (the save that established it wrote it, in the same script run); a
+  // missing field, or one of another session, means the hash was not written by this store:
+  // refused like any other inconsistent state, not judged on the blob's stale window (fail
+  // closed).
+  const std::vector<std::string> tags = tags_of(out);
   for (std::uint32_t i = 0; i < out.established_count; ++i) {
     EdgeSession& session = out.established[i];
     const std::string name = redis::window_field_name(session.sessctr);
+    bool stored = false;
     for (const auto& [field, value] : windows) {
       if (field != name) continue;
-      stored[i] =
-          redis::decode_window_field(value, redis::session_tag(session), session.uplink_window) ==
-          redis::WindowFieldMatch::same_session;
+      stored = redis::decode_window_field(value, tags[i], session.uplink_window) ==
+               redis::WindowFieldMatch::same_session;
     }
-    if (!stored[i]) {
+    if (!stored) {
       out = EdgeDeviceState{};
       generation = kAbsentGeneration;
       cache_.erase(key);
       return StoreResult{StoreStatus::corrupt_state, StateCodecError::inconsistent_state};
     }
   }
-  apply_staged_accepts(key, out);
-  remember(key, out, stored);
+  apply_staged_accepts(key, out, tags);
+  remember(key, out, tags);
   if (loaded_cred_) {
-    cache_device(key, out, *loaded_cred_);
+    cache_device(key, out, tags, *loaded_cred_);
   } else {
     cache_.erase(key);
   }
@@ -285,6 +295,7 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
 // `after`, when the state itself comes from a staged save): the core then refuses a duplicate in
 // the same batch as a replay instead of the commit failing on it.
 void RedisSessionStore::apply_staged_accepts(const std::string& key, EdgeDeviceState& state,
+                                             const std::vector<std::string>& tags,
                                              const Staged* after) const {
   auto it = staged_.begin();
   if (after != nullptr) it += (after - staged_.data()) + 1;
@@ -292,8 +303,7 @@ void RedisSessionStore::apply_staged_accepts(const std::string& key, EdgeDeviceS
     if (it->kind != Kind::wacc || it->key != key) continue;
     for (std::uint32_t i = 0; i < state.established_count; ++i) {
       EdgeSession& session = state.established[i];
-      if (redis::window_field_name(session.sessctr) != it->expected ||
-          redis::session_tag(session) != it->updated_ms)
+      if (redis::window_field_name(session.sessctr) != it->expected || tags[i] != it->updated_ms)
         continue;
       // "W seq1 seq2 ...": the first number is the window size.
       std::string_view list = as_chars(it->blob);
@@ -314,7 +324,7 @@ void RedisSessionStore::apply_staged_accepts(const std::string& key, EdgeDeviceS
 }
 
 void RedisSessionStore::remember(const std::string& key, const EdgeDeviceState& state,
-                                 const std::vector<bool>& stored) {
+                                 const std::vector<std::string>& tags) {
   // Outside a transaction only the last device is kept (a save follows its load); inside one,
   // the transaction's devices (cleared when it ends).
   if (!in_transaction_) snapshots_.clear();
@@ -322,12 +332,12 @@ void RedisSessionStore::remember(const std::string& key, const EdgeDeviceState& 
   list.clear();
   for (std::uint32_t i = 0; i < state.established_count; ++i) {
     const EdgeSession& session = state.established[i];
-    list.push_back(WindowSnapshot{session.sessctr, redis::session_tag(session),
-                                  i < stored.size() && stored[i], session.uplink_window});
+    list.push_back(WindowSnapshot{session.sessctr, tags[i], session.uplink_window});
   }
 }
 
 void RedisSessionStore::cache_device(const std::string& key, const EdgeDeviceState& state,
+                                     const std::vector<std::string>& tags,
                                      std::uint64_t credential_generation) {
   if (cache_devices_ == 0) return;
   if (state.established_count == 0) {
@@ -344,7 +354,7 @@ void RedisSessionStore::cache_device(const std::string& key, const EdgeDeviceSta
   device.sessions.clear();
   for (std::uint32_t i = 0; i < state.established_count; ++i) {
     const EdgeSession& session = state.established[i];
-    device.sessions.push_back(CachedSession{uplink_copy(session), redis::session_tag(session)});
+    device.sessions.push_back(CachedSession{uplink_copy(session), tags[i]});
   }
 }
 
@@ -412,6 +422,7 @@ StoreResult RedisSessionStore::stage_accept(const DevId& dev_id, const EdgeSessi
 }
 
 void RedisSessionStore::stage_windows(const std::string& key, const EdgeDeviceState& state,
+                                      const std::vector<std::string>& tags,
                                       std::uint64_t generation, std::vector<Staged>& ops) const {
   const auto snapshot = snapshots_.find(key);
   std::string keep;
@@ -420,12 +431,12 @@ void RedisSessionStore::stage_windows(const std::string& key, const EdgeDeviceSt
     Staged op;
     op.key = key;
     op.expected = redis::window_field_name(session.sessctr);
-    op.updated_ms = redis::session_tag(session);
+    op.updated_ms = tags[i];
     keep.append(keep.empty() ? "" : " ").append(op.expected);
     const WindowSnapshot* before = nullptr;
     if (generation != kAnyGeneration && snapshot != snapshots_.end())
       for (const WindowSnapshot& w : snapshot->second)
-        if (w.sessctr == session.sessctr && w.tag == op.updated_ms && w.stored) before = &w;
+        if (w.sessctr == session.sessctr && w.tag == op.updated_ms) before = &w;
     if (before != nullptr) {
       // Only what this writer added: the stored window may hold more by now (other edges).
       const std::vector<std::uint32_t> added =
@@ -465,13 +476,13 @@ StoreResult RedisSessionStore::save(const DevId& dev_id, const EdgeDeviceState& 
   const std::string key = op.key;
   std::vector<Staged> ops;
   ops.push_back(std::move(op));
-  stage_windows(key, state, generation, ops);
-  const std::vector<bool> stored(state.established_count, true);
+  const std::vector<std::string> tags = tags_of(state);
+  stage_windows(key, state, tags, generation, ops);
   if (in_transaction_) {
     ops.front().new_generation = generation == kAnyGeneration ? kAnyGeneration : generation + 1;
     generation = ops.front().new_generation;
     for (Staged& staged : ops) staged_.push_back(std::move(staged));
-    remember(key, state, stored);
+    remember(key, state, tags);
     // The cache follows the saved sessions at once (a failed commit or an undone savepoint
     // forgets the device again, as for any staged operation), under the cred record loaded
     // with the state; a save without one leaves the device uncached.
@@ -482,7 +493,7 @@ StoreResult RedisSessionStore::save(const DevId& dev_id, const EdgeDeviceState& 
       cred = loaded_cred_;
     }
     if (cred) {
-      cache_device(key, state, *cred);
+      cache_device(key, state, tags, *cred);
     } else {
       cache_.erase(key);
     }
@@ -494,7 +505,7 @@ StoreResult RedisSessionStore::save(const DevId& dev_id, const EdgeDeviceState& 
   secure_wipe(ops.front().blob);
   if (r.ok()) {
     generation = generations.front();
-    remember(key, state, stored);
+    remember(key, state, tags);
   }
   return r;
 }

@@ -194,7 +194,6 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   struct WindowSnapshot {
     std::uint16_t sessctr = 0;
     std::string tag;
-    bool stored = false;  // the hash had this session's window field when loaded
     ReplayWindow window;
   };
   struct CachedSession {
@@ -222,14 +221,17 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   /// and the one that conflicted are forgotten.
   void restore_after_failed_commit() noexcept;
   /// Appends the window operations that store `state`'s established sessions' windows.
-  void stage_windows(const std::string& key, const EdgeDeviceState& state, std::uint64_t generation,
+  /// `tags`: of `state`'s established sessions, in order (as in the three below).
+  void stage_windows(const std::string& key, const EdgeDeviceState& state,
+                     const std::vector<std::string>& tags, std::uint64_t generation,
                      std::vector<Staged>& ops) const;
   void remember(const std::string& key, const EdgeDeviceState& state,
-                const std::vector<bool>& stored);
+                const std::vector<std::string>& tags);
   void apply_staged_accepts(const std::string& key, EdgeDeviceState& state,
+                            const std::vector<std::string>& tags,
                             const Staged* after = nullptr) const;
   void cache_device(const std::string& key, const EdgeDeviceState& state,
-                    std::uint64_t credential_generation);
+                    const std::vector<std::string>& tags, std::uint64_t credential_generation);
 
   redis::RedisConnection connection_;
   std::string prefix_;
