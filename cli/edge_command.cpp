@@ -29,6 +29,9 @@ struct EdgeArgs {
   std::string username;
   bool no_csv = false;
   bool no_republish = false;
+  bool republish = false;
+  bool psk_baseline = false;
+  std::string password_file;
   std::string tls_insecure = "no";
   std::string log_format = "text";
   std::string log_level = "info";
@@ -88,14 +91,21 @@ int run_send(const SendArgs& a) {
     o.username = a.username;
     o.password = a.password;
   } else if (!a.db.empty()) {
-    // The edge's broker account from the registry, as the daemon uses it.
+    // A downlink account from the registry (`dsekp keys broker-config` adds one). Never the
+    // edge's own: the broker binds client ids to user names, so logging in as the edge would
+    // take over the edge's session.
     std::unique_ptr<edge::DeviceRegistry> registry;
     if (const auto s = edge::DeviceRegistry::open(a.db, edge::OpenMode::existing_only, registry);
         !s.ok())
       throw std::runtime_error("registry " + a.db + ": " + s.message());
-    if (edge::BrokerAccount account; registry->edge_broker_account(account).ok()) {
-      o.username = account.username;
-      o.password = account.password;
+    std::vector<edge::ServiceAccount> accounts;
+    if (const auto s = registry->accounts(accounts); !s.ok())
+      throw std::runtime_error("registry " + a.db + ": " + s.message());
+    for (const auto& account : accounts) {
+      if (account.role != edge::AccountRole::downlink) continue;
+      o.username = account.login.username;
+      o.password = account.login.password;
+      break;
     }
   }
   edge::admin::DownlinkRequest request;
@@ -142,6 +152,11 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (given("--logs-dir")) o.logs_dir = f.logs_dir;
   if (given("--username")) o.username = a.username;
   if (given("--password")) o.password = f.password;
+  if (given("--password-file")) o.password_file = f.password_file;
+  // The environment keeps the password out of argv (and so out of ps and /proc/PID/cmdline).
+  if (const char* env = std::getenv("DSEKP_BROKER_PASSWORD");
+      env != nullptr && o.password.empty() && o.password_file.empty())
+    o.password = env;
   if (given("--client-id")) o.client_id = f.client_id;
   if (given("--metrics")) o.metrics = f.metrics;
   if (given("--prefix")) o.topic_prefix = f.topic_prefix;
@@ -162,7 +177,9 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (given("--log-format")) (void)edge::logging::parse_log_format(a.log_format, o.log_format);
   if (given("--log-level")) (void)edge::logging::parse_log_level(a.log_level, o.log_level);
   if (a.no_csv) o.csv = false;
+  if (a.republish) o.republish = true;
   if (a.no_republish) o.republish = false;
+  if (a.psk_baseline) o.psk_baseline = true;
   if (broker.empty()) throw std::runtime_error("--broker is required");
   if (o.registry_db.empty()) throw std::runtime_error("--db is required");
   parse_broker(broker, o.broker_host, o.broker_port);
@@ -218,7 +235,11 @@ void add_edge_command(CLI::App& app) {
                   "Directory of server_logs_psk.csv / server_logs_dsekp.csv");
   cmd->add_option("--username", args->username,
                   "Broker user (default: the registry's edge account, else anonymous)");
-  cmd->add_option("--password", args->options.password, "Broker password (see --username)");
+  cmd->add_option("--password", args->options.password,
+                  "Broker password (visible in ps: prefer --password-file or the "
+                  "DSEKP_BROKER_PASSWORD environment variable)");
+  cmd->add_option("--password-file", args->options.password_file,
+                  "File whose first line is the broker password");
   cmd->add_option("--client-id", args->options.client_id, "MQTT client id (persistent session)")
       ->capture_default_str();
   cmd->add_option("--metrics", args->options.metrics, "Metrics endpoint HOST:PORT, or off")
@@ -271,8 +292,13 @@ void add_edge_command(CLI::App& app) {
   // Hidden (empty group): fault injection for the durability test only.
   cmd->add_option("--test-hold-ms", args->options.test_hold_ms, "")->group("");
   cmd->add_flag("--no-csv", args->no_csv, "Do not write the server CSV logs");
-  cmd->add_flag("--no-republish", args->no_republish,
-                "Do not republish readings on {prefix}plain/{dev_id}");
+  cmd->add_flag("--republish", args->republish,
+                "Republish every accepted reading IN CLEAR on {prefix}plain/{dev_id}: whoever "
+                "the broker lets read plain/# reads them (off by default)");
+  cmd->add_flag("--no-republish", args->no_republish, "Do not republish (the default)");
+  cmd->add_flag("--psk-baseline", args->psk_baseline,
+                "Also serve the paper's static-PSK baseline on {prefix}psk/data (for the "
+                "comparison experiment: no replay protection; off by default)");
 
   auto send = std::make_shared<SendArgs>();
   CLI::App* send_cmd = cmd->add_subcommand(

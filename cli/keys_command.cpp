@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "edge/daemon/state_reset.hpp"
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_material.hpp"
 #include "edge/registry/device_registry.hpp"
@@ -27,8 +28,12 @@ struct KeysOptions {
   std::string format = "json";
   bool reveal = false;
   bool as_json = false;
+  bool psk_baseline = false;
   std::string out_dir;
   std::string edge_user;
+  std::string prefix;
+  std::string role;
+  edge::daemon::StateLocation state;  // registry_db is filled from `db` when used
 };
 
 /// Registry failures become exceptions here, at the CLI boundary, where main() prints them.
@@ -45,8 +50,10 @@ std::unique_ptr<DeviceRegistry> open_registry(const std::string& path, OpenMode 
 void print_material(const edge::DeviceMaterial& material, const KeysOptions& options) {
   edge::BrokerAddress broker;
   check(edge::parse_broker_address(options.broker, broker));
-  std::cout << (options.format == "header" ? edge::material_c_header(material, broker)
-                                           : edge::material_json(material, broker));
+  const auto mode =
+      options.psk_baseline ? edge::MaterialMode::with_psk_baseline : edge::MaterialMode::dsekp_only;
+  std::cout << (options.format == "header" ? edge::material_c_header(material, broker, mode)
+                                           : edge::material_json(material, broker, mode));
 }
 
 nlohmann::ordered_json info_json(const edge::DeviceInfo& info) {
@@ -86,13 +93,34 @@ void run_rotate(const KeysOptions& options) {
                static_cast<unsigned long long>(material.credentials.generation));
 }
 
+/// Removes the device's session state (keys, windows) from the edge's store; says what it did.
+void remove_state(const KeysOptions& options, const char* why) {
+  edge::daemon::StateLocation where = options.state;
+  where.registry_db = options.db;
+  bool found = false;
+  std::string error;
+  if (!edge::daemon::reset_device_state(where, options.dev_id, found, error))
+    throw std::runtime_error("state of " + options.dev_id + ": " + error);
+  std::fprintf(stderr, "dsekp keys: %s %s%s.\n",
+               found ? "removed the stored state of" : "no stored state for",
+               options.dev_id.c_str(), found ? why : "");
+}
+
 void run_remove(const KeysOptions& options) {
   auto registry = open_registry(options.db, OpenMode::existing_only);
   check(registry->remove(options.dev_id));
+  remove_state(options, " (its session keys are gone)");
   std::fprintf(stderr,
-               "dsekp keys: removed %s. The edge drops its sessions; rerun `dsekp keys "
-               "broker-config` and reload the broker (SIGHUP) to revoke its broker login.\n",
+               "dsekp keys: removed %s. Rerun `dsekp keys broker-config` and reload the broker "
+               "(SIGHUP) to revoke its broker login.\n",
                options.dev_id.c_str());
+}
+
+void run_reset_state(const KeysOptions& options) {
+  auto registry = open_registry(options.db, OpenMode::existing_only);
+  edge::DeviceInfo info;
+  check(registry->info(options.dev_id, info));  // a registered device only
+  remove_state(options, ": its next INIT starts a session from nothing");
 }
 
 void run_show(const KeysOptions& options) {
@@ -130,15 +158,62 @@ void run_list(const KeysOptions& options) {
 void run_broker_config(const KeysOptions& options) {
   auto registry = open_registry(options.db, OpenMode::existing_only);
   edge::BrokerConfigFiles files;
-  check(edge::write_broker_config(*registry, options.out_dir, options.edge_user, files));
+  edge::BrokerConfigOptions broker;
+  broker.edge_user = options.edge_user;
+  broker.topic_prefix = options.prefix;
+  broker.psk_baseline = options.psk_baseline;
+  check(edge::write_broker_config(*registry, options.out_dir, broker, files));
   std::cout << files.conf_lines;
   std::fprintf(stderr,
-               "dsekp keys: wrote %s (%zu devices + edge user %s) and %s. The edge logs in as %s "
-               "with the password stored in the registry%s.\n",
-               files.password_file.c_str(), files.devices, files.edge.username.c_str(),
+               "dsekp keys: wrote %s (%zu devices + %zu other accounts) and %s. The edge logs in "
+               "as %s with the password stored in the registry%s.\n",
+               files.password_file.c_str(), files.devices, files.accounts.size(),
                files.acl_file.c_str(), files.edge.username.c_str(),
-               options.reveal ? "" : " (--reveal prints it)");
-  if (options.reveal) std::cout << "# edge broker password: " << files.edge.password << "\n";
+               options.reveal ? "" : " (--reveal prints the accounts' passwords)");
+  if (options.reveal)
+    for (const auto& a : files.accounts)
+      std::cout << "# " << edge::account_role_name(a.role) << " account " << a.login.username
+                << " password: " << a.login.password << "\n";
+}
+
+void run_account_add(const KeysOptions& options) {
+  auto registry = open_registry(options.db, OpenMode::existing_only);
+  edge::AccountRole role = edge::AccountRole::edge;
+  if (!edge::parse_account_role(options.role, role))
+    throw std::runtime_error("--role: edge, reader or downlink");
+  edge::ServiceAccount account;
+  check(registry->add_account(options.dev_id, role, account));
+  std::cout << nlohmann::ordered_json{{"username", account.login.username},
+                                      {"role", edge::account_role_name(account.role)},
+                                      {"password", account.login.password}}
+                   .dump(2)
+            << "\n";
+  std::fprintf(stderr,
+               "dsekp keys: %s account %s. Rerun `dsekp keys broker-config` and reload the broker "
+               "(SIGHUP).%s\n",
+               edge::account_role_name(account.role), account.login.username.c_str(),
+               role == edge::AccountRole::reader
+                   ? " It reads every reading the edges republish IN CLEAR."
+                   : "");
+}
+
+void run_account_remove(const KeysOptions& options) {
+  auto registry = open_registry(options.db, OpenMode::existing_only);
+  check(registry->remove_account(options.dev_id));
+  std::fprintf(stderr,
+               "dsekp keys: removed account %s. Rerun `dsekp keys broker-config` and reload the "
+               "broker (SIGHUP) to revoke its login.\n",
+               options.dev_id.c_str());
+}
+
+void run_account_list(const KeysOptions& options) {
+  auto registry = open_registry(options.db, OpenMode::existing_only);
+  std::vector<edge::ServiceAccount> accounts;
+  check(registry->accounts(accounts));
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& a : accounts)
+    out.push_back({{"username", a.login.username}, {"role", edge::account_role_name(a.role)}});
+  std::cout << out.dump(2) << "\n";
 }
 
 void add_db_option(CLI::App* command, KeysOptions& options) {
@@ -149,12 +224,23 @@ void add_dev_id(CLI::App* command, KeysOptions& options) {
   command->add_option("DEV_ID", options.dev_id, "Device id: 1-64 of [A-Za-z0-9._-]")->required();
 }
 
+void add_state_options(CLI::App* command, KeysOptions& options) {
+  command->add_option("--state-db", options.state.state_db,
+                      "The edge's state database (default: <db>.state)");
+  command->add_option("--store", options.state.store,
+                      "The edge's session store, as given to `dsekp edge --store` "
+                      "(redis://HOST[:PORT][/PREFIX]; default: the state database)");
+}
+
 void add_material_options(CLI::App* command, KeysOptions& options) {
   command->add_option("--broker", options.broker, "Broker the device connects to, HOST:PORT")
       ->capture_default_str();
   command->add_option("--format", options.format, "Material as JSON or a C header for firmware")
       ->check(CLI::IsMember({"json", "header"}))
       ->capture_default_str();
+  command->add_flag("--psk-baseline", options.psk_baseline,
+                    "Include the static PSK key of the paper's baseline (for the comparison "
+                    "experiment only)");
 }
 
 }  // namespace
@@ -185,10 +271,21 @@ void add_keys_command(CLI::App& app) {
   add_material_options(show, *o);
   show->callback([o] { run_show(*o); });
 
-  CLI::App* remove = keys->add_subcommand("remove", "Remove a device and wipe its keys");
+  CLI::App* remove = keys->add_subcommand(
+      "remove", "Remove a device and wipe its keys, also its session state in the edge's store");
   add_dev_id(remove, *o);
   add_db_option(remove, *o);
+  add_state_options(remove, *o);
   remove->callback([o] { run_remove(*o); });
+
+  CLI::App* reset = keys->add_subcommand(
+      "reset-state",
+      "Remove a device's stored session state (a device quarantined as corrupt_state): it "
+      "must handshake again");
+  add_dev_id(reset, *o);
+  add_db_option(reset, *o);
+  add_state_options(reset, *o);
+  reset->callback([o] { run_reset_state(*o); });
 
   CLI::App* rotate = keys->add_subcommand(
       "rotate", "Replace a device's DEV_SECRET, PSK key and broker password; print the material");
@@ -203,8 +300,33 @@ void add_keys_command(CLI::App& app) {
   add_db_option(broker, *o);
   broker->add_option("--out-dir", o->out_dir, "Directory for the passwd and acl files")->required();
   broker->add_option("--edge-user", o->edge_user, "The edge's broker user name")->required();
-  broker->add_flag("--reveal", o->reveal, "Also print the edge's broker password");
+  broker->add_option("--prefix", o->prefix, "Topic prefix of the deployment, e.g. site1/");
+  broker->add_flag("--psk-baseline", o->psk_baseline,
+                   "Let devices publish and edges read psk/data (the comparison experiment)");
+  broker->add_flag("--reveal", o->reveal, "Also print the passwords of the non-device accounts");
   broker->callback([o] { run_broker_config(*o); });
+
+  CLI::App* account = keys->add_subcommand(
+      "account", "Broker accounts that are not devices: more edges, readers, downlink senders");
+  account->require_subcommand(1);
+  CLI::App* account_add =
+      account->add_subcommand("add", "Add an account with a fresh password and print it (secret)");
+  account_add->add_option("NAME", o->dev_id, "User name: 1-64 of [A-Za-z0-9._-]")->required();
+  add_db_option(account_add, *o);
+  account_add
+      ->add_option("--role", o->role,
+                   "edge (one per edge daemon), reader (reads republished readings IN CLEAR) "
+                   "or downlink (dsekp edge send)")
+      ->check(CLI::IsMember({"edge", "reader", "downlink"}))
+      ->required();
+  account_add->callback([o] { run_account_add(*o); });
+  CLI::App* account_remove = account->add_subcommand("remove", "Remove an account");
+  account_remove->add_option("NAME", o->dev_id, "User name")->required();
+  add_db_option(account_remove, *o);
+  account_remove->callback([o] { run_account_remove(*o); });
+  CLI::App* account_list = account->add_subcommand("list", "List the accounts (no passwords)");
+  add_db_option(account_list, *o);
+  account_list->callback([o] { run_account_list(*o); });
 }
 
 }  // namespace dsekp::cli

@@ -25,18 +25,24 @@ DeviceSession::DeviceSession(CryptoBackend& crypto, const DeviceCredentials& cre
       config_(config),
       downlink_window_(config.downlink_window) {}
 
+void DeviceSession::restore_last_init_t(std::uint32_t t) noexcept {
+  if (has_last_t_ && t <= last_t_) return;
+  has_last_t_ = true;
+  last_t_ = t;
+}
+
 Error DeviceSession::start_handshake(std::uint32_t now_unix_s, Rng& rng, InitFrame& out) noexcept {
   pending_ = false;
   handshake_keys_ = HandshakeKeys{};  // wipes anything left from an earlier attempt
   InitFrame init;
   init.dev_id = credentials_.dev_id;
-  // The edge refuses an INIT older than the newest it accepted from this device, so `t` never
-  // goes backwards here; a clockless device's counter must even grow.
+  // The edge refuses an INIT whose `t` is not greater than that of the newest it accepted from
+  // this device (PROTOCOL.md 6.2 step 5), so `t` always grows here: a second INIT within one
+  // clock second takes the next second.
   std::uint32_t t = now_unix_s;
-  if (has_last_t_ && t < last_t_) t = last_t_;
-  if (has_last_t_ && config_.clockless && t == last_t_) {
-    if (t == 0xFFFFFFFFu) return Error::invalid_argument;
-    ++t;
+  if (has_last_t_ && t <= last_t_) {
+    if (last_t_ == 0xFFFFFFFFu) return Error::invalid_argument;
+    t = last_t_ + 1;
   }
   init.t = t;
   // A new session must not reuse the live session's sessctr: the edge identifies sessions by

@@ -78,16 +78,15 @@ void commit_seen(InitReplayCache& cache, int slot, const InitFrame& init,
       InitReplayCache::Entry{init.dev_nonce, std::uint64_t{init.t} + max_skew_s, true};
 }
 
-// Is an INIT with time/counter `t` older than the newest one accepted from this device? With a
-// clock, equal seconds are allowed (a device may reboot within one), and a newest `t` beyond the
-// edge's own freshness window is ignored: then the edge's clock stepped back, and trusting the
-// stored value would lock the device out for as long as the step. Without a clock, `t` is the
-// device's counter and must grow.
+// Is an INIT with time/counter `t` not newer than the newest one accepted from this device? `t`
+// must strictly grow (devices never reuse one, PROTOCOL.md 6.1 step 1): an equal `t` would let
+// an INIT held back from the same second displace the session the device just established. With
+// a clock, a newest `t` beyond the edge's own freshness window is ignored: then the edge's clock
+// stepped back, and trusting the stored value would lock the device out for as long as the step.
 bool superseded(std::uint32_t t, std::uint32_t newest_t, std::uint64_t now_s,
                 std::uint32_t max_skew_s) noexcept {
-  if (max_skew_s == 0) return t <= newest_t;
-  if (std::uint64_t{newest_t} > now_s + max_skew_s) return false;
-  return t < newest_t;
+  if (max_skew_s != 0 && std::uint64_t{newest_t} > now_s + max_skew_s) return false;
+  return t <= newest_t;
 }
 
 EdgeSession* find_by_serial(EdgeDeviceState& state, bool newest) noexcept {

@@ -12,6 +12,10 @@ bool TokenBucket::try_take(const TokenBucketConfig& config, std::uint64_t now_ms
   }
   // A restored (or re-configured) bucket never holds more than the current burst size.
   if (tokens_ > config.capacity) tokens_ = config.capacity;
+  // A clock that stepped back (NTP, a restored RTC) would otherwise stop the refill until it
+  // passed the old time again, silencing the device for as long as the step: count time again
+  // from here. The step grants nothing; the refill goes on at its rate.
+  if (now_ms < last_refill_ms_) last_refill_ms_ = now_ms;
   if (now_ms > last_refill_ms_) {
     const std::uint64_t earned = (now_ms - last_refill_ms_) / config.refill_interval_ms;
     if (earned > 0) {

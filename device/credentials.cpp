@@ -98,9 +98,13 @@ class Parser {
     std::vector<std::uint8_t> salt =
         hex_member(object, "edge_salt_hex", kEdgeSaltMinSize, kEdgeSaltMaxSize);
     const bool salt_ok = d.credentials.edge_salt.assign(ByteView(salt)) == Error::ok;
-    std::vector<std::uint8_t> psk = hex_member(object, "psk_key_hex", kAeadKeySize, kAeadKeySize);
-    const bool psk_ok = d.psk_key.assign(ByteView(psk));
-    secure_wipe(MutableByteView(psk));
+    bool psk_ok = true;
+    if (object.contains("psk_key_hex")) {
+      std::vector<std::uint8_t> psk = hex_member(object, "psk_key_hex", kAeadKeySize, kAeadKeySize);
+      psk_ok = d.psk_key.assign(ByteView(psk));
+      secure_wipe(MutableByteView(psk));
+      d.has_psk_key = true;
+    }
     if (!secret_ok || !salt_ok || !psk_ok) fail("internal error: key sizes");
 
     if (const auto it = object.find("broker"); it != object.end() && !it->is_null()) {

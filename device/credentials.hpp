@@ -1,12 +1,13 @@
 // The devices a fleet simulates, read from the JSON that `dsekp keys add` prints: one object, or
 // an array of such objects (one per device).
 //
-// Each object needs dev_id, dev_secret_hex (32 bytes), edge_salt_hex (16-32 bytes) and
-// psk_key_hex (16 bytes); `broker` {username, password} is optional (absent or empty username:
-// anonymous login) and its host/port are ignored (the command line names the broker); `topics`
-// {init, ack, data, down, psk} is optional and defaults to the protocol's topics (PROTOCOL.md
-// section 2). Other members (e.g. "generation") are ignored. Anything else wrong is refused
-// with a CredentialsError whose message names the file, the device and the problem.
+// Each object needs dev_id, dev_secret_hex (32 bytes) and edge_salt_hex (16-32 bytes);
+// psk_key_hex (16 bytes) only for the PSK baseline (`dsekp keys add --psk-baseline`); `broker`
+// {username, password} is optional (absent or empty username: anonymous login) and its host/port
+// are ignored (the command line names the broker); `topics` {init, ack, data, down, psk} is
+// optional and defaults to the protocol's topics (PROTOCOL.md section 2). Other members (e.g.
+// "generation") are ignored. Anything else wrong is refused with a CredentialsError whose message
+// names the file, the device and the problem.
 #pragma once
 
 #include <filesystem>
@@ -32,7 +33,8 @@ struct DeviceTopics {
 struct ProvisionedDevice {
   DeviceCredentials credentials;  // dev_id, DEV_SECRET, EDGE_SALT
   PskKey psk_key;
-  std::string username;  // empty: anonymous
+  bool has_psk_key = false;  // provisioned for the PSK baseline
+  std::string username;      // empty: anonymous
   std::string password;
   DeviceTopics topics;
 };

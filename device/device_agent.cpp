@@ -226,6 +226,7 @@ void DeviceAgent::start_handshake() {
   // Within one run a device never reuses a sessctr, also across reboots (as if it kept the
   // ones it used in flash): the analysis identifies a packet by (dev_id, sessctr, seq), so two
   // sessions with one sessctr would look like duplicates. Redraws are rare (~n/65536).
+  session_->restore_last_init_t(last_init_t_);
   for (int draw = 0;; ++draw) {
     if (const Error e = session_->start_handshake(now_s, *context_.rng, init); e != Error::ok) {
       give_up(std::string("cannot start a handshake: ") + error_name(e));
@@ -236,6 +237,7 @@ void DeviceAgent::start_handshake() {
     if (!reused || draw >= 16 || used_sessctrs_.size() >= kMaxRememberedSessctrs) break;
   }
   if (used_sessctrs_.size() < kMaxRememberedSessctrs) used_sessctrs_.push_back(init.sessctr);
+  last_init_t_ = init.t;
   std::array<std::uint8_t, kMaxFrameSize> wire{};
   std::size_t n = 0;
   if (const Error e = encode(init, config_.encoding, MutableByteView(wire), n); e != Error::ok) {

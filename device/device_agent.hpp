@@ -161,6 +161,9 @@ class DeviceAgent {
   std::vector<std::uint8_t> init_wire_;       // the outstanding INIT, resent bytes-identical
   std::vector<int> unacked_mids_;             // QoS 1 DATA publishes awaiting PUBACK
   std::vector<std::uint16_t> used_sessctrs_;  // this run's sessions (see start_handshake)
+  // `t` of the latest INIT, kept across simulated reboots as a device keeps it in flash: the
+  // edge refuses a `t` that is not greater than the last it accepted.
+  std::uint32_t last_init_t_ = 0;
   std::string failure_;
 };
 

@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <fstream>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "device/client_logs.hpp"
@@ -87,6 +89,12 @@ struct Logs {
   }
 };
 
+void wait_for_the_next_second() {
+  using namespace std::chrono;
+  const auto now = system_clock::now().time_since_epoch();
+  std::this_thread::sleep_for(duration_cast<seconds>(now) + seconds(1) - now);
+}
+
 int run(const FleetOptions& o) {
   if (const std::string problem = validate_options(o); !problem.empty()) throw UsageError(problem);
   const BrokerAddress broker = parse_broker(o.broker);
@@ -103,6 +111,11 @@ int run(const FleetOptions& o) {
                        " holds only " + std::to_string(devices.size()) + " device(s)");
     devices.resize(*o.devices);
   }
+  if (o.mode == ProtocolMode::psk)
+    for (const ProvisionedDevice& d : devices)
+      if (!d.has_psk_key)
+        throw UsageError("--mode psk: " + std::string(d.credentials.dev_id.str()) +
+                         " has no PSK key (provision it with `dsekp keys add --psk-baseline`)");
 
   const rlim_t descriptors = raise_descriptor_limit();
   if (devices.size() + 64 > descriptors) {
@@ -162,6 +175,12 @@ int run(const FleetOptions& o) {
   loop.progress = o.progress == ProgressMode::on ||
                   (o.progress == ProgressMode::automatic && isatty(STDERR_FILENO) == 1);
   loop.expected_frames = o.count * devices.size();
+
+  // A process start is every simulated device's boot. A device keeps no INIT `t` across a
+  // reboot, and the edge refuses a `t` not greater than the last it accepted from the device:
+  // so, as the firmware SDK does, the fleet waits until the clock is in a second later than the
+  // one it started in (a previous run's INIT was at most in that second).
+  if (o.mode == ProtocolMode::dsekp) wait_for_the_next_second();
 
   FleetResult result;
   mosquitto_lib_init();

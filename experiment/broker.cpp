@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "edge/mqtt/mqtt_limits.hpp"
 #include "interrupt.hpp"
 
 namespace dsekp::experiment {
@@ -24,7 +25,12 @@ std::string mosquitto_conf(const MosquittoSettings& s) {
       << "allow_anonymous false\n"
       << "password_file " << s.password_file << "\n"
       << "acl_file " << s.acl_file << "\n"
-      << "listener " << s.port << " 127.0.0.1\n"
+      << "listener " << s.port
+      << " 127.0.0.1\n"
+      // As `dsekp keys broker-config` sets them: no client can take another's client id, and
+      // no packet larger than any DSEKP packet gets in.
+      << "use_username_as_clientid true\n"
+      << "max_packet_size " << edge::mqtt::kMaxMqttPacketSize << "\n"
       << "persistence false\n"
       << "max_queued_messages " << s.max_queued_messages << "\n"
       << "max_queued_bytes 0\n"

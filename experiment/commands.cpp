@@ -15,10 +15,11 @@ std::string number(double value) {
 }  // namespace
 
 std::vector<std::string> edge_argv(const std::string& dsekp, const EdgeCommand& c) {
-  std::vector<std::string> a = {dsekp,          "edge",        "--broker",    c.broker,
-                                "--db",         c.registry_db, "--state-db",  c.state_db,
-                                "--logs-dir",   c.logs_dir,    "--metrics",   "off",
-                                "--ready-file", c.ready_file,  "--client-id", c.client_id};
+  std::vector<std::string> a = {dsekp, "edge", "--broker", c.broker, "--db", c.registry_db,
+                                "--state-db", c.state_db, "--logs-dir", c.logs_dir, "--metrics",
+                                "off", "--ready-file", c.ready_file, "--client-id", c.client_id,
+                                // The comparison needs the baseline's topic served.
+                                "--psk-baseline"};
   if (c.init_burst > 0) {
     a.insert(a.end(), {"--init-burst", std::to_string(c.init_burst)});
   }

@@ -25,7 +25,8 @@ std::string write_credentials(edge::DeviceRegistry& registry, const std::vector<
   for (const auto& id : ids) {
     edge::DeviceMaterial material;
     check(registry.add(id, material), "cannot register device " + id);
-    all.push_back(nlohmann::ordered_json::parse(edge::material_json(material, broker)));
+    all.push_back(nlohmann::ordered_json::parse(
+        edge::material_json(material, broker, edge::MaterialMode::with_psk_baseline)));
   }
   check(edge::write_file_atomically(path, all.dump(2) + "\n", 0600), "cannot write " + path);
   return path;
@@ -67,7 +68,10 @@ Provisioned provision(const ProvisionRequest& request) {
                                               (dir / "credentials-trial.json").string());
   if (request.broker_accounts) {
     edge::BrokerConfigFiles files;
-    check(edge::write_broker_config(*registry, (dir / "broker").string(), kEdgeBrokerUser, files),
+    edge::BrokerConfigOptions broker_options;
+    broker_options.edge_user = kEdgeBrokerUser;
+    broker_options.psk_baseline = true;  // the experiment compares against it
+    check(edge::write_broker_config(*registry, (dir / "broker").string(), broker_options, files),
           "cannot write the broker's password file and ACL");
     out.password_file = files.password_file;
     out.acl_file = files.acl_file;

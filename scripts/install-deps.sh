@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ make pkg-config binutils
+  cmake ninja-build g++ make pkg-config binutils ccache
   libssl-dev libmbedtls-dev libjsmn-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev

@@ -229,7 +229,7 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
                                         host + ":" + std::to_string(metrics_port),
                                         "--ready-file",
                                         ready,
-                                        "--no-republish",
+                                        "--psk-baseline",
                                         "--client-id",
                                         "dsekp-bench-edge"};
   if (!o.csv) edge_argv.push_back("--no-csv");

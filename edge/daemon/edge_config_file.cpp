@@ -84,6 +84,7 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
          has_username = true;
        }},
       {"password", text(o.password)},
+      {"password_file", text(o.password_file)},
       {"client_id", text(o.client_id)},
       {"metrics", text(o.metrics)},
       {"prefix", text(o.topic_prefix)},
@@ -96,6 +97,7 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
       {"batch_time_ms", number(o.batch_time_ms, 0, 60'000)},
       {"csv", flag(o.csv)},
       {"republish", flag(o.republish)},
+      {"psk_baseline", flag(o.psk_baseline)},
       {"mqtt_version", text(o.mqtt_version)},
       {"tls_ca", text(o.tls_ca)},
       {"tls_cert", text(o.tls_cert)},

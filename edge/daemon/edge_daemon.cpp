@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "edge/metrics/edge_metrics.hpp"
 #include "edge/metrics/metrics_server.hpp"
 #include "edge/mqtt/mqtt_client.hpp"
+#include "edge/mqtt/mqtt_limits.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/service/edge_service.hpp"
 #include "edge/service/message_batch.hpp"
@@ -120,6 +122,30 @@ std::string shared_subscription_prefix(const EdgeDaemonOptions& o) {
   return "$share/" + o.shared_group + "/";
 }
 
+// The broker login: --username with --password (or --password-file); --username alone takes
+// that account's password from the registry (`dsekp keys account add NAME --role edge`);
+// nothing at all, the registry's default edge account, else anonymous.
+void resolve_broker_login(const EdgeDaemonOptions& o, DeviceRegistry& registry,
+                          mqtt::MqttOptions& out) {
+  std::string password = o.password;
+  if (!o.password_file.empty()) {
+    std::ifstream in(o.password_file);
+    if (!in || !std::getline(in, password))
+      throw std::runtime_error("--password-file " + o.password_file + ": cannot read it");
+  }
+  if (o.username) {
+    out.username = *o.username;
+    out.password = password;
+    if (password.empty()) {
+      if (ServiceAccount account; registry.account(*o.username, account).ok())
+        out.password = account.login.password;
+    }
+  } else if (BrokerAccount account; registry.edge_broker_account(account).ok()) {
+    out.username = account.username;
+    out.password = account.password;
+  }
+}
+
 void check_reloadable(const EdgeDaemonOptions& o) {
   if (o.replay_window < 1 || o.replay_window > ReplayWindow::kMaxSize)
     throw std::runtime_error("--replay-window: must be 1.." +
@@ -148,7 +174,8 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
   check(a.shared_group != b.shared_group, "shared_group");
   check(a.session_cache_devices != b.session_cache_devices, "session_cache_devices");
   check(a.logs_dir != b.logs_dir, "logs_dir");
-  check(a.username != b.username || a.password != b.password, "username/password");
+  check(a.username != b.username || a.password != b.password || a.password_file != b.password_file,
+        "username/password");
   check(a.client_id != b.client_id, "client_id");
   check(a.mqtt_version != b.mqtt_version, "mqtt_version");
   check(a.tls_ca != b.tls_ca || a.tls_cert != b.tls_cert || a.tls_key != b.tls_key ||
@@ -159,6 +186,7 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
   check(a.ready_file != b.ready_file, "ready_file");
   check(a.csv != b.csv, "csv");
   check(a.republish != b.republish, "republish");
+  check(a.psk_baseline != b.psk_baseline, "psk_baseline");
   check(a.batch_max != b.batch_max || a.batch_time_ms != b.batch_time_ms,
         "batch_max/batch_time_ms");
   check(a.log_format != b.log_format, "log_format");
@@ -220,13 +248,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     throw std::runtime_error("--mqtt-version: expected 5, 3.1.1 or auto, got \"" + o.mqtt_version +
                              "\"");
   mqtt_options.tls = {o.tls_ca, o.tls_cert, o.tls_key, o.tls_insecure};
-  if (o.username) {
-    mqtt_options.username = *o.username;
-    mqtt_options.password = o.password;
-  } else if (BrokerAccount account; registry->edge_broker_account(account).ok()) {
-    mqtt_options.username = account.username;
-    mqtt_options.password = account.password;
-  }
+  resolve_broker_login(o, *registry, mqtt_options);
 
   // Sinks: telemetry (the exactly-once record) always; CSV and republish as configured.
   auto telemetry = sinks::SqliteTelemetrySink::open(local_store->connection(), error);
@@ -339,10 +361,15 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     if (cache_devices != nullptr)
       cache_devices->set(static_cast<double>(redis_store->cached_devices()));
   };
-  auto on_message = [&](std::string_view topic, ByteView payload) {
+  auto on_message = [&](std::string_view topic, ByteView payload, bool retained) {
     // On delivery, before decoding (LOGS.md); one reading gives both recvts_us and recvts_ms.
     const std::uint64_t recvts_us = unix_us_now();
     const std::uint64_t now_ms = recvts_us / 1000;
+    if (topic == admin_ptr->topic() && retained) {
+      // A stored request would send its downlink again on every restart of the edge.
+      logging::logger().warn("admin request refused: retained_message (a stored copy)");
+      return;
+    }
     if (topic == admin_ptr->topic()) {
       batch_ptr->end();  // the downlink's seq is saved in its own transaction, after the batch
       const std::string answer = admin_ptr->handle(payload, now_ms);
@@ -353,7 +380,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     test_hold(o.test_hold_ms, "before");
     // In the open batch; its ACKs go out after the batch's commit (or the process fail-stops).
     // Metrics and logs follow from the batch's settled/failed_attempt callbacks (below).
-    (void)batch_ptr->handle(topic, payload, now_ms, recvts_us);
+    (void)batch_ptr->handle(topic, payload, now_ms, recvts_us, retained);
     after_store_use();
   };
   // A message's final outcome: after its batch committed, or after it was handled again.
@@ -379,6 +406,8 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     test_hold(o.test_hold_ms, "after");
   };
   mqtt_options.batch_max = o.batch_max;
+  mqtt_options.maximum_packet_size = mqtt::kMaxMqttPacketSize;
+  mqtt_options.fatal = fail_stop_process;
   mqtt_options.batch_time = std::chrono::milliseconds(o.batch_time_ms);
   // With a shared group every topic, the admin requests included, goes through the share: each
   // message reaches one edge of the group (an admin request sent by all would send the downlink
@@ -389,9 +418,11 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     mqtt_options.version = mqtt::MqttVersion::v5;
     logging::logger().info("--shared-group: MQTT 5 only (no fallback to 3.1.1)");
   }
-  for (const auto& topic :
-       {std::string("dsekp/init"), std::string("dsekp/data"), std::string("psk/data")})
-    mqtt_options.subscriptions.push_back(share + o.topic_prefix + topic);
+  // The PSK baseline's topic only when it is on: otherwise its frames never reach the edge.
+  const EdgeTopics topics(o.topic_prefix);
+  mqtt_options.subscriptions.push_back(share + topics.init());
+  mqtt_options.subscriptions.push_back(share + topics.data());
+  if (o.psk_baseline) mqtt_options.subscriptions.push_back(share + topics.psk());
   // `dsekp edge send` requests (edge/admin/admin_protocol.hpp); the ACL limits them to the edge
   // account.
   mqtt_options.subscriptions.push_back(share + admin::request_topic(o.topic_prefix));
@@ -412,6 +443,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   OpenSslRng rng;
   EdgeServiceConfig config;
   config.topic_prefix = o.topic_prefix;
+  config.psk_enabled = o.psk_baseline;
   apply_reloadable(o, config);
   EdgeService service(EdgeServiceParts{*registry, *store, *generations, sink, crypto, rng}, config);
   MessageBatchOptions batch_options;
@@ -424,11 +456,6 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   AdminHandler admin_handler(service, o.topic_prefix,
                              [&client](const std::string& t, ByteView p) { client.publish(t, p); });
   admin_ptr = &admin_handler;
-  // The service's own topic list must be what the client subscribes to.
-  if (share + service.topics().init() != mqtt_options.subscriptions[0] ||
-      share + service.topics().data() != mqtt_options.subscriptions[1] ||
-      share + service.topics().psk() != mqtt_options.subscriptions[2])
-    throw std::runtime_error("internal: the MQTT subscriptions disagree with the service topics");
 
   metrics::Registry metric_registry;
   metrics::EdgeMetrics edge_metrics = metrics::declare_edge_metrics(metric_registry);

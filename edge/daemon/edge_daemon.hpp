@@ -63,13 +63,20 @@ struct EdgeDaemonOptions {
   std::string logs_dir;  // where the server CSV logs go (needed unless csv is false)
   // Broker login; unset: the registry's edge account if it has one, else anonymous.
   std::optional<std::string> username;
-  std::string password;
+  std::string password;       // also from DSEKP_BROKER_PASSWORD (the CLI), never needed in argv
+  std::string password_file;  // its first line is the password (overrides `password`)
   std::string client_id = "dsekp-edge";
   std::string metrics = "127.0.0.1:9464";  // HOST:PORT or "off"
   std::string topic_prefix;
   std::uint32_t max_skew_s = 300;
   bool csv = true;
-  bool republish = true;
+  // --republish: each accepted reading in clear on {prefix}plain/{dev_id}. Off by default: it
+  // hands plaintext to whoever the broker lets read those topics (`dsekp keys broker-config
+  // --republish-reader` names them), which the protocol's confidentiality claim excludes.
+  bool republish = false;
+  // --psk-baseline: serve the paper's static-key baseline on {prefix}psk/data (the experiment's
+  // comparison). Off by default: it has no replay protection and unauthenticated headers.
+  bool psk_baseline = false;
   std::uint32_t rejection_lines_per_second = 5;
   // Where the daemon logs (edge/logging/edge_logger.hpp); the level is reloaded on SIGHUP.
   logging::LogFormat log_format = logging::LogFormat::text;

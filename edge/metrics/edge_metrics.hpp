@@ -53,17 +53,19 @@ enum class EdgeReason : std::uint8_t {
   unknown_topic,     // a message on a topic the edge does not serve
   unknown_device,    // the topic's device is not registered (same label as Error::unknown_device)
   mode_disabled,     // a topic of a mode (psk or dsekp) this edge runs without
+  retained_message,  // a retained copy stored by the broker (never a frame)
+  corrupt_state,     // the device's stored state does not decode (device quarantined)
   registry_failure,  // the device registry could not be read
   store_failure,     // the session store could not load or commit
   sink_failure,      // a sink could not take an accepted frame
   internal_error,    // an unexpected exception while handling a message
 };
-inline constexpr std::size_t kEdgeReasonCount = 7;
+inline constexpr std::size_t kEdgeReasonCount = 9;
 
 /// The edge reasons' label values, indexed by EdgeReason: the one list of them.
 inline constexpr std::array<std::string_view, kEdgeReasonCount> kEdgeReasons = {
-    "unknown_topic", "unknown_device", "mode_disabled", "registry_failure",
-    "store_failure", "sink_failure",   "internal_error"};
+    "unknown_topic",    "unknown_device", "mode_disabled", "retained_message", "corrupt_state",
+    "registry_failure", "store_failure",  "sink_failure",  "internal_error"};
 
 /// All reason label values of dsekp_rejections_total, in output order: the Error names in enum
 /// order (without ok), then the edge reasons not already among them.

@@ -165,9 +165,13 @@ int MqttClient::connect_once() {
     mosquitto_int_option(mosq_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
   }
   mosquitto_property* props = nullptr;
-  if (protocol_ == MQTT_PROTOCOL_V5)
+  if (protocol_ == MQTT_PROTOCOL_V5) {
     mosquitto_property_add_int32(&props, MQTT_PROP_SESSION_EXPIRY_INTERVAL,
                                  options_.session_expiry_s);
+    if (options_.maximum_packet_size > 0)
+      mosquitto_property_add_int32(&props, MQTT_PROP_MAXIMUM_PACKET_SIZE,
+                                   options_.maximum_packet_size);
+  }
   // Blocking TCP connect + CONNECT; the CONNACK is read by mosquitto_loop.
   const int rc = mosquitto_connect_bind_v5(mosq_, options_.host.c_str(), options_.port,
                                            options_.keepalive_s, nullptr, props);
@@ -306,7 +310,14 @@ void MqttClient::end_batch() {
   ++batches_;
   messages_ += batch_count_;
   batch_count_ = 0;
-  if (on_batch_end_) on_batch_end_();
+  if (!on_batch_end_) return;
+  try {
+    on_batch_end_();
+  } catch (const std::exception& e) {
+    handler_threw("batch end", e.what());
+  } catch (...) {
+    handler_threw("batch end", "unknown exception");
+  }
 }
 
 void MqttClient::stop() noexcept {
@@ -337,72 +348,127 @@ bool MqttClient::publish(const std::string& topic, ByteView payload, int qos) no
   return rc == MOSQ_ERR_SUCCESS || rc == MOSQ_ERR_NO_CONN;  // queued for the reconnect
 }
 
-void MqttClient::on_connect(mosquitto* mosq, void* self, int rc, int, const mqtt5__property*) {
+void MqttClient::handler_threw(const char* where, const char* what) noexcept {
+  const std::string why = std::string("exception in the MQTT ") + where + " handler: " + what;
+  if (options_.fatal) {
+    try {
+      options_.fatal(why);
+    } catch (...) {
+    }
+  }
+  const std::string line = "dsekp: FATAL: " + why + "\n";
+  (void)!::write(STDERR_FILENO, line.data(), line.size());
+  ::_exit(70);  // EX_SOFTWARE; no destructor may write the queued PUBACKs
+}
+
+void MqttClient::on_connect(mosquitto* mosq, void* self, int rc, int flags,
+                            const mqtt5__property* props) {
   auto* client = static_cast<MqttClient*>(self);
-  client->connack_seen_ = true;
+  try {
+    client->connected(mosq, rc, flags, props);
+  } catch (const std::exception& e) {
+    client->handler_threw("connect", e.what());
+  } catch (...) {
+    client->handler_threw("connect", "unknown exception");
+  }
+}
+
+void MqttClient::connected(mosquitto* mosq, int rc, int, const mqtt5__property*) {
+  connack_seen_ = true;
   if (rc != 0) {
     // A 3.1.1-only broker answers an MQTT 5 CONNECT with its code 1 (unacceptable protocol
     // version); an MQTT 5 broker that does not want 5 with 132 (unsupported protocol version).
-    if (client->options_.version == MqttVersion::automatic &&
-        client->protocol_ == MQTT_PROTOCOL_V5 &&
+    if (options_.version == MqttVersion::automatic && protocol_ == MQTT_PROTOCOL_V5 &&
         (rc == 1 || rc == MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION)) {
       logging::logger().warn("the broker refused MQTT 5; falling back to MQTT 3.1.1");
-      client->fall_back_ = true;
+      fall_back_ = true;
       return;
     }
-    logging::logger().error("broker refused the connection: {}",
-                            client->protocol_ == MQTT_PROTOCOL_V5 ? mosquitto_reason_string(rc)
-                                                                  : mosquitto_connack_string(rc));
+    logging::logger().error(
+        "broker refused the connection: {}",
+        protocol_ == MQTT_PROTOCOL_V5 ? mosquitto_reason_string(rc) : mosquitto_connack_string(rc));
     return;
   }
-  client->subacks_ = 0;
-  for (const auto& topic : client->options_.subscriptions) {
+  subacks_ = 0;
+  for (const auto& topic : options_.subscriptions) {
     const int s = mosquitto_subscribe(mosq, nullptr, topic.c_str(), 1);
     if (s != MOSQ_ERR_SUCCESS)
       logging::logger().error("subscribe {}: {}", topic, mosquitto_strerror(s));
   }
-  client->connected_ = true;
-  logging::logger().info("connected to {}:{} (MQTT {}{})", client->options_.host,
-                         client->options_.port, version_name(client->protocol_),
-                         client->options_.tls.ca_file.empty() ? "" : ", TLS");
+  connected_ = true;
+  logging::logger().info("connected to {}:{} (MQTT {}{})", options_.host, options_.port,
+                         version_name(protocol_), options_.tls.ca_file.empty() ? "" : ", TLS");
 }
 
-void MqttClient::on_subscribe(mosquitto*, void* self, int, int count, const int* granted,
-                              const mqtt5__property*) {
+void MqttClient::on_subscribe(mosquitto*, void* self, int mid, int count, const int* granted,
+                              const mqtt5__property* props) {
   auto* client = static_cast<MqttClient*>(self);
+  try {
+    client->subscribed(mid, count, granted, props);
+  } catch (const std::exception& e) {
+    client->handler_threw("subscribe", e.what());
+  } catch (...) {
+    client->handler_threw("subscribe", "unknown exception");
+  }
+}
+
+void MqttClient::subscribed(int, int count, const int* granted, const mqtt5__property*) {
   for (int i = 0; i < count; ++i)
     if (granted[i] > 1) logging::logger().error("the broker refused a subscription");
   // One line once every topic is subscribed: operators (and the tests) wait for it.
-  if (++client->subacks_ == client->options_.subscriptions.size()) {
-    logging::logger().info("ready (subscribed to {} topics)", client->subacks_);
-    if (client->on_ready_) client->on_ready_();
+  if (++subacks_ == options_.subscriptions.size()) {
+    logging::logger().info("ready (subscribed to {} topics)", subacks_);
+    if (on_ready_) on_ready_();
   }
 }
 
 void MqttClient::on_disconnect(mosquitto*, void* self, int rc, const mqtt5__property*) {
   auto* client = static_cast<MqttClient*>(self);
   client->connected_ = false;
-  if (rc != 0 && !client->stopping_ && !client->fall_back_)
-    logging::logger().warn("connection lost, reconnecting");
+  if (rc == 0 || client->stopping_ || client->fall_back_) return;
+  try {
+    if (rc == MQTT_RC_SESSION_TAKEN_OVER) {
+      // MQTT 5: another client connected with this client id. With the broker binding client
+      // ids to user names (use_username_as_clientid) only a holder of this account can.
+      logging::logger().error(
+          "the broker closed the connection: session taken over (another client connected as "
+          "client id {}); reconnecting",
+          client->options_.client_id);
+    } else {
+      logging::logger().warn("connection lost, reconnecting");
+    }
+  } catch (...) {
+    // Logging failed (no memory): the reconnect does not depend on it.
+  }
 }
 
 void MqttClient::on_message(mosquitto*, void* self, const mosquitto_message* message,
                             const mqtt5__property*) {
   auto* client = static_cast<MqttClient*>(self);
+  try {
+    client->received(message);
+  } catch (const std::exception& e) {
+    client->handler_threw("message", e.what());
+  } catch (...) {
+    client->handler_threw("message", "unknown exception");
+  }
+}
+
+void MqttClient::received(const mosquitto_message* message) {
   const ByteView payload(
       static_cast<const std::uint8_t*>(message->payload),
       message->payloadlen < 0 ? 0 : static_cast<std::size_t>(message->payloadlen));
   // The PUBACK is queued already; our loop writes it only after the batch end (see the header).
-  if (!client->in_batch_) {
-    client->in_batch_ = true;
-    client->batch_count_ = 0;
+  if (!in_batch_) {
+    in_batch_ = true;
+    batch_count_ = 0;
   }
-  client->handler_(message->topic, payload);
+  handler_(message->topic, payload, message->retain);
   // loop_read may read several packets per call: a full batch is ended here, still before any
   // write.
-  if (++client->batch_count_ >= client->options_.batch_max) {
-    client->end_batch();
-    client->batch_full_ = true;
+  if (++batch_count_ >= options_.batch_max) {
+    end_batch();
+    batch_full_ = true;
   }
 }
 

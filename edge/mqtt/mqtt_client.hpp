@@ -45,6 +45,14 @@
 //     would end in a round trip; with MQTT 3.1.1 the broker's max_inflight_messages decides.
 //     Publishes from other threads (admin) are queued by libmosquitto and written by our loop;
 //     publish() wakes the loop through the eventfd so they do not wait for the poll timeout.
+//   * Oversized messages never reach the edge's memory: with MQTT 5 the CONNECT announces
+//     maximum_packet_size (MQTT 5 3.1.2.11.4), and the broker drops any PUBLISH larger than that
+//     instead of sending it (Mosquitto does; proven by tests/hostile/oversize_test.cpp).
+//     libmosquitto itself would allocate whatever length a packet header claims before any callback
+//     runs, so over MQTT 3.1.1 only the broker's own max_packet_size (`dsekp keys broker-config`
+//     sets it) protects the edge.
+//   * No exception crosses libmosquitto's C callbacks: one escaping a handler is caught at the
+//     callback and handed to `fatal` (the daemon fail-stops there: nothing acknowledged).
 //   * Reconnect with exponential backoff (reconnect_min_s doubling up to reconnect_max_s), done by
 //     the loop thread; subscriptions are renewed on every CONNACK (harmless with a persistent
 //     session, needed if the broker lost it).
@@ -104,10 +112,16 @@ struct MqttOptions {
   // A burst stops reading after this long (0: no limit), so PUBACKs and keep-alives are not
   // held back by a slow burst.
   std::chrono::milliseconds batch_time{10};
+  // MQTT 5 Maximum Packet Size announced in CONNECT (0: none, the protocol's 268,435,455).
+  std::uint32_t maximum_packet_size = 0;
+  // Called (loop thread) with what a handler threw; must not return normally. Unset: log and
+  // _exit(70) (EX_SOFTWARE) without writing another byte to the broker.
+  std::function<void(const std::string& what)> fatal;
 };
 
-/// Called on the loop thread for every received message.
-using MessageHandler = std::function<void(std::string_view topic, ByteView payload)>;
+/// Called on the loop thread for every received message; `retained` is the retain flag as
+/// delivered (set only for a stored retained copy sent on subscription).
+using MessageHandler = std::function<void(std::string_view topic, ByteView payload, bool retained)>;
 /// Called on the loop thread each time every subscription of a (re)connection was granted.
 using ReadyHandler = std::function<void()>;
 /// Called on the loop thread after the last message of a batch, before any packet queued since
@@ -146,6 +160,8 @@ class MqttClient {
   int read_burst(int sock);
   void end_batch();
   void wake() noexcept;
+  /// A handler threw: `fatal`, which does not return.
+  [[noreturn]] void handler_threw(const char* where, const char* what) noexcept;
 
   static void on_connect(mosquitto*, void* self, int rc, int flags, const mqtt5__property* props);
   static void on_disconnect(mosquitto*, void* self, int rc, const mqtt5__property* props);
@@ -153,6 +169,10 @@ class MqttClient {
                            const mqtt5__property* props);
   static void on_message(mosquitto*, void* self, const mosquitto_message* message,
                          const mqtt5__property* props);
+  // The callbacks' bodies (each static callback catches what they throw).
+  void connected(mosquitto* mosq, int rc, int flags, const mqtt5__property* props);
+  void subscribed(int mid, int count, const int* granted, const mqtt5__property* props);
+  void received(const mosquitto_message* message);
 
   MqttOptions options_;
   MessageHandler handler_;

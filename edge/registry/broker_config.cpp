@@ -1,41 +1,68 @@
 // Mosquitto password + ACL files from the registry (see broker_config.hpp).
 #include "broker_config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
 #include "crypto/openssl/openssl_crypto.hpp"
+#include "edge/mqtt/mqtt_limits.hpp"
 #include "mosquitto_password.hpp"
 #include "secure_file.hpp"
 
 namespace dsekp::edge {
 
-std::string broker_acl_text(std::string_view edge_user) {
-  const std::string user(edge_user);
+namespace {
+
+std::string lines_for(const std::vector<ServiceAccount>& accounts, AccountRole role,
+                      const std::string& grants) {
+  std::string out;
+  for (const ServiceAccount& a : accounts)
+    if (a.role == role) out += "user " + a.login.username + "\n" + grants;
+  return out;
+}
+
+}  // namespace
+
+std::string topic_prefix_problem(std::string_view prefix) {
+  for (const char c : prefix) {
+    if (c <= ' ' || c > '~') return "the topic prefix may hold only printable ASCII, no spaces";
+    if (c == '+' || c == '#') return "the topic prefix may not hold the wildcards + or #";
+  }
+  if (prefix.size() > 128) return "the topic prefix is longer than 128 characters";
+  return {};
+}
+
+std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
+                            const BrokerConfigOptions& options) {
+  const std::string& p = options.topic_prefix;
+  const std::string psk_read = options.psk_baseline ? "topic read " + p + "psk/data\n" : "";
+  const std::string psk_write = options.psk_baseline ? "pattern write " + p + "psk/data\n" : "";
   return "# DSEKP broker ACL, written by `dsekp keys broker-config`: regenerate, do not edit.\n"
-         "# Devices log in with their dev_id as user name (%u below).\n"
+         "# Client ids are the user names (use_username_as_clientid): no account can take over\n"
+         "# another's session.\n"
          "\n"
-         "# The edge reads all device traffic and answers on every device's topics.\n"
-         "user " +
-         user +
+         "# Edges read all device traffic, answer on every device's topics, republish readings\n"
+         "# (only with `dsekp edge --republish`) and take downlink requests.\n" +
+         lines_for(accounts, AccountRole::edge,
+                   "topic read " + p + "dsekp/init\n" + "topic read " + p + "dsekp/data\n" +
+                       psk_read + "topic write " + p + "dsekp/init/ack/+\n" + "topic write " + p +
+                       "dsekp/down/+\n" + "topic write " + p + "plain/+\n" + "topic read " + p +
+                       "dsekp/admin/downlink\n" + "topic write " + p + "dsekp/admin/result/+\n") +
          "\n"
-         "topic read dsekp/init\n"
-         "topic read dsekp/data\n"
-         "topic read psk/data\n"
-         "topic write dsekp/init/ack/+\n"
-         "topic write dsekp/down/+\n"
-         "# Decrypted readings it republishes (readers need an account and a `topic read "
-         "plain/#`).\n"
-         "topic write plain/#\n"
-         "# `dsekp edge send` logs in as the edge too: downlink requests and their results.\n"
-         "topic readwrite dsekp/admin/#\n"
+         "# Readers of the readings edges republish IN CLEAR: these accounts only.\n" +
+         lines_for(accounts, AccountRole::reader, "topic read " + p + "plain/+\n") +
          "\n"
-         "# Devices publish uplink frames and read only their own ACK and downlink topics.\n"
-         "pattern write dsekp/init\n"
-         "pattern write dsekp/data\n"
-         "pattern write psk/data\n"
-         "pattern read dsekp/init/ack/%u\n"
-         "pattern read dsekp/down/%u\n";
+         "# Downlink senders (`dsekp edge send`).\n" +
+         lines_for(accounts, AccountRole::downlink,
+                   "topic write " + p + "dsekp/admin/downlink\n" + "topic read " + p +
+                       "dsekp/admin/result/+\n") +
+         "\n"
+         "# Devices (user name = dev_id) publish uplink frames and read only their own ACK and\n"
+         "# downlink topics.\n"
+         "pattern write " +
+         p + "dsekp/init\n" + "pattern write " + p + "dsekp/data\n" + psk_write + "pattern read " +
+         p + "dsekp/init/ack/%u\n" + "pattern read " + p + "dsekp/down/%u\n";
 }
 
 RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accounts, Rng& rng,
@@ -51,23 +78,45 @@ RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accou
 }
 
 std::string broker_conf_lines(const std::string& password_file, const std::string& acl_file) {
-  return "# DSEKP broker security (dsekp keys broker-config). The broker's user must be able to\n"
+  return "# DSEKP broker security (dsekp keys broker-config). Put these lines AFTER the\n"
+         "# `listener` line of the port devices use (use_username_as_clientid is the listener's\n"
+         "# own: repeat it after every other listener line). The broker's user must be able to\n"
          "# read both files (e.g. chown mosquitto " +
          password_file +
          ").\n"
          "per_listener_settings false\n"
          "allow_anonymous false\n"
+         "# Every client id is replaced by the user name: no account can take over another's\n"
+         "# session (the edge's, a device's).\n"
+         "use_username_as_clientid true\n"
+         "# No DSEKP packet comes near this (edge/mqtt/mqtt_limits.hpp); a larger one from any\n"
+         "# client is refused by the broker before it is stored or forwarded.\n"
+         "max_packet_size " +
+         std::to_string(mqtt::kMaxMqttPacketSize) +
+         "\n"
          "password_file " +
          password_file + "\nacl_file " + acl_file + "\n";
 }
 
 RegistryStatus write_broker_config(DeviceRegistry& registry, const std::string& out_dir,
-                                   std::string_view edge_user, BrokerConfigFiles& out) {
-  if (auto s = registry.set_edge_broker_user(edge_user, out.edge); !s.ok()) return s;
-  std::vector<BrokerAccount> accounts;
-  if (auto s = registry.device_broker_accounts(accounts); !s.ok()) return s;
-  out.devices = accounts.size();
-  accounts.push_back(out.edge);
+                                   const BrokerConfigOptions& options, BrokerConfigFiles& out) {
+  if (const std::string why = topic_prefix_problem(options.topic_prefix); !why.empty())
+    return {RegistryErrc::invalid_argument, why};
+  if (auto s = registry.set_edge_broker_user(options.edge_user, out.edge); !s.ok()) return s;
+  if (auto s = registry.accounts(out.accounts); !s.ok()) return s;
+  const bool has_downlink =
+      std::any_of(out.accounts.begin(), out.accounts.end(),
+                  [](const ServiceAccount& a) { return a.role == AccountRole::downlink; });
+  if (!has_downlink) {
+    ServiceAccount added;
+    if (auto s = registry.add_account(kDefaultDownlinkUser, AccountRole::downlink, added); !s.ok())
+      return s;
+    if (auto s = registry.accounts(out.accounts); !s.ok()) return s;
+  }
+  std::vector<BrokerAccount> logins;
+  if (auto s = registry.device_broker_accounts(logins); !s.ok()) return s;
+  out.devices = logins.size();
+  for (const ServiceAccount& a : out.accounts) logins.push_back(a.login);
 
   std::error_code ec;
   // A directory we create is private: it holds the password file.
@@ -81,9 +130,10 @@ RegistryStatus write_broker_config(DeviceRegistry& registry, const std::string& 
 
   OpenSslRng rng;
   std::string passwd;
-  if (auto s = broker_password_file_text(accounts, rng, passwd); !s.ok()) return s;
+  if (auto s = broker_password_file_text(logins, rng, passwd); !s.ok()) return s;
   if (auto s = write_file_atomically(out.password_file, passwd, 0600); !s.ok()) return s;
-  if (auto s = write_file_atomically(out.acl_file, broker_acl_text(edge_user), 0644); !s.ok())
+  if (auto s = write_file_atomically(out.acl_file, broker_acl_text(out.accounts, options), 0644);
+      !s.ok())
     return s;
   out.conf_lines = broker_conf_lines(out.password_file, out.acl_file);
   return {};

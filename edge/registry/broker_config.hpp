@@ -1,21 +1,36 @@
 // Mosquitto 2.0 security for a DSEKP deployment, generated from the registry: a password file
-// (every device plus the edge) and an ACL file, for the classic `password_file` + `acl_file`
-// options with `allow_anonymous false`.
+// (every device, every edge and every other account of the registry) and an ACL file, for the
+// classic `password_file` + `acl_file` options with `allow_anonymous false`, plus the
+// mosquitto.conf lines that bind each client id to its user name and cap the packet size.
 //
-// What the ACL grants (anything not granted is denied; anonymous clients cannot log in at all):
-//   the edge user   reads dsekp/init, dsekp/data, psk/data (all device traffic);
-//                   writes dsekp/init/ack/+ and dsekp/down/+ (every device's ACK and downlink).
+// What the ACL grants (anything not granted is denied; anonymous clients cannot log in at all;
+// P is the deployment's topic prefix, as given to `dsekp edge --prefix`):
+//   edge accounts   read P dsekp/init, P dsekp/data (and P psk/data with the PSK baseline);
+//                   write P dsekp/init/ack/+ and P dsekp/down/+ (every device's ACK and
+//                   downlink) and P plain/+ (readings republished with `dsekp edge --republish`);
+//                   read P dsekp/admin/downlink, write P dsekp/admin/result/+.
+//   reader accounts read P plain/+: the only accounts that may read republished plaintext.
+//   downlink senders write P dsekp/admin/downlink, read P dsekp/admin/result/+ (`dsekp edge
+//                   send`; the edge also checks each request's own authentication).
 //   each device     (user name = dev_id, through %u patterns, so the ACL needs no per-device
-//                   lines and stays valid as devices come and go) writes dsekp/init, dsekp/data,
-//                   psk/data; reads only dsekp/init/ack/<its dev_id> and dsekp/down/<its dev_id>.
+//                   lines and stays valid as devices come and go) writes P dsekp/init, P
+//                   dsekp/data (and P psk/data with the baseline); reads only
+//                   P dsekp/init/ack/<its dev_id> and P dsekp/down/<its dev_id>.
 // Hence a device cannot read another device's ACKs or anyone's uplink traffic, and cannot
-// publish an ACK or a downlink (which would let it jam or probe another device).
-// The %u patterns apply to the edge user as well (Mosquitto has no per-user opt-out); that only
-// lets the edge publish uplink frames it could forge anyway and read topics named after itself.
+// publish an ACK or a downlink (which would let it jam or probe another device). The %u
+// patterns apply to the other accounts as well (Mosquitto has no per-user opt-out); that only
+// lets them publish uplink frames they could not authenticate anyway and read topics named
+// after themselves.
 //
-// After `keys add/remove/rotate`, rerun broker-config and send the broker SIGHUP: Mosquitto
-// re-reads both files then. tests/edge_registry/broker_acl_test.cpp proves all of the above on a
-// real Mosquitto 2.0.11.
+// Client ids: `use_username_as_clientid true` makes the broker replace every client id with the
+// user name, so no account can connect as another's client id and take over its session (a
+// device account could otherwise disconnect the edge and lose what the broker queued for it).
+// Each edge therefore needs an account of its own (`dsekp keys account add NAME --role edge`),
+// and `dsekp edge send` logs in with a downlink account, never the edge's.
+//
+// After `keys add/remove/rotate/account`, rerun broker-config and send the broker SIGHUP:
+// Mosquitto re-reads both files then. tests/edge_registry/broker_acl_test.cpp proves all of the
+// above on a real Mosquitto 2.0.11.
 #pragma once
 
 #include <string>
@@ -27,8 +42,15 @@
 
 namespace dsekp::edge {
 
-/// The ACL file's text for the given edge user.
-[[nodiscard]] std::string broker_acl_text(std::string_view edge_user);
+struct BrokerConfigOptions {
+  std::string edge_user;      // the default edge account (recorded in the registry)
+  std::string topic_prefix;   // P above: "" or e.g. "site1/"
+  bool psk_baseline = false;  // grant the paper's psk/data topic (the comparison experiment)
+};
+
+/// The ACL file's text for `accounts` (the registry's non-device accounts).
+[[nodiscard]] std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
+                                          const BrokerConfigOptions& options);
 
 /// The password file's text: one "$7$" line per account (fresh salts, see mosquitto_password.hpp).
 RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accounts, Rng& rng,
@@ -38,17 +60,26 @@ RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accou
 [[nodiscard]] std::string broker_conf_lines(const std::string& password_file,
                                             const std::string& acl_file);
 
+/// A topic prefix that is safe in an ACL line and a topic: printable ASCII without spaces or
+/// the wildcards '+' and '#'. Empty: valid. Otherwise the reason.
+[[nodiscard]] std::string topic_prefix_problem(std::string_view prefix);
+
+/// The name of the downlink account broker-config creates when the registry has none.
+inline constexpr std::string_view kDefaultDownlinkUser = "dsekp-admin";
+
 struct BrokerConfigFiles {
   std::string password_file;  // absolute path, mode 0600
   std::string acl_file;       // absolute path, mode 0644 (no secrets in it)
   std::string conf_lines;     // what to put in mosquitto.conf
   std::size_t devices = 0;
-  BrokerAccount edge;  // the edge's login (its password is secret)
+  BrokerAccount edge;                    // the default edge's login (its password is secret)
+  std::vector<ServiceAccount> accounts;  // every non-device account written
 };
 
-/// Records `edge_user` as the edge's broker user in the registry, then writes `passwd` and `acl`
-/// into `out_dir` (created 0700 if missing), each replaced atomically.
+/// Records `options.edge_user` as the default edge's broker user in the registry, adds the
+/// default downlink account if the registry has no downlink account, then writes `passwd` and
+/// `acl` into `out_dir` (created 0700 if missing), each replaced atomically.
 RegistryStatus write_broker_config(DeviceRegistry& registry, const std::string& out_dir,
-                                   std::string_view edge_user, BrokerConfigFiles& out);
+                                   const BrokerConfigOptions& options, BrokerConfigFiles& out);
 
 }  // namespace dsekp::edge

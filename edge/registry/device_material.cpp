@@ -65,29 +65,31 @@ RegistryStatus parse_broker_address(std::string_view text, BrokerAddress& out) {
   return {};
 }
 
-std::string material_json(const DeviceMaterial& material, const BrokerAddress& broker) {
+std::string material_json(const DeviceMaterial& material, const BrokerAddress& broker,
+                          MaterialMode mode) {
   const DeviceCredentials& c = material.credentials;
   const std::string dev_id(c.dev_id.str());
-  const nlohmann::ordered_json out = {{"dev_id", dev_id},
-                                      {"generation", c.generation},
-                                      {"dev_secret_hex", to_hex(c.dev_secret.view())},
-                                      {"edge_salt_hex", to_hex(material.edge_salt.view())},
-                                      {"psk_key_hex", to_hex(c.psk_key.view())},
-                                      {"broker",
-                                       {{"host", broker.host},
-                                        {"port", broker.port},
-                                        {"username", material.broker_username},
-                                        {"password", material.broker_password}}},
-                                      {"topics",
-                                       {{"init", "dsekp/init"},
-                                        {"ack", topic_ack(dev_id)},
-                                        {"data", "dsekp/data"},
-                                        {"down", topic_down(dev_id)},
-                                        {"psk", "psk/data"}}}};
+  const bool psk = mode == MaterialMode::with_psk_baseline;
+  nlohmann::ordered_json out = {{"dev_id", dev_id},
+                                {"generation", c.generation},
+                                {"dev_secret_hex", to_hex(c.dev_secret.view())},
+                                {"edge_salt_hex", to_hex(material.edge_salt.view())}};
+  if (psk) out["psk_key_hex"] = to_hex(c.psk_key.view());
+  out["broker"] = {{"host", broker.host},
+                   {"port", broker.port},
+                   {"username", material.broker_username},
+                   {"password", material.broker_password}};
+  out["topics"] = {{"init", "dsekp/init"},
+                   {"ack", topic_ack(dev_id)},
+                   {"data", "dsekp/data"},
+                   {"down", topic_down(dev_id)}};
+  if (psk) out["topics"]["psk"] = "psk/data";
   return out.dump(2) + "\n";
 }
 
-std::string material_c_header(const DeviceMaterial& material, const BrokerAddress& broker) {
+std::string material_c_header(const DeviceMaterial& material, const BrokerAddress& broker,
+                              MaterialMode mode) {
+  const bool psk = mode == MaterialMode::with_psk_baseline;
   const DeviceCredentials& c = material.credentials;
   const std::string dev_id(c.dev_id.str());
   // Every string below is from a validated alphabet (dev_id, host, hex): no escaping needed.
@@ -107,14 +109,17 @@ std::string material_c_header(const DeviceMaterial& material, const BrokerAddres
   h += "#define DSEKP_TOPIC_ACK \"" + topic_ack(dev_id) + "\"\n";
   h += "#define DSEKP_TOPIC_DATA \"dsekp/data\"\n";
   h += "#define DSEKP_TOPIC_DOWN \"" + topic_down(dev_id) + "\"\n";
-  h += "#define DSEKP_TOPIC_PSK \"psk/data\"\n\n";
+  if (psk) h += "#define DSEKP_TOPIC_PSK \"psk/data\"\n";
+  h += "\n";
   h += "static const uint8_t DSEKP_DEV_SECRET[" + std::to_string(c.dev_secret.size()) +
        "] = " + c_byte_array(c.dev_secret.view()) + ";\n";
   const ByteView salt = material.edge_salt.view();
   h += "static const uint8_t DSEKP_EDGE_SALT[" + std::to_string(salt.size()) +
        "] = " + c_byte_array(salt) + ";\n";
-  h += "static const uint8_t DSEKP_PSK_KEY[" + std::to_string(c.psk_key.size()) +
-       "] = " + c_byte_array(c.psk_key.view()) + ";\n\n";
+  if (psk)
+    h += "static const uint8_t DSEKP_PSK_KEY[" + std::to_string(c.psk_key.size()) +
+         "] = " + c_byte_array(c.psk_key.view()) + ";\n";
+  h += "\n";
   h += "#endif /* DSEKP_DEVICE_CONFIG_H */\n";
   return h;
 }

@@ -142,10 +142,10 @@ RegistryStatus DeviceRegistry::add(std::string_view dev_id, DeviceMaterial& out)
                                               "\" is already registered (use rotate for new keys)"};
   else if (s.code() != RegistryErrc::not_found)
     return s;
-  BrokerAccount edge_account;
-  if (auto s = edge_broker_account(edge_account); s.ok() && edge_account.username == dev_id)
-    return {RegistryErrc::name_conflict,
-            "\"" + std::string(dev_id) + "\" is the edge's broker user name"};
+  if (ServiceAccount taken; account(dev_id, taken).ok())
+    return {RegistryErrc::name_conflict, "\"" + std::string(dev_id) +
+                                             "\" is already a broker account (" +
+                                             account_role_name(taken.role) + ")"};
   if (auto s = draw_secrets(out); !s.ok()) return s;
   if (auto s = next_generation(out.credentials.generation); !s.ok()) return s;
   if (auto s = store_device(out, false); !s.ok()) return s;
@@ -326,6 +326,9 @@ RegistryStatus DeviceRegistry::set_edge_broker_user(std::string_view username, B
     return {RegistryErrc::name_conflict, "\"" + std::string(username) +
                                              "\" is a registered dev_id; the edge needs a broker "
                                              "user name of its own"};
+  if (ServiceAccount taken; account(username, taken).ok() && taken.role != AccountRole::edge)
+    return {RegistryErrc::name_conflict,
+            "\"" + std::string(username) + "\" is a " + account_role_name(taken.role) + " account"};
   RegistryStatement stmt;
   if (auto s = db_.prepare("UPDATE deployment SET edge_broker_user = ?1 WHERE id = 1", stmt);
       !s.ok())

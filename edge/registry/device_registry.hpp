@@ -1,7 +1,7 @@
 // The edge's device registry: who may talk to the edge, with which long-term keys, on one SQLite
 // database shared by the edge daemon and `dsekp keys`.
 //
-// Contents (schema version 1, WAL journal, file mode 0600):
+// Contents (schema version 2, WAL journal, file mode 0600):
 //   deployment  one row: EDGE_SALT (32 random bytes, drawn once when the database is created and
 //               never changed: every provisioned device holds it), the schema version, the
 //               registry's change counter, the edge's own broker account.
@@ -10,6 +10,10 @@
 //               generation.
 //   removed_devices  a tombstone per removed dev_id with the generation of its removal, so that a
 //               running edge can learn about removals (see "Live changes").
+//   broker_accounts  broker logins that are not devices, each with its role (AccountRole): more
+//               edges (one account each: the broker binds client ids to user names), telemetry
+//               readers of the republished readings, senders of downlink requests. The
+//               deployment row's edge user is the default edge account.
 //
 // Secrets at rest: the database holds every DEV_SECRET, so it is created 0600 and refused if it
 // is open to group or others (secure_file.hpp); SQLite's secure_delete is on, so removed and
@@ -65,7 +69,7 @@
 
 namespace dsekp::edge {
 
-inline constexpr std::int64_t kRegistrySchemaVersion = 1;
+inline constexpr std::int64_t kRegistrySchemaVersion = 2;
 inline constexpr std::size_t kEdgeSaltSize = kEdgeSaltMaxSize;
 /// Random bytes behind each broker password (printed as twice as many hex characters).
 inline constexpr std::size_t kBrokerPasswordBytes = 16;
@@ -99,6 +103,22 @@ struct DeviceInfo {
 struct BrokerAccount {
   std::string username;
   std::string password;
+};
+
+/// What a broker account that is not a device may do (broker_config.hpp has the ACL of each).
+enum class AccountRole : std::uint8_t {
+  edge,      // an edge daemon: reads device traffic, answers on every device's topics
+  reader,    // reads the readings the edge republishes in clear (`dsekp edge --republish`)
+  downlink,  // `dsekp edge send`: publishes downlink requests, reads their results
+};
+
+/// "edge", "reader", "downlink".
+[[nodiscard]] const char* account_role_name(AccountRole role) noexcept;
+[[nodiscard]] bool parse_account_role(std::string_view text, AccountRole& out) noexcept;
+
+struct ServiceAccount {
+  BrokerAccount login;
+  AccountRole role = AccountRole::edge;
 };
 
 /// One device that changed after a given generation.
@@ -167,6 +187,17 @@ class DeviceRegistry {
   RegistryStatus set_edge_broker_user(std::string_view username, BrokerAccount& out);
   /// The edge's broker account; not_found until set_edge_broker_user() was called once.
   RegistryStatus edge_broker_account(BrokerAccount& out);
+
+  /// Adds a broker account that is not a device, with a fresh random password. The name has
+  /// the dev_id alphabet and must not be a dev_id, the default edge user or another account
+  /// (name_conflict); adding an account that exists with the same role returns it unchanged.
+  RegistryStatus add_account(std::string_view username, AccountRole role, ServiceAccount& out);
+  /// Removes an account added with add_account() (not_found if there is none).
+  RegistryStatus remove_account(std::string_view username);
+  /// One account by name: the default edge user (role edge) or one of add_account().
+  RegistryStatus account(std::string_view username, ServiceAccount& out);
+  /// Every account that is not a device: the default edge user first, then the others by name.
+  RegistryStatus accounts(std::vector<ServiceAccount>& out);
 
  private:
   DeviceRegistry() = default;

@@ -38,6 +38,22 @@ CREATE TABLE removed_devices (
 ) STRICT, WITHOUT ROWID;
 )sql";
 
+// Version 2: broker accounts that are not devices (more edges, telemetry readers, downlink
+// senders). Created by a new registry and added to a version 1 registry when it is opened.
+constexpr const char* kCreateAccounts = R"sql(
+CREATE TABLE broker_accounts (
+  username TEXT PRIMARY KEY NOT NULL CHECK (length(username) BETWEEN 1 AND 64),
+  role TEXT NOT NULL CHECK (role IN ('edge', 'reader', 'downlink')),
+  password TEXT NOT NULL,
+  created_ms INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+)sql";
+
+RegistryStatus migrate_from_version_1(SqliteDb& db) {
+  if (auto s = db.exec(kCreateAccounts); !s.ok()) return s;
+  return db.exec("UPDATE deployment SET schema_version = 2 WHERE id = 1");
+}
+
 RegistryStatus count_tables(SqliteDb& db, std::int64_t& tables, bool& has_deployment) {
   if (auto s = db.query_int64("SELECT count(*) FROM sqlite_schema WHERE type = 'table'", tables);
       !s.ok())
@@ -59,6 +75,7 @@ RegistryStatus create(SqliteDb& db, Rng& rng, std::int64_t now_ms) {
   const std::string set_id = "PRAGMA application_id = " + std::to_string(kRegistryApplicationId);
   if (auto s = db.exec(set_id.c_str()); !s.ok()) return s;
   if (auto s = db.exec(kCreateTables); !s.ok()) return s;
+  if (auto s = db.exec(kCreateAccounts); !s.ok()) return s;
   RegistryStatement insert;
   if (auto s = db.prepare(
           "INSERT INTO deployment (id, schema_version, edge_salt, generation, created_ms, "
@@ -99,6 +116,10 @@ RegistryStatus ensure_registry_schema(SqliteDb& db, bool may_create, Rng& rng,
   if (auto s = db.query_int64("SELECT schema_version FROM deployment WHERE id = 1", version);
       !s.ok())
     return s;
+  if (version == 1) {
+    if (auto s = migrate_from_version_1(db); !s.ok()) return s;
+    version = 2;
+  }
   if (version != kRegistrySchemaVersion)
     return {RegistryErrc::not_a_registry, "registry schema version " + std::to_string(version) +
                                               " is not supported (this " + "build reads version " +

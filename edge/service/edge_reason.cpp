@@ -14,6 +14,10 @@ const char* edge_reason_name(EdgeReason r) noexcept {
       return "unknown_topic";
     case EdgeReason::mode_disabled:
       return "mode_disabled";
+    case EdgeReason::retained_message:
+      return "retained_message";
+    case EdgeReason::corrupt_state:
+      return "corrupt_state";
     case EdgeReason::registry_failure:
       return "registry_failure";
     case EdgeReason::store_failure:

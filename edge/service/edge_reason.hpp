@@ -16,6 +16,9 @@ enum class [[nodiscard]] EdgeReason : std::uint8_t{
     protocol_error,    // rejected by the protocol: HandleResult::error names why
     unknown_topic,     // not one of the edge's topics
     mode_disabled,     // a topic of a mode (PSK baseline, DSEKP) this edge runs without
+    retained_message,  // a retained copy the broker stored, never a frame (refused unread)
+    corrupt_state,     // the device's stored state does not decode: the device is quarantined
+                       // (refused until `dsekp keys reset-state`), every other device flows
     registry_failure,  // the device registry could not be read (not an unknown device)
     store_failure,     // the session store failed: nothing was changed
     sink_failure,      // the sink could not take the frame's row: nothing was changed

@@ -14,6 +14,7 @@ namespace {
 
 using service_detail::fail;
 using service_detail::fail_store;
+using service_detail::quarantine;
 using service_detail::reject;
 
 EdgeConfig protocol_config(const DeviceRegistry& registry, const EdgeServiceConfig& config) {
@@ -196,14 +197,22 @@ bool EdgeService::load_device(const DevId& dev_id, DeviceContext& ctx, HandleRes
     return false;
   }
   if (const StoreResult s = store_.load(dev_id, ctx.state, ctx.store_generation); !s.ok()) {
-    fail_store(r, "load", s);
+    if (s.status == StoreStatus::corrupt_state) {
+      quarantine(r, dev_id, "state", s);
+    } else {
+      fail_store(r, "load", s);
+    }
     return false;
   }
   if (ctx.store_generation == kAbsentGeneration) return true;  // nothing stored: nothing stale
   ctx.loaded_established = ctx.state.established_count;
   std::optional<std::uint64_t> recorded;
   if (const StoreResult s = generations_.load(dev_id, recorded); !s.ok()) {
-    fail_store(r, "load credential generation", s);
+    if (s.status == StoreStatus::corrupt_state) {
+      quarantine(r, dev_id, "credential record", s);
+    } else {
+      fail_store(r, "load credential generation", s);
+    }
     return false;
   }
   // No record at all is stale too: the state's origin is unknown, so it is not trusted.

@@ -46,7 +46,10 @@
 //
 // Hostile input: handle() never throws and never lets a message allocate without bound: the
 // decoders refuse any payload over kMaxFrameSize before looking at it, and every buffer is
-// bounded by the frame caps. A corrupt stored state is a store_failure, never trusted.
+// bounded by the frame caps. A stored state (or credential record) that does not decode is never
+// trusted and never fatal: the message is refused as corrupt_state, final, so that device is
+// quarantined (refused until `dsekp keys reset-state` removes its state) while every other
+// device goes on.
 //
 // Threads: handle(), send_downlink() and snapshot() serialise on one mutex, so the service (and
 // the registry, store and sink it drives, none of which is thread-safe) may be called from the
@@ -62,6 +65,7 @@
 #include <string>
 #include <string_view>
 
+#include "ack_resend_limiter.hpp"
 #include "codec_simdjson/simd_codec.hpp"
 #include "credential_generations.hpp"
 #include "dsekp/codec.hpp"
@@ -87,9 +91,9 @@ struct EdgeServiceConfig {
   TokenBucketConfig init_rate;
   InitAdmissionHook* admission_hook = nullptr;  // must outlive the service
   // Modes: a message on a disabled mode's topic is mode_disabled (DSEKP covers INIT, DATA and
-  // downlink).
+  // downlink). The PSK baseline is off unless asked for: it has no replay protection.
   bool dsekp_enabled = true;
-  bool psk_enabled = true;
+  bool psk_enabled = false;
   Encoding downlink_encoding = Encoding::json;
 };
 
@@ -192,6 +196,7 @@ class EdgeService {
   mutable std::mutex mutex_;  // guards everything above, counters_ and batch_open_
   EdgeCounters counters_;
   bool batch_open_ = false;
+  AckResendLimiter ack_resends_;
 };
 
 }  // namespace dsekp::edge

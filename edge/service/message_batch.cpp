@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "dsekp/spec.hpp"
 #include "edge/logging/edge_logger.hpp"
 #include "edge/logging/printable.hpp"
 
@@ -59,8 +60,29 @@ void MessageBatch::open() {
                        store_status_name(r.status));
 }
 
+std::optional<HandleResult> MessageBatch::refuse_unread(std::string_view topic, ByteView payload,
+                                                        bool retained) const {
+  if (payload.size() <= kMaxFrameSize && !retained) return std::nullopt;
+  HandleResult r;
+  r.kind = service_.topics().classify(topic);
+  if (payload.size() > kMaxFrameSize) {
+    r.reason = EdgeReason::protocol_error;
+    r.error = Error::frame_too_large;
+    r.detail = std::to_string(payload.size()) + " bytes, at most " + std::to_string(kMaxFrameSize) +
+               " (not read)";
+  } else {
+    r.reason = EdgeReason::retained_message;
+    r.detail = "a retained copy stored by the broker, not a frame a device sent now";
+  }
+  return r;
+}
+
 HandleResult MessageBatch::handle(std::string_view topic, ByteView payload, std::uint64_t now_ms,
-                                  std::uint64_t recvts_us) {
+                                  std::uint64_t recvts_us, bool retained) {
+  if (std::optional<HandleResult> refused = refuse_unread(topic, payload, retained)) {
+    settle(topic, *refused, now_ms, {});
+    return std::move(*refused);
+  }
   if (!service_.batch_open()) open();
   // A copy, in case the batch's commit fails and its messages must be handled again.
   if (held_count_ == held_.size()) held_.emplace_back();

@@ -4,14 +4,18 @@
 //
 // The MQTT loop thread calls handle() for each message of a burst and end() once the burst is
 // over, before libmosquitto writes the PUBACKs it queued for them:
-//   handle()  opens the batch on the first message (EdgeService::begin_batch), handles the
-//             message in its own savepoint and keeps its publishes (ACKs) for later. It
-//             returns that first result, which is not necessarily the message's outcome: if
-//             the batch's commit fails, the message is handled again (below), and with a store
-//             shared by several edges the second handling may decide otherwise (a frame the
-//             first handling accepted from a stale cache is a replay). Metrics and logs take
-//             the outcome from the `settled` callback, called once per message with its final
-//             result: at end() for the batch's messages, at once for a message retried alone.
+//   handle()  first refuses, without copying or decoding it, a message that cannot be a frame:
+//             one over kMaxFrameSize bytes (frame_too_large) or a retained copy the broker
+//             stored (retained_message: a frame replayed to every edge that subscribes). Such
+//             a message settles at once, changes nothing and is acknowledged with the burst.
+//             Otherwise it opens the batch on the first message (EdgeService::begin_batch), handles
+//             the message in its own savepoint and keeps its publishes (ACKs) for later. It returns
+//             that first result, which is not necessarily the message's outcome: if the batch's
+//             commit fails, the message is handled again (below), and with a store shared by
+//             several edges the second handling may decide otherwise (a frame the first handling
+//             accepted from a stale cache is a replay). Metrics and logs take the outcome from the
+//             `settled` callback, called once per message with its final result: at end() for the
+//             batch's messages, at once for a message retried alone.
 //   end()     commits the batch, then publishes the kept messages in order. Nothing of a
 //             batch is published before its commit (PROTOCOL.md 6.5).
 // Transient failures (store/sink/registry/internal; HandleResult::processed() false):
@@ -35,6 +39,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,9 +85,10 @@ class MessageBatch {
   MessageBatch& operator=(const MessageBatch&) = delete;
   ~MessageBatch();
 
-  /// Handles one message in the open batch (opening it if needed); see above.
+  /// Handles one message in the open batch (opening it if needed); see above. `retained`: the
+  /// broker delivered it as a stored retained message (MQTT retain flag on delivery).
   HandleResult handle(std::string_view topic, ByteView payload, std::uint64_t now_ms,
-                      std::uint64_t recvts_us);
+                      std::uint64_t recvts_us, bool retained = false);
   /// Commits the open batch and publishes what it produced. No-op without one.
   void end();
   /// Messages in the open batch.
@@ -98,6 +104,9 @@ class MessageBatch {
     std::chrono::steady_clock::duration handling{};
   };
   void open();
+  /// The verdict on a message refused before it is copied (oversized or retained), if any.
+  [[nodiscard]] std::optional<HandleResult> refuse_unread(std::string_view topic, ByteView payload,
+                                                          bool retained) const;
   /// Retries one message alone until it is processed (then publishes its publishes) or the
   /// attempts are used up (then fail_stop).
   HandleResult handle_alone(std::string_view topic, ByteView payload, std::uint64_t now_ms,

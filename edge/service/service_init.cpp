@@ -31,6 +31,8 @@ void EdgeService::on_init(ByteView payload, std::uint64_t now_ms, HandleResult& 
       e != Error::ok) {
     return reject(r, e);
   }
+  if (outcome.retransmission && !ack_resends_.may_resend(init.dev_id.str(), now_ms))
+    return reject(r, Error::rate_limited);  // a replayed pending INIT, or a device too eager
 
   // Answer in the INIT's encoding: the device evidently speaks it.
   std::vector<std::uint8_t> ack(kMaxFrameSize);
@@ -49,6 +51,7 @@ void EdgeService::on_init(ByteView payload, std::uint64_t now_ms, HandleResult& 
     if (!commit(unit, r)) return;
   }
 
+  ack_resends_.sent(init.dev_id.str(), now_ms);
   r.handshake_accepted = !outcome.retransmission;
   r.ack_retransmitted = outcome.retransmission;
   r.stale_state_dropped = ctx.stale;

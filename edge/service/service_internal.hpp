@@ -40,5 +40,20 @@ inline void fail_store(HandleResult& r, const char* step, const StoreResult& s) 
     r.detail += std::string(" (") + state_codec_error_name(s.codec) + ")";
 }
 
+/// corrupt_state: the device's stored state (or its credential record) does not decode. Final,
+/// not transient: the same bytes will not decode on a retry either, and treating it as a store
+/// failure would fail-stop the edge and every other device with it. The device stays refused
+/// until an operator resets its state (`dsekp keys reset-state`).
+inline void quarantine(HandleResult& r, const DevId& dev_id, const char* what,
+                       const StoreResult& s) {
+  r.reason = EdgeReason::corrupt_state;
+  r.established_delta = 0;
+  r.store_status = s.status;
+  r.detail = std::string(dev_id.str()) + ": its stored " + what + " does not decode";
+  if (s.codec != StateCodecError::ok)
+    r.detail += std::string(" (") + state_codec_error_name(s.codec) + ")";
+  r.detail += "; refused until `dsekp keys reset-state " + std::string(dev_id.str()) + "`";
+}
+
 }  // namespace service_detail
 }  // namespace dsekp::edge

@@ -89,14 +89,16 @@ static int record_publish(void* user, const char* topic, const uint8_t* payload,
   ++publishes;
   return 0;
 }
-static uint64_t fake_now_ms;
+/* Up for a second (the client's first INIT of a boot waits for that), at the golden `t`. */
+#define BOOTED_MS 1000u
+static uint64_t fake_now_ms = BOOTED_MS;
 static uint64_t monotonic(void* user) {
   (void)user;
   return fake_now_ms;
 }
 static uint64_t wall_ms(void* user) {
   (void)user;
-  return GOLDEN_T * 1000u + fake_now_ms;
+  return GOLDEN_T * 1000u + fake_now_ms - BOOTED_MS;
 }
 
 static dsekp_device device;

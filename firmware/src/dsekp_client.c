@@ -13,11 +13,15 @@ static uint64_t unix_ms(const dsekp_client* c) {
 }
 
 /* The INIT's `t`: Unix seconds, or for a clockless device the persisted counter advanced and
- * stored before use, so a reboot can never send a smaller one. */
+ * stored before use, so a reboot can never send a smaller one. The edge refuses a `t` that is
+ * not greater than the last one it accepted (PROTOCOL.md 6.2 step 5); within a boot the session
+ * advances it, and across a reboot the first INIT waits until the device has been up for a
+ * second, so its second is later than that of any INIT sent before the reboot. */
 static int next_t(dsekp_client* c, uint32_t* t) {
   if (!c->clockless) {
     const uint64_t now = unix_ms(c);
     if (now == 0) return DSEKP_ERR_NO_SESSION; /* no wall clock yet: the caller waits */
+    if (c->io.monotonic_ms(c->io.user) < 1000u) return DSEKP_ERR_NO_SESSION; /* wait it out */
     *t = (uint32_t)(now / 1000u);
     return DSEKP_OK;
   }

@@ -15,8 +15,11 @@
 // has nothing to report).
 // The INIT's `t`: Unix seconds from the device clock; with DeviceConfig::clockless, a counter the
 // application persists across reboots and passes in (the edge then runs with max_skew 0 and
-// requires it to grow). Within one DeviceSession `t` never goes backwards (clockless: strictly
-// increases) whatever the caller passes.
+// requires it to grow). Within one DeviceSession `t` strictly increases whatever the caller
+// passes (a second INIT within one clock second takes the next second), because the edge refuses
+// a `t` that is not greater than its newest accepted one. Across a reboot the application either
+// persists last_init_t() and hands it to restore_last_init_t(), or waits until the clock has
+// passed the second of its last INIT (the SDK's client waits one second of uptime).
 #pragma once
 
 #include <cstdint>
@@ -65,6 +68,11 @@ class DeviceSession {
   /// keys and the INIT. Replaces any outstanding handshake. `now_unix_s` is the device clock, or
   /// the persisted counter of a clockless device (see above).
   Error start_handshake(std::uint32_t now_unix_s, Rng& rng, InitFrame& out) noexcept;
+
+  /// `t` of the latest INIT this session drew (0 before any), for a device that persists it.
+  [[nodiscard]] std::uint32_t last_init_t() const noexcept { return has_last_t_ ? last_t_ : 0; }
+  /// The `t` of an INIT sent before a reboot: the next INIT's `t` will be greater.
+  void restore_last_init_t(std::uint32_t t) noexcept;
 
   [[nodiscard]] bool handshake_pending() const noexcept { return pending_; }
   /// The outstanding INIT, to retransmit unchanged. Meaningful only while handshake_pending().

@@ -76,7 +76,8 @@ class FleetTest : public ::testing::Test {
       edge::DeviceMaterial m;
       ASSERT_TRUE(registry->add(name, m).ok());
       array.push_back(json::parse(
-          edge::material_json(m, {"127.0.0.1", static_cast<std::uint16_t>(broker_port())})));
+          edge::material_json(m, {"127.0.0.1", static_cast<std::uint16_t>(broker_port())},
+                              edge::MaterialMode::with_psk_baseline)));
     }
     std::ofstream(credentials_) << array.dump(2);
   }
@@ -88,7 +89,7 @@ class FleetTest : public ::testing::Test {
     edge_ = std::make_unique<edge::testing::EdgeRunner>(
         dir_, std::vector<std::string>{DSEKP_CLI_PATH, "edge", "--broker", broker_address(), "--db",
                                        registry_, "--logs-dir", edge_logs_, "--metrics", "off",
-                                       "--mqtt-version", version, "--client-id",
+                                       "--mqtt-version", version, "--psk-baseline", "--client-id",
                                        std::string("edge-") + info->name()});
     ASSERT_TRUE(edge_->start());
   }

@@ -105,12 +105,44 @@ TEST_P(InitFreshness, UnansweredInitIsAbandonedBeforeItGoesStale) {
   EXPECT_LE(now - edge_back_at, 120'000u) << "recovered within one INIT lifetime";
 }
 
-TEST_P(InitFreshness, DeviceTimestampNeverGoesBackwards) {
+// The finding: a device rebooted within one second; an attacker held back the INIT of the first
+// boot and released it after the second boot's ACK had reached the device. Were equal seconds
+// allowed, it would replace the pending session the device now uses, every later frame would be
+// unknown_session, and the device (which rekeys only near seq exhaustion) would never recover.
+TEST_P(InitFreshness, AHeldBackInitOfTheSameSecondCannotReplaceTheSessionInUse) {
+  DeviceSession first_boot(device_crypto_, credentials_);
+  InitFrame withheld;
+  ASSERT_EQ(first_boot.start_handshake(kNowS, device_rng_, withheld), Error::ok);
+  DeviceSession second_boot(device_crypto_, credentials_);
+  InitFrame init;
+  ASSERT_EQ(second_boot.start_handshake(kNowS, device_rng_, init), Error::ok);
+  ASSERT_EQ(init.t, withheld.t);
+  AckFrame ack;
+  ASSERT_EQ(edge_init(init, kNowMs + 300, &ack), Error::ok);
+  ASSERT_EQ(second_boot.handle_ack(ack), Error::ok);
+
+  EXPECT_EQ(edge_init(withheld, kNowMs + 600), Error::superseded_init);
+  DataFrame frame;
+  ASSERT_EQ(second_boot.seal(as_bytes("{}"), kNowMs + 700, frame), Error::ok);
+  EXPECT_EQ(open(frame, kNowMs + 700), Error::ok);
+}
+
+TEST_P(InitFreshness, DeviceTimestampAlwaysGrows) {
   DeviceSession device(device_crypto_, credentials_);
-  InitFrame a, b;
+  InitFrame a, b, c;
   ASSERT_EQ(device.start_handshake(kNowS, device_rng_, a), Error::ok);
   ASSERT_EQ(device.start_handshake(kNowS - 50, device_rng_, b), Error::ok);  // clock stepped back
-  EXPECT_EQ(b.t, a.t);
+  EXPECT_EQ(b.t, a.t + 1);
+  ASSERT_EQ(device.start_handshake(kNowS + 1, device_rng_, c), Error::ok);  // the same second
+  EXPECT_EQ(c.t, a.t + 2);
+  // What a device persists across a reboot: the new session goes on from there.
+  DeviceSession rebooted(device_crypto_, credentials_);
+  rebooted.restore_last_init_t(device.last_init_t());
+  ASSERT_EQ(rebooted.start_handshake(kNowS + 1, device_rng_, b), Error::ok);
+  EXPECT_EQ(b.t, c.t + 1);
+  AckFrame ack;
+  ASSERT_EQ(edge_init(c, kNowMs + 1000, &ack), Error::ok);
+  EXPECT_EQ(edge_init(b, kNowMs + 1000, &ack), Error::ok) << "a later t is accepted";
 
   DeviceConfig clockless;
   clockless.clockless = true;

@@ -132,10 +132,10 @@ TEST_P(Session, AtMostFiveSessionsOldestEvictedFirst) {
 TEST_P(Session, PendingSessionNeverEvictsEstablishedOnes) {
   std::vector<std::unique_ptr<DeviceSession>> boots;
   for (int i = 0; i < 5; ++i) {
-    boots.push_back(boot(kNowMs + static_cast<std::uint64_t>(i)));
+    boots.push_back(boot(kNowMs + static_cast<std::uint64_t>(i) * 1000));  // a boot a second
     ASSERT_EQ(open(seal(*boots.back())), Error::ok);
   }
-  auto unconfirmed = boot(kNowMs + 10);  // handshake done, no data yet
+  auto unconfirmed = boot(kNowMs + 10'000);  // handshake done, no data yet
   EXPECT_TRUE(state_.has_pending);
   EXPECT_EQ(state_.established_count, 5u);
   for (auto& d : boots) EXPECT_EQ(open(seal(*d)), Error::ok);

@@ -32,13 +32,17 @@ TEST(TokenBucket, ZeroCapacityMeansUnlimited) {
   for (int i = 0; i < 1000; ++i) EXPECT_TRUE(b.try_take({0, 1000}, 0));
 }
 
-TEST(TokenBucket, ClockGoingBackwardsDoesNotRefill) {
+// A clock stepped back grants no token, and does not stop the refill until it passes the old
+// time again: one interval after the step there is a token.
+TEST(TokenBucket, AClockSteppedBackGrantsNothingAndKeepsRefilling) {
   const TokenBucketConfig config{1, 1000};
   TokenBucket b;
   EXPECT_TRUE(b.try_take(config, 10'000));
   EXPECT_FALSE(b.try_take(config, 5'000));
-  EXPECT_FALSE(b.try_take(config, 10'999));
-  EXPECT_TRUE(b.try_take(config, 11'000));
+  EXPECT_FALSE(b.try_take(config, 5'999));
+  EXPECT_TRUE(b.try_take(config, 6'000));
+  EXPECT_FALSE(b.try_take(config, 6'500));
+  EXPECT_TRUE(b.try_take(config, 7'000));
 }
 
 }  // namespace

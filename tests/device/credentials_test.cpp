@@ -55,6 +55,7 @@ TEST(Credentials, OneObjectAsKeysAddPrintsIt) {
   EXPECT_EQ(d.credentials.edge_salt.view()[1], 0x11);
   EXPECT_EQ(d.psk_key.view()[0], 0x0F);
   EXPECT_EQ(d.psk_key.view()[15], 0x00);
+  EXPECT_TRUE(d.has_psk_key);
   EXPECT_EQ(d.username, "esp32-01");
   EXPECT_EQ(d.password, "pw");
   EXPECT_EQ(d.topics.ack, "dsekp/init/ack/esp32-01");
@@ -77,6 +78,17 @@ TEST(Credentials, ArrayKeepsOrderAndTopicsAndLoginAreOptional) {
   EXPECT_EQ(devices[1].topics.ack, "dsekp/init/ack/b");
   EXPECT_EQ(devices[1].topics.init, "dsekp/init");
   EXPECT_EQ(devices[2].topics.data, "site1/dsekp/data");
+}
+
+// `dsekp keys add` prints the PSK baseline's key only with --psk-baseline: without it the
+// device is a DSEKP device only.
+TEST(Credentials, ThePskKeyIsOptional) {
+  json dsekp_only = material("d");
+  dsekp_only.erase("psk_key_hex");
+  dsekp_only["topics"].erase("psk");
+  const auto devices = parse_credentials(dsekp_only.dump(), "x");
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_FALSE(devices[0].has_psk_key);
 }
 
 TEST(Credentials, LoadsAFileAndNamesItWhenMissing) {
@@ -132,7 +144,6 @@ TEST(Credentials, EveryBadFileGetsAClearMessage) {
       {"short salt", with("edge_salt_hex", std::string(30, '0')),
        "\"edge_salt_hex\" must be 32 to 64 hex digits (16 to 32 bytes), got 30"},
       {"long salt", with("edge_salt_hex", std::string(66, '0')), "got 66 characters"},
-      {"missing psk", without("psk_key_hex"), "missing \"psk_key_hex\""},
       {"long psk", with("psk_key_hex", std::string(34, '0')),
        "\"psk_key_hex\" must be 32 hex digits (16 bytes), got 34"},
       {"broker not object", with("broker", "x"), "\"broker\" must be an object"},

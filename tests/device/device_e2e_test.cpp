@@ -112,7 +112,8 @@ class DeviceEndToEnd : public ::testing::Test {
     std::string security = "allow_anonymous true\n";
     if (broker_accounts) {
       edge::BrokerConfigFiles files;
-      const auto s = edge::write_broker_config(*registry, dir_.file("broker-files"), "edge", files);
+      const auto s = edge::write_broker_config(*registry, dir_.file("broker-files"),
+                                               edge::BrokerConfigOptions{"edge", "", true}, files);
       ASSERT_TRUE(s.ok()) << s.message();
       security = files.conf_lines;
     }
@@ -122,7 +123,8 @@ class DeviceEndToEnd : public ::testing::Test {
     json array = json::array();
     for (const auto& m : materials)
       array.push_back(json::parse(
-          edge::material_json(m, {"127.0.0.1", static_cast<std::uint16_t>(broker_->port())})));
+          edge::material_json(m, {"127.0.0.1", static_cast<std::uint16_t>(broker_->port())},
+                              edge::MaterialMode::with_psk_baseline)));
     std::ofstream(credentials_) << array.dump(2);
   }
 
@@ -130,7 +132,8 @@ class DeviceEndToEnd : public ::testing::Test {
     const std::string err = dir_.file("edge.err");
     edge_ = std::make_unique<dsekp::test::ChildProcess>(
         std::vector<std::string>{DSEKP_CLI_PATH, "edge", "--broker", broker_address(), "--db",
-                                 registry_, "--logs-dir", edge_logs_, "--metrics", "off"},
+                                 registry_, "--logs-dir", edge_logs_, "--metrics", "off",
+                                 "--psk-baseline"},
         dir_.file("edge.out"), err);
     ASSERT_TRUE(
         wait_until([&] { return dsekp::test::read_file(err).find("ready") != std::string::npos; },

@@ -44,7 +44,8 @@ TEST(EdgeDaemon, HandshakeDataPskReplayAndCleanShutdown) {
   const std::string err_file = dir.file("edge.err");
   dsekp::test::ChildProcess edge(
       {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()), "--db",
-       registry_path, "--logs-dir", logs, "--metrics", "127.0.0.1:0"},
+       registry_path, "--logs-dir", logs, "--metrics", "127.0.0.1:0", "--psk-baseline",
+       "--republish"},
       dir.file("edge.out"), err_file);
   ASSERT_TRUE(wait_until(
       [&] { return dsekp::test::read_file(err_file).find("ready") != std::string::npos; },

@@ -58,7 +58,7 @@ void queue_while_edge_is_down(const std::vector<std::string>& extra_edge_args,
   std::vector<std::string> args = {
       DSEKP_CLI_PATH, "edge",        "--broker",      "127.0.0.1:" + std::to_string(broker.port()),
       "--db",         registry_path, "--logs-dir",    logs,
-      "--metrics",    "off",         "--no-republish"};
+      "--metrics",    "off",         "--psk-baseline"};
   args.insert(args.end(), extra_edge_args.begin(), extra_edge_args.end());
   EdgeRunner edge(dir, args);
   ASSERT_TRUE(edge.start());

@@ -69,7 +69,7 @@ TEST(EdgeFleet, TwentyDevicesInterleavedAreEachLoggedExactlyOnce) {
   dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
   EdgeRunner edge(dir, {DSEKP_CLI_PATH, "edge", "--broker",
                         "127.0.0.1:" + std::to_string(broker.port()), "--db", registry_path,
-                        "--logs-dir", logs, "--metrics", "127.0.0.1:0", "--no-republish"});
+                        "--logs-dir", logs, "--metrics", "127.0.0.1:0", "--psk-baseline"});
   ASSERT_TRUE(edge.start());
 
   std::vector<std::unique_ptr<dsekp::test::MqttTestClient>> clients;

@@ -45,7 +45,8 @@ class BrokerAclTest : public ::testing::Test {
   }
 
   void write_config() {
-    const auto s = write_broker_config(*registry_, dir_.file("broker"), "edge", files_);
+    const auto s = write_broker_config(*registry_, dir_.file("broker"),
+                                       BrokerConfigOptions{"edge", "", true}, files_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
 

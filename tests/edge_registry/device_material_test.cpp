@@ -48,7 +48,6 @@ TEST_F(MaterialTest, JsonCarriesTheRegistrysKeys) {
   EXPECT_EQ(j["dev_id"], "esp32-01");
   EXPECT_EQ(j["generation"], material_.credentials.generation);
   EXPECT_EQ(j["dev_secret_hex"], to_hex(material_.credentials.dev_secret.view()));
-  EXPECT_EQ(j["psk_key_hex"], to_hex(material_.credentials.psk_key.view()));
   EXPECT_EQ(j["edge_salt_hex"], to_hex(registry_->edge_salt().view()));
   EXPECT_EQ(j["dev_secret_hex"].get<std::string>().size(), 64u);
   EXPECT_EQ(j["broker"]["host"], "10.1.2.3");
@@ -59,6 +58,22 @@ TEST_F(MaterialTest, JsonCarriesTheRegistrysKeys) {
   EXPECT_EQ(j["topics"]["down"], "dsekp/down/esp32-01");
 }
 
+// The baseline's static key reaches a device only when asked for (the comparison experiment):
+// by default the material has neither the key nor the topic.
+TEST_F(MaterialTest, ThePskKeyIsIncludedOnlyForThePskBaseline) {
+  const auto plain = nlohmann::json::parse(material_json(material_, broker_));
+  EXPECT_FALSE(plain.contains("psk_key_hex"));
+  EXPECT_FALSE(plain["topics"].contains("psk"));
+  EXPECT_EQ(material_c_header(material_, broker_).find("PSK"), std::string::npos);
+  const auto psk =
+      nlohmann::json::parse(material_json(material_, broker_, MaterialMode::with_psk_baseline));
+  EXPECT_EQ(psk["psk_key_hex"], to_hex(material_.credentials.psk_key.view()));
+  EXPECT_EQ(psk["topics"]["psk"], "psk/data");
+  const std::string h = material_c_header(material_, broker_, MaterialMode::with_psk_baseline);
+  EXPECT_NE(h.find("DSEKP_PSK_KEY[16]"), std::string::npos);
+  EXPECT_NE(h.find("#define DSEKP_TOPIC_PSK \"psk/data\""), std::string::npos);
+}
+
 TEST_F(MaterialTest, HeaderCarriesTheKeysAsByteArrays) {
   const std::string h = material_c_header(material_, broker_);
   EXPECT_NE(h.find("#define DSEKP_DEV_ID \"esp32-01\""), std::string::npos);
@@ -67,7 +82,6 @@ TEST_F(MaterialTest, HeaderCarriesTheKeysAsByteArrays) {
             std::string::npos);
   EXPECT_NE(h.find("DSEKP_DEV_SECRET[32]"), std::string::npos);
   EXPECT_NE(h.find("DSEKP_EDGE_SALT[32]"), std::string::npos);
-  EXPECT_NE(h.find("DSEKP_PSK_KEY[16]"), std::string::npos);
   const std::string hex = to_hex(material_.credentials.dev_secret.view());
   EXPECT_NE(h.find("0x" + hex.substr(0, 2) + ", 0x" + hex.substr(2, 2)), std::string::npos);
 }

@@ -33,8 +33,10 @@ bool MosquittoBroker::start_once(const std::string& security_lines) {
   const std::string conf = dir_ + "/mosquitto.conf";
   {
     std::ofstream out(conf);
-    out << security_lines << "listener " << port_ << " 127.0.0.1\n"
-        << "persistence false\n"
+    // The security lines after the listener, as `dsekp keys broker-config` asks: some of them
+    // (use_username_as_clientid) are the listener's own.
+    out << "listener " << port_ << " 127.0.0.1\n"
+        << security_lines << "persistence false\n"
         << "set_tcp_nodelay true\n"
         << "log_dest stderr\n"
         << "log_type all\n"

@@ -11,8 +11,8 @@ namespace dsekp::test {
 
 class MosquittoBroker {
  public:
-  /// Writes `dir`/mosquitto.conf from `security_lines` (what `dsekp keys broker-config` prints)
-  /// plus a loopback listener, starts the broker and waits until it accepts TCP connections.
+  /// Writes `dir`/mosquitto.conf: a loopback listener followed by `security_lines` (what `dsekp
+  /// keys broker-config` prints), starts the broker and waits until it accepts TCP connections.
   /// Throws with the broker's log if it does not come up within 10 s.
   MosquittoBroker(const std::string& dir, const std::string& security_lines);
   ~MosquittoBroker();

@@ -18,9 +18,10 @@ TEST_F(EdgeServiceTest, CountersMatchAScriptedMix) {
   ScriptedDevice device(material_, 71);
   const Bytes init = device.init(Encoding::json);
   ASSERT_TRUE(deliver(kInitTopic, init).ok());                      // handshake
-  ASSERT_TRUE(deliver(kInitTopic, init).ok());                      // retransmission
+  ASSERT_TRUE(deliver(kInitTopic, init, kNowMs + 1000).ok());       // retransmission
   expect_rejected(deliver(kInitTopic, Bytes{'{'}), "json_syntax");  // garbage
-  ASSERT_EQ(device.take_ack(deliver(kInitTopic, init).publishes[0].payload), Error::ok);
+  ASSERT_EQ(device.take_ack(deliver(kInitTopic, init, kNowMs + 2000).publishes[0].payload),
+            Error::ok);
   const Bytes d0 = device.data(kReading, kNowMs, Encoding::json);
   ASSERT_TRUE(deliver(kDataTopic, d0).ok());  // confirms
   ASSERT_TRUE(deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::compact)).ok());
@@ -67,7 +68,7 @@ TEST_F(EdgeServiceTest, CountersMatchAScriptedMix) {
 }
 
 TEST_F(EdgeServiceTest, EvictionsAreCountedWhenSessionsMakeWay) {
-  EdgeServiceConfig config;
+  EdgeServiceConfig config = test_config();
   config.max_established = 1;
   start_edge(config);
   ScriptedDevice device(material_, 72);

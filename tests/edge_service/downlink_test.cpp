@@ -32,7 +32,7 @@ TEST_F(EdgeServiceTest, DownlinkRoundTripsToTheDevice) {
 }
 
 TEST_F(EdgeServiceTest, DownlinkUsesTheConfiguredEncoding) {
-  EdgeServiceConfig config;
+  EdgeServiceConfig config = test_config();
   config.downlink_encoding = Encoding::compact;
   start_edge(config);
   ScriptedDevice device(material_, 62);

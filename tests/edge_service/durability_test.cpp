@@ -151,15 +151,52 @@ TEST_F(EdgeServiceTest, StoreFailuresOnEveryStepAreReportedAndChangeNothing) {
   EXPECT_EQ(frame.seq, 0u);
 }
 
-TEST_F(EdgeServiceTest, ACorruptStoredStateIsAStoreFailureNotTrusted) {
+// A stored state that does not decode is never trusted, and never taken for a transient store
+// failure (which would fail-stop the whole edge on every redelivery): that one device is
+// quarantined, by name, and every other device goes on; removing its state (what `dsekp keys
+// reset-state` does) lets it start again with a new handshake.
+TEST_F(EdgeServiceTest, ACorruptStoredStateQuarantinesThatDeviceOnly) {
+  const DeviceMaterial other_material = add_device("esp32-02");
   ScriptedDevice device(material_, 44);
-  handshake(device, Encoding::json);
-  ASSERT_EQ(sqlite3_exec(sqlite_->connection(), "UPDATE device_state SET state = x'0102'", nullptr,
-                         nullptr, nullptr),
+  ScriptedDevice other(other_material, 46);
+  confirmed_session(device);
+  confirmed_session(other);
+  ASSERT_EQ(sqlite3_exec(sqlite_->connection(),
+                         "UPDATE device_state SET state = x'0102' WHERE dev_id = 'esp32-01'",
+                         nullptr, nullptr, nullptr),
             SQLITE_OK);
-  const HandleResult r = deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json));
-  expect_not_processed(r, EdgeReason::store_failure);
-  EXPECT_EQ(r.store_status, StoreStatus::corrupt_state);
+  const auto expect_quarantined = [](const HandleResult& r) {
+    EXPECT_EQ(r.reason, EdgeReason::corrupt_state) << r.reason_name();
+    EXPECT_STREQ(r.reason_name(), "corrupt_state");
+    EXPECT_TRUE(r.processed()) << "final, not a store failure to retry";
+    EXPECT_TRUE(r.publishes.empty());
+    EXPECT_FALSE(r.frame.has_value());
+    EXPECT_NE(r.detail.find("esp32-01"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find("reset-state"), std::string::npos) << r.detail;
+  };
+  expect_quarantined(deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json)));
+  expect_quarantined(deliver(kInitTopic, device.init(Encoding::json, kNowMs / 1000 + 1)));
+  expect_quarantined(service_->send_downlink("esp32-01", bytes_of("x"), kNowMs));
+  // Anyone can name the device in an unauthenticated frame: still only a refusal.
+  Bytes forged = device.data(kReading, kNowMs, Encoding::compact);
+  forged.back() ^= 1;
+  expect_quarantined(deliver(kDataTopic, forged));
+  // Everyone else flows.
+  for (std::uint64_t i = 1; i <= 3; ++i)
+    ASSERT_TRUE(deliver(kDataTopic, other.data(kReading, kNowMs + i, Encoding::json)).ok());
+  ASSERT_TRUE(service_->send_downlink("esp32-02", bytes_of("y"), kNowMs).ok());
+
+  // The reset: the state and its credential record go; the device handshakes from nothing.
+  {
+    Transaction tx(*sqlite_);
+    ASSERT_TRUE(tx.status().ok());
+    ASSERT_TRUE(sqlite_->remove(material_.credentials.dev_id).ok());
+    ASSERT_TRUE(generations_->remove(material_.credentials.dev_id).ok());
+    ASSERT_TRUE(tx.commit().ok());
+  }
+  ScriptedDevice rebooted(material_, 47);
+  handshake(rebooted, Encoding::json, kNowMs + 2000);
+  EXPECT_TRUE(deliver(kDataTopic, rebooted.data(kReading, kNowMs + 2001, Encoding::json)).ok());
 }
 
 TEST_F(EdgeServiceTest, RestartedEdgeContinuesWhereItStopped) {

@@ -96,6 +96,34 @@ TEST_F(EdgeServiceTest, RetransmittedInitGetsTheSameAckAndChangesNothing) {
   EXPECT_EQ(device.take_ack(json.publishes[0].payload), Error::ok);
 }
 
+// Replays of a pending INIT are retransmissions to the edge, answered without spending the
+// device's INIT budget: so they are answered at most once per 500 ms per device (a device's
+// own resends come 0.5 s or more apart), never once per replay.
+TEST_F(EdgeServiceTest, ReplaysOfAPendingInitGetAtMostOneAckPerHalfSecond) {
+  ScriptedDevice device(material_, 13);
+  const Bytes init = device.init(Encoding::compact);
+  ASSERT_TRUE(deliver(kInitTopic, init).ok());
+  int acks = 0;
+  int limited = 0;
+  for (std::uint64_t i = 1; i < 300; ++i) {  // 299 replays within 1.5 s
+    const HandleResult r = deliver(kInitTopic, init, kNowMs + i * 5);
+    if (r.ok()) {
+      EXPECT_TRUE(r.ack_retransmitted);
+      EXPECT_EQ(r.publishes.size(), 1u);
+      ++acks;
+    } else {
+      expect_rejected(r, "rate_limited");
+      ++limited;
+    }
+  }
+  EXPECT_EQ(acks, 2);  // at +500 ms and +1000 ms
+  EXPECT_EQ(limited, 297);
+  // The device's own retransmission after its backoff still gets the ACK.
+  const HandleResult resend = deliver(kInitTopic, init, kNowMs + 2600);
+  ASSERT_TRUE(resend.ok()) << resend.reason_name();
+  EXPECT_EQ(device.take_ack(resend.publishes[0].payload), Error::ok);
+}
+
 TEST_F(EdgeServiceTest, InitOfAnUnknownDeviceIsRefusedSilently) {
   DeviceMaterial ghost;
   ASSERT_EQ(ghost.credentials.dev_id.assign("ghost-01"), Error::ok);
@@ -162,7 +190,7 @@ TEST_F(EdgeServiceTest, ResultsReportTheChangeInEstablishedSessions) {
 }
 
 TEST_F(EdgeServiceTest, TopicPrefixAppliesToEveryTopic) {
-  EdgeServiceConfig config;
+  EdgeServiceConfig config = test_config();
   config.topic_prefix = "site1/";
   start_edge(config);
   ScriptedDevice device(material_, 17);

@@ -118,7 +118,7 @@ TEST_F(EdgeServiceTest, PskFramesUnderAnotherKeyOrDeviceAreRefused) {
 
 TEST_F(EdgeServiceTest, DisabledModesAreRefusedByName) {
   ScriptedDevice device(material_, 27);
-  EdgeServiceConfig no_psk;
+  EdgeServiceConfig no_psk = test_config();
   no_psk.psk_enabled = false;
   start_edge(no_psk);
   const HandleResult psk = deliver(kPskTopic, device.psk(kReading, 0, kNowMs, Encoding::json));
@@ -127,7 +127,7 @@ TEST_F(EdgeServiceTest, DisabledModesAreRefusedByName) {
   EXPECT_TRUE(psk.processed());
   EXPECT_TRUE(deliver(kInitTopic, device.init(Encoding::json)).ok());
 
-  EdgeServiceConfig no_dsekp;
+  EdgeServiceConfig no_dsekp = test_config();
   no_dsekp.dsekp_enabled = false;
   start_edge(no_dsekp);
   EXPECT_EQ(deliver(kInitTopic, device.init_again(Encoding::json)).reason,

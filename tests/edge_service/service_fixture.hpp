@@ -43,8 +43,16 @@ class EdgeServiceTest : public ::testing::Test {
     return material;
   }
 
+  /// The configuration the tests start from: the defaults, with the PSK baseline on (the tests
+  /// cover both modes).
+  static EdgeServiceConfig test_config() {
+    EdgeServiceConfig config;
+    config.psk_enabled = true;
+    return config;
+  }
+
   /// (Re)starts the edge over the same database files with `config`.
-  void start_edge(const EdgeServiceConfig& config = {}) {
+  void start_edge(const EdgeServiceConfig& config = test_config()) {
     service_.reset();
     store_.reset();
     generations_.reset();

@@ -190,7 +190,7 @@ TEST_P(EdgeRestart, ReplayedInitStaysRefused) {
   edge = start_edge();
   InitOutcome out;
   EXPECT_EQ(edge->handle_init(old_init, credentials_.dev_secret, edge_rng_, out),
-            Error::duplicate_init);
+            Error::superseded_init);
 }
 
 std::string store_name(const ::testing::TestParamInfo<bool>& param_info) {

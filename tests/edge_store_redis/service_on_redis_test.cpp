@@ -123,5 +123,41 @@ TEST_F(ServiceOnRedis, FramesUnderEstablishedSessionsCostOneScriptRunAndNoStateS
   EXPECT_EQ(a_->sink.rows.size() + b_->sink.rows.size(), 1u + frames.size());
 }
 
+// One garbage field in the shared store plus one unauthenticated frame naming that device: the
+// device is quarantined (corrupt_state, final: no retry, no fail-stop), at both edges, while
+// another device goes on at both; removing its hash (`dsekp keys reset-state`) frees it.
+TEST_F(ServiceOnRedis, ACorruptStateQuarantinesOneDeviceWhileTheOthersFlow) {
+  DeviceMaterial other_material;
+  ASSERT_TRUE(registry_->add("esp32-02", other_material).ok());
+  ScriptedDevice device(material_, 5);
+  ScriptedDevice other(other_material, 6);
+  for (ScriptedDevice* d : {&device, &other}) {
+    const HandleResult init = a_->deliver(kInit, d->init(Encoding::json));
+    ASSERT_TRUE(init.ok()) << init.reason_name();
+    ASSERT_EQ(d->take_ack(init.publishes[0].payload), Error::ok);
+    ASSERT_TRUE(a_->deliver(kData, d->data(kReadingJson, kNowMs, Encoding::json)).ok());
+  }
+  const std::string key = a_->redis->key_of(dev_id_of("esp32-01"));
+  RedisBackend::server().command({"HSET", key, "state", "garbage"});
+  Bytes forged = device.data(kReadingJson, kNowMs, Encoding::compact);
+  forged.back() ^= 1;
+  // B has never loaded the device: its first look at the state finds the garbage.
+  const HandleResult r = b_->deliver(kData, forged);
+  EXPECT_EQ(r.reason, EdgeReason::corrupt_state) << r.reason_name() << " " << r.detail;
+  EXPECT_TRUE(r.processed());
+  EXPECT_NE(r.detail.find("esp32-01"), std::string::npos) << r.detail;
+  const HandleResult init = b_->deliver(kInit, device.init(Encoding::json, kNowS + 1));
+  EXPECT_EQ(init.reason, EdgeReason::corrupt_state) << init.reason_name();
+  for (int i = 0; i < 4; ++i) {
+    ServiceEdge& edge = i % 2 == 0 ? *a_ : *b_;
+    const HandleResult ok = edge.deliver(kData, other.data(kReadingJson, kNowMs, Encoding::json));
+    EXPECT_TRUE(ok.ok()) << i << " " << ok.reason_name() << " " << ok.detail;
+  }
+  RedisBackend::server().command({"DEL", key});
+  ScriptedDevice rebooted(material_, 7);
+  const HandleResult again = b_->deliver(kInit, rebooted.init(Encoding::json, kNowS + 2));
+  EXPECT_TRUE(again.ok()) << again.reason_name() << " " << again.detail;
+}
+
 }  // namespace
 }  // namespace dsekp::edge::testing

@@ -56,13 +56,13 @@ bool AsyncMqttClient::subscribe(const std::string& topic) {
   return wait([this, mid] { return last_suback_mid_.load() == mid; }, std::chrono::seconds(5));
 }
 
-bool AsyncMqttClient::publish(const std::string& topic, const std::string& payload) {
+bool AsyncMqttClient::publish(const std::string& topic, const std::string& payload, bool retain) {
   if (!wait([this] { return published_.load() - acked_.load() < kMaxUnacked; },
             std::chrono::seconds(10)))
     return false;
   ++published_;
   if (mosquitto_publish(mosq_, nullptr, topic.c_str(), static_cast<int>(payload.size()),
-                        payload.data(), 1, false) != MOSQ_ERR_SUCCESS) {
+                        payload.data(), 1, retain) != MOSQ_ERR_SUCCESS) {
     --published_;
     return false;
   }

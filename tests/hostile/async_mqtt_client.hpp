@@ -34,7 +34,8 @@ class AsyncMqttClient {
   bool subscribe(const std::string& topic);
   /// Queues one QoS 1 publish. Waits (bounded) while too many are unacknowledged, so a flood
   /// cannot grow the client's own queue without limit. False if libmosquitto refused it.
-  bool publish(const std::string& topic, const std::string& payload);
+  /// `retain`: the broker keeps a copy and sends it to every later subscriber.
+  bool publish(const std::string& topic, const std::string& payload, bool retain = false);
   /// Waits until the broker acknowledged every publish so far.
   bool wait_all_acked(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   /// Messages received so far on `topic` ("" = all), in arrival order.

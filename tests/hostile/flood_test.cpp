@@ -22,7 +22,7 @@ namespace {
 const std::vector<std::string> kLegit = {"legit-0", "legit-1", "legit-2"};
 
 constexpr int kForgedInits = 5000;    // bad_proof
-constexpr int kInitReplays = 2000;    // duplicate_init
+constexpr int kInitReplays = 2000;    // superseded_init (the newest `t` again)
 constexpr int kGhostInits = 8000;     // unknown_device, each a different dev_id
 constexpr int kGhostData = 4000;      // unknown_device
 constexpr int kNoSessionData = 1000;  // unknown_session
@@ -127,7 +127,7 @@ TEST(HostileFlood, TwentyThousandHostileMessagesAreCountedAndMemoryStaysBounded)
   // Exact totals for the whole flood, warm-up included.
   EXPECT_TRUE(rejection_deltas_are(before_warmup, after,
                                    {{"bad_proof", kForgedInits},
-                                    {"duplicate_init", kInitReplays},
+                                    {"superseded_init", kInitReplays},
                                     {"unknown_device", kGhostInits + kGhostData},
                                     {"unknown_session", kNoSessionData}}));
   EXPECT_EQ(delta(before_warmup, after, "dsekp_handshakes_total{outcome=\"accepted\"}"), 0);

@@ -382,11 +382,15 @@ struct Broker {
   }
 };
 
+constexpr std::uint64_t kBootedMs = 1000;
+
 class ClientDriver : public ::testing::Test {
  protected:
   void SetUp() override {
     script = golden_script();
     params = params_for(material, script);
+    // Up for a second: a clocked device's first INIT after a boot waits for that (dsekp_client.c).
+    broker.mono = kBootedMs;
     io = broker.io();
     ASSERT_EQ(dsekp_client_init(&client, &params, &io, tx, sizeof tx), DSEKP_OK);
   }
@@ -419,10 +423,10 @@ TEST_F(ClientDriver, FullSessionMatchesTheGoldenTrace) {
   EXPECT_EQ(broker.published[0].first, "dsekp/init");
   EXPECT_EQ(broker.published[0].second, g("init_json"));
   // Retransmission: same bytes once the backoff (1 s, jitter from zeros: 500 ms) has passed.
-  broker.mono = 499;
+  broker.mono = kBootedMs + 499;
   ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
   EXPECT_EQ(broker.published.size(), 1u);
-  broker.mono = 500;
+  broker.mono = kBootedMs + 500;
   ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
   ASSERT_EQ(broker.published.size(), 2u);
   EXPECT_EQ(broker.published[1].second, g("init_json"));
@@ -445,6 +449,19 @@ TEST_F(ClientDriver, FullSessionMatchesTheGoldenTrace) {
             DSEKP_ERR_INVALID_ARGUMENT);
 }
 
+// A clocked device keeps no `t` across a reboot; the edge refuses a `t` not greater than the
+// last it accepted. So the first INIT of a boot waits until the device has been up for a second:
+// its second is then later than that of any INIT before the reboot.
+TEST_F(ClientDriver, TheFirstInitOfABootWaitsForOneSecondOfUptime) {
+  broker.wall = 1'800'000'000'000;
+  broker.mono = 999;
+  ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  EXPECT_TRUE(broker.published.empty());
+  broker.mono = 1000;
+  ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  EXPECT_EQ(broker.published.size(), 1u);
+}
+
 TEST_F(ClientDriver, PublishFailureIsRetriedOnTheNextPoll) {
   broker.wall = 1'800'000'000'000;
   broker.fail = true;
@@ -462,7 +479,7 @@ TEST_F(ClientDriver, ExpiredHandshakeStartsAFreshOne) {
   script.entries.push_back(Bytes(12, 0x42));
   ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
   const std::string first = broker.published.at(0).second;
-  broker.mono = 120'000;  // init_max_age_ms after the first send
+  broker.mono = kBootedMs + 120'000;  // init_max_age_ms after the first send
   broker.wall += 120'000;
   ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
   ASSERT_EQ(broker.published.size(), 2u);
