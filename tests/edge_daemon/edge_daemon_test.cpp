@@ -158,5 +158,56 @@ TEST(EdgeDaemon, HandshakeDataPskReplayAndCleanShutdown) {
   EXPECT_NE(dsekp::test::read_file(err_file).find("replay"), std::string::npos);
 }
 
+// The defaults an operator gets without asking: no plaintext back out through the broker (the
+// finding: every reading was republished on plain/{dev_id} to anyone who subscribed), and no
+// PSK baseline (its frames have no replay protection): the edge does not even subscribe to it.
+TEST(EdgeDaemon, ByDefaultNothingIsRepublishedInClearAndThePskBaselineIsOff) {
+  dsekp::test::TempDir dir;
+  const std::string registry_path = dir.file("registry.db");
+  DeviceMaterial material;
+  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
+  std::filesystem::create_directories(dir.file("broker"));
+  dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
+  const std::string err_file = dir.file("edge.err");
+  dsekp::test::ChildProcess edge(
+      {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()), "--db",
+       registry_path, "--logs-dir", dir.file("logs"), "--metrics", "127.0.0.1:0"},
+      dir.file("edge.out"), err_file);
+  ASSERT_TRUE(wait_until(
+      [&] { return dsekp::test::read_file(err_file).find("ready") != std::string::npos; },
+      std::chrono::seconds(10)));
+  EXPECT_NE(dsekp::test::read_file(err_file).find("subscribed to 3 topics"), std::string::npos)
+      << "init, data and admin; not psk/data";
+
+  dsekp::test::MqttTestClient client("esp32-01");
+  ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
+  const std::string ack_topic = "dsekp/init/ack/esp32-01";
+  ASSERT_EQ(client.subscribe(ack_topic), std::optional<int>(1));
+  ASSERT_EQ(client.subscribe("plain/#"), std::optional<int>(1));
+  ScriptedDevice device(material, 43);
+  const auto now_s = static_cast<std::uint32_t>(unix_ms_now() / 1000);
+  ASSERT_TRUE(client.publish("dsekp/init", as_string(device.init(Encoding::json, now_s))));
+  const auto ack = client.wait_for_message(ack_topic);
+  ASSERT_TRUE(ack.has_value()) << dsekp::test::read_file(err_file);
+  ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  ASSERT_TRUE(client.publish("dsekp/data",
+                             as_string(device.data(reading(0), unix_ms_now(), Encoding::json))));
+  ASSERT_TRUE(client.publish("psk/data",
+                             as_string(device.psk(reading(1), 0, unix_ms_now(), Encoding::json))));
+  // The marker: a newer INIT from the same connection, answered after both were handled.
+  ASSERT_TRUE(client.publish("dsekp/init", as_string(device.init(Encoding::json, now_s + 1))));
+  ASSERT_TRUE(client.wait_for_count(2)) << dsekp::test::read_file(err_file);
+  for (const auto& m : client.received()) EXPECT_EQ(m.topic, ack_topic) << m.payload;
+  const std::string metrics = scrape_metrics(metrics_port(dsekp::test::read_file(err_file)));
+  EXPECT_NE(metrics.find("dsekp_frames_total{mode=\"dsekp\",outcome=\"accepted\"} 1\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("dsekp_frames_total{mode=\"psk\",outcome=\"accepted\"} 0\n"),
+            std::string::npos)
+      << metrics;
+  edge.signal(SIGTERM);
+  EXPECT_EQ(edge.wait_for(std::chrono::seconds(10)), std::optional<int>(0));
+}
+
 }  // namespace
 }  // namespace dsekp::edge::testing

@@ -35,6 +35,7 @@ class BrokerAclTest : public ::testing::Test {
             .ok());
     ASSERT_TRUE(registry_->add("dev-a", a_).ok());
     ASSERT_TRUE(registry_->add("dev-b", b_).ok());
+    ASSERT_TRUE(registry_->add_account("telegraf", AccountRole::reader, reader_).ok());
     write_config();
     broker_ = std::make_unique<test::MosquittoBroker>(dir_.path().string(), files_.conf_lines);
   }
@@ -65,6 +66,7 @@ class BrokerAclTest : public ::testing::Test {
   std::unique_ptr<DeviceRegistry> registry_;
   DeviceMaterial a_;
   DeviceMaterial b_;
+  ServiceAccount reader_;
   BrokerConfigFiles files_;
   std::unique_ptr<test::MosquittoBroker> broker_;
 };
@@ -190,6 +192,95 @@ TEST_F(BrokerAclTest, RegeneratedFilesTakeEffectOnReload) {
   EXPECT_EQ(new_device->subscribe("dsekp/init/ack/dev-c"), kGrantedQos1);
   ASSERT_TRUE(e->publish("dsekp/init/ack/dev-c", "ack for c"));
   EXPECT_TRUE(new_device->wait_for_message("dsekp/init/ack/dev-c"));
+}
+
+// The finding: the edge always connected as `dsekp-edge` and the broker let any account use any
+// client id, so a device account kicked the edge off (and lost what the broker had queued for
+// it). With use_username_as_clientid every client id is the account's own name.
+TEST_F(BrokerAclTest, ADeviceAccountCannotTakeTheEdgesClientId) {
+  MqttTestClient e("edge-session");
+  ASSERT_EQ(e.connect(broker_->port(), "edge", files_.edge.password), std::optional<int>(0));
+  ASSERT_EQ(e.subscribe("dsekp/data"), kGrantedQos1);
+  std::size_t frames = 0;
+  for (const char* taken : {"edge-session", "edge", "dsekp-edge"}) {
+    MqttTestClient thief(taken);
+    ASSERT_EQ(thief.connect(broker_->port(), "dev-a", a_.broker_password), std::optional<int>(0))
+        << taken;
+    ASSERT_TRUE(thief.publish("dsekp/data", std::string("from a thief as ") + taken));
+    // Still connected: the edge gets the frame on its own session.
+    ASSERT_TRUE(e.wait_for_count(++frames)) << "the edge lost its session to " << taken;
+  }
+  EXPECT_EQ(e.received().size(), 3u);
+}
+
+// Republished readings are plaintext: only the accounts the operator named as readers get them.
+TEST_F(BrokerAclTest, OnlyReaderAccountsReadRepublishedReadings) {
+  auto e = edge();
+  auto reader = login("telegraf", reader_.login.password);
+  auto a = device_a();
+  EXPECT_EQ(reader->subscribe("plain/+"), kGrantedQos1);
+  for (const char* topic : {"plain/dev-a", "plain/#", "#"})
+    ASSERT_TRUE(a->subscribe(topic).has_value()) << topic;
+  ASSERT_TRUE(e->publish("plain/dev-a", "reading in clear"));
+  ASSERT_TRUE(e->publish("dsekp/down/dev-a", "marker for a"));
+  const auto got = reader->wait_for_message("plain/dev-a");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->payload, "reading in clear");
+  ASSERT_TRUE(a->wait_for_message("dsekp/down/dev-a"));
+  for (const auto& m : a->received()) EXPECT_NE(m.topic, "plain/dev-a") << "a device read it";
+  // A reader reads nothing else: not the uplink, not anyone's ACK.
+  ASSERT_TRUE(reader->subscribe("dsekp/#").has_value());
+  ASSERT_TRUE(a->publish("dsekp/data", "frame"));
+  ASSERT_TRUE(e->publish("plain/dev-a", "marker for the reader"));
+  ASSERT_TRUE(reader->wait_for_count(2));
+  for (const auto& m : reader->received()) EXPECT_EQ(m.topic, "plain/dev-a") << m.payload;
+}
+
+// Without --psk-baseline the ACL grants nobody psk/data; with a prefix every grant is under it.
+TEST_F(BrokerAclTest, ThePskTopicNeedsTheBaselineAndEveryGrantFollowsThePrefix) {
+  BrokerConfigFiles files;
+  const auto s = write_broker_config(*registry_, dir_.file("prefixed"),
+                                     BrokerConfigOptions{"edge", "site1/", false}, files);
+  ASSERT_TRUE(s.ok()) << s.message();
+  test::MosquittoBroker prefixed(dir_.file("prefixed"), files.conf_lines);
+  const auto log_in = [&](MqttTestClient& c, const std::string& user, const std::string& pw) {
+    ASSERT_EQ(c.connect(prefixed.port(), user, pw), std::optional<int>(0)) << user;
+  };
+  MqttTestClient e("e");
+  MqttTestClient a("a");
+  log_in(e, "edge", files.edge.password);
+  log_in(a, "dev-a", a_.broker_password);
+  for (const char* topic : {"site1/dsekp/data", "site1/psk/data", "dsekp/data", "psk/data"})
+    ASSERT_TRUE(e.subscribe(topic).has_value()) << topic;
+  ASSERT_EQ(a.subscribe("site1/dsekp/down/dev-a"), kGrantedQos1);
+  ASSERT_TRUE(a.publish("site1/psk/data", "psk frame"));
+  ASSERT_TRUE(a.publish("psk/data", "psk frame, no prefix"));
+  ASSERT_TRUE(a.publish("dsekp/data", "frame, no prefix"));
+  ASSERT_TRUE(a.publish("site1/dsekp/data", "frame"));
+  const auto got = e.wait_for_message("site1/dsekp/data");
+  ASSERT_TRUE(got);
+  for (const auto& m : e.received()) EXPECT_EQ(m.topic, "site1/dsekp/data") << m.payload;
+  ASSERT_TRUE(e.publish("site1/dsekp/down/dev-a", "downlink"));
+  EXPECT_TRUE(a.wait_for_message("site1/dsekp/down/dev-a"));
+  EXPECT_FALSE(write_broker_config(*registry_, dir_.file("bad"),
+                                   BrokerConfigOptions{"edge", "site1/#", false}, files)
+                   .ok())
+      << "a wildcard in the prefix would widen every grant";
+}
+
+// The broker refuses a packet over max_packet_size from any client: it never reaches the edge.
+TEST_F(BrokerAclTest, TheBrokerRefusesPacketsOverTheLimit) {
+  auto e = edge();
+  ASSERT_EQ(e->subscribe("dsekp/data"), kGrantedQos1);
+  {
+    auto a = device_a();
+    EXPECT_FALSE(a->publish("dsekp/data", std::string(16 * 1024, 'x')))
+        << "the broker acknowledged a 16 KiB packet";
+  }
+  auto b = device_b();
+  ASSERT_TRUE(b->publish("dsekp/data", "a frame of normal size"));
+  ASSERT_TRUE(e->wait_for_message("dsekp/data"));
+  for (const auto& m : e->received()) EXPECT_EQ(m.payload, "a frame of normal size");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "child_process.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/text_encoding.hpp"
+#include "edge/store/sqlite_session_store.hpp"
 #include "temp_dir.hpp"
 
 #ifndef DSEKP_CLI_PATH
@@ -193,6 +194,94 @@ TEST_F(KeysCliTest, BrokerConfigWritesPasswordAndAclFiles) {
   r = keys({"broker-config", "--db", db_, "--out-dir", out_dir, "--edge-user", "a"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("registered dev_id"), std::string::npos) << r.err;
+}
+
+// What an operator does for a device quarantined as corrupt_state (reset-state), and what
+// removing a device does to its sessions (remove): the stored state goes, keys and windows
+// with it. Checked in the edge's own state database.
+TEST_F(KeysCliTest, ResetStateAndRemoveDeleteTheDevicesStoredState) {
+  add("a");
+  add("b");
+  const std::string state_db = db_ + ".state";
+  const auto store_state = [&](const std::string& dev_id) {
+    std::string error;
+    auto store = SqliteSessionStore::open(state_db, {}, error);
+    ASSERT_NE(store, nullptr) << error;
+    EdgeDeviceState state;
+    ASSERT_EQ(state.dev_id.assign(dev_id), Error::ok);
+    std::uint64_t generation = kAnyGeneration;
+    ASSERT_TRUE(store->save(state.dev_id, state, 1, generation).ok());
+  };
+  const auto stored = [&](const std::string& dev_id) {
+    std::string error;
+    auto store = SqliteSessionStore::open(state_db, {}, error);
+    EXPECT_NE(store, nullptr) << error;
+    DevId id;
+    EXPECT_EQ(id.assign(dev_id), Error::ok);
+    EdgeDeviceState state;
+    std::uint64_t generation = kAbsentGeneration;
+    EXPECT_TRUE(store->load(id, state, generation).ok());
+    return generation != kAbsentGeneration;
+  };
+  store_state("a");
+  store_state("b");
+  auto r = keys({"reset-state", "a", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("removed the stored state of a"), std::string::npos) << r.err;
+  EXPECT_FALSE(stored("a"));
+  EXPECT_TRUE(stored("b")) << "only that device";
+  r = keys({"reset-state", "a", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("no stored state for a"), std::string::npos) << r.err;
+  r = keys({"reset-state", "ghost", "--db", db_});
+  EXPECT_EQ(r.exit_code, 1);
+
+  r = keys({"remove", "b", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(stored("b")) << "a removed device's session keys stay behind";
+}
+
+TEST_F(KeysCliTest, AccountsAreAddedListedWrittenAndRemoved) {
+  add("a");
+  auto r = keys({"account", "add", "telegraf", "--role", "reader", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json reader = json::parse(r.out);
+  EXPECT_EQ(reader["role"], "reader");
+  EXPECT_EQ(reader["password"].get<std::string>().size(), 32u);
+  EXPECT_NE(r.err.find("IN CLEAR"), std::string::npos) << r.err;
+  r = keys({"account", "add", "edge-2", "--role", "edge", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = keys({"account", "add", "a", "--role", "reader", "--db", db_});
+  EXPECT_EQ(r.exit_code, 1) << "a device's name";
+  r = keys({"account", "add", "telegraf", "--role", "edge", "--db", db_});
+  EXPECT_EQ(r.exit_code, 1) << "another role under the same name";
+
+  const std::string out_dir = dir_.file("broker");
+  r = keys({"broker-config", "--db", db_, "--out-dir", out_dir, "--edge-user", "edge"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string passwd = test::read_file(out_dir + "/passwd");
+  for (const char* user : {"a:", "edge:", "edge-2:", "telegraf:", "dsekp-admin:"})
+    EXPECT_NE(passwd.find(user), std::string::npos) << user << "\n" << passwd;
+  const std::string acl = test::read_file(out_dir + "/acl");
+  EXPECT_NE(acl.find("user telegraf\ntopic read plain/+\n"), std::string::npos) << acl;
+  EXPECT_NE(acl.find("user edge-2\ntopic read dsekp/init\n"), std::string::npos) << acl;
+  EXPECT_NE(acl.find("user dsekp-admin\ntopic write dsekp/admin/downlink\n"), std::string::npos)
+      << acl;
+  EXPECT_EQ(acl.find("psk/data"), std::string::npos) << "the baseline was not asked for";
+  EXPECT_NE(r.out.find("use_username_as_clientid true"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("max_packet_size 8192"), std::string::npos) << r.out;
+
+  r = keys({"account", "list", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).size(), 4u) << r.out;
+  EXPECT_EQ(r.out.find("password"), std::string::npos) << r.out;
+  r = keys({"account", "remove", "telegraf", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = keys({"account", "remove", "edge", "--db", db_});
+  EXPECT_EQ(r.exit_code, 1) << "the default edge user stays";
+  r = keys({"broker-config", "--db", db_, "--out-dir", out_dir, "--edge-user", "edge"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(test::read_file(out_dir + "/passwd").find("telegraf:"), std::string::npos);
 }
 
 }  // namespace
