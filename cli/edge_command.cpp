@@ -146,6 +146,7 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (given("--broker")) broker = a.broker;
   if (given("--db")) o.registry_db = f.registry_db;
   if (given("--state-db")) o.state_db = f.state_db;
+  if (given("--downlink-journal")) o.downlink_journal = f.downlink_journal;
   if (given("--store")) o.store = f.store;
   if (given("--shared-group")) o.shared_group = f.shared_group;
   if (given("--session-cache-devices")) o.session_cache_devices = f.session_cache_devices;
@@ -221,6 +222,10 @@ void add_edge_command(CLI::App& app) {
                   "Device registry (from `dsekp keys`; required)");
   cmd->add_option("--state-db", args->options.state_db,
                   "Session state + telemetry database (default: <db>.state)");
+  cmd->add_option("--downlink-journal", args->options.downlink_journal,
+                  "The downlink seqs used, kept apart from the state so that no nonce is used "
+                  "twice after the state is restored from an older copy (default: "
+                  "<state-db>.downlinks; never restore it from a backup)");
   cmd->add_option("--store", args->options.store,
                   "Session states: sqlite (the state db, default) or redis://HOST[:PORT][/PREFIX] "
                   "shared by several edges");

@@ -284,10 +284,14 @@ Error EdgeProtocol::open_established(const DataFrame& frame, EdgeSession& sessio
   return Error::ok;
 }
 
+EdgeSession* downlink_session(EdgeDeviceState& state) noexcept {
+  clamp_loaded_state(state);
+  return find_by_serial(state, /*newest=*/true);
+}
+
 Error EdgeProtocol::seal_downlink(EdgeDeviceState& state, ByteView plaintext,
                                   std::uint64_t sendts_ms, DataFrame& out) noexcept {
-  clamp_loaded_state(state);
-  EdgeSession* newest = find_by_serial(state, /*newest=*/true);
+  EdgeSession* newest = downlink_session(state);
   if (newest == nullptr) return Error::no_session;
   if (newest->downlink_seq >= kSeqSpace) return Error::session_exhausted;
   const auto seq = static_cast<std::uint32_t>(newest->downlink_seq++);

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "edge/admin/admin_protocol.hpp"
+#include "edge/logging/edge_logger.hpp"
+#include "edge/logging/printable.hpp"
 
 namespace dsekp::edge::daemon {
 
@@ -44,6 +46,11 @@ std::string AdminHandler::handle(ByteView payload, std::uint64_t now_ms) {
 
   const HandleResult r = service_.send_downlink(
       request.dev_id, ByteView(request.payload.data(), request.payload.size()), now_ms);
+  if (r.downlink_seq_restored)
+    logging::logger().warn("downlink: {}; no seq is used twice", logging::printable(r.detail));
+  if (!r.ok() && !r.detail.empty())
+    logging::logger().warn("downlink to {} refused ({}): {}", logging::printable(request.dev_id),
+                           r.reason_name(), logging::printable(r.detail));
   admin::DownlinkResult result;
   result.request_id = request.request_id;
   result.dev_id = request.dev_id;

@@ -74,6 +74,7 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
       {"broker", text(broker)},
       {"db", text(o.registry_db)},
       {"state_db", text(o.state_db)},
+      {"downlink_journal", text(o.downlink_journal)},
       {"store", text(o.store)},
       {"shared_group", text(o.shared_group)},
       {"session_cache_devices", number(o.session_cache_devices, 0, 100'000'000)},

@@ -170,6 +170,7 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
   check(a.broker_host != b.broker_host || a.broker_port != b.broker_port, "broker");
   check(a.registry_db != b.registry_db, "db");
   check(a.state_db != b.state_db, "state_db");
+  check(a.downlink_journal != b.downlink_journal, "downlink_journal");
   check(a.store != b.store, "store");
   check(a.shared_group != b.shared_group, "shared_group");
   check(a.session_cache_devices != b.session_cache_devices, "session_cache_devices");
@@ -439,13 +440,20 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     sink.add(*republish);
   }
 
+  const std::string journal_path =
+      o.downlink_journal.empty() ? state_path + ".downlinks" : o.downlink_journal;
+  auto downlink_journal = DownlinkJournal::open(journal_path, error);
+  if (downlink_journal == nullptr) throw std::runtime_error(error);
+
   OpenSslCrypto crypto;
   OpenSslRng rng;
   EdgeServiceConfig config;
   config.topic_prefix = o.topic_prefix;
   config.psk_enabled = o.psk_baseline;
   apply_reloadable(o, config);
-  EdgeService service(EdgeServiceParts{*registry, *store, *generations, sink, crypto, rng}, config);
+  EdgeService service(
+      EdgeServiceParts{*registry, *store, *generations, sink, crypto, rng, downlink_journal.get()},
+      config);
   MessageBatchOptions batch_options;
   batch_options.settled = on_settled;
   batch_options.failed_attempt = on_failed_attempt;

@@ -45,6 +45,10 @@ struct EdgeDaemonOptions {
   std::uint16_t broker_port = 1883;
   std::string registry_db;  // --db
   std::string state_db;     // --state-db; empty: registry_db + ".state"
+  // --downlink-journal: the seqs of every downlink sealed (edge/store/downlink_journal.hpp), a
+  // file apart from the state so that a state restored from an older copy cannot take it back.
+  // Empty: <state db>.downlinks.
+  std::string downlink_journal;
   // --store: where the device session states live. Empty (or "sqlite"): the state database, as a
   // single edge always did. "redis://HOST[:PORT][/PREFIX]": a Redis server shared by several
   // edges (docs/SCALING.md, "Running several edges"); the state database then holds only this

@@ -37,6 +37,7 @@ EdgeService::EdgeService(const EdgeServiceParts& parts, const EdgeServiceConfig&
       sink_(parts.sink),
       crypto_(parts.crypto),
       rng_(parts.rng),
+      downlink_journal_(parts.downlink_journal),
       config_(config),
       topics_(config.topic_prefix),
       protocol_(std::in_place, parts.crypto, protocol_config(parts.registry, config)) {}

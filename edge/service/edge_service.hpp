@@ -16,8 +16,9 @@
 //                       paper's baseline), NO replay protection: a replayed frame is accepted
 //                       and logged again.
 //   anything else       unknown_topic.
-// send_downlink() seals a downlink frame under the device's newest established session, saves
-// the state (the downlink seq) in a transaction and returns the frame for
+// send_downlink() seals a downlink frame under the device's newest established session with
+// the next seq that neither the state nor the downlink journal has seen used, makes that seq
+// durable in the journal (fsync) and in the state (a transaction), and returns the frame for
 // {prefix}dsekp/down/{dev_id} (QoS 1, in config.downlink_encoding).
 //
 // Persistence (PROTOCOL.md 6.5, ARCHITECTURE.md "The edge's durability"): a result's publishes
@@ -72,6 +73,7 @@
 #include "dsekp/crypto.hpp"
 #include "dsekp/edge_session.hpp"
 #include "edge/registry/device_registry.hpp"
+#include "edge/store/downlink_journal.hpp"
 #include "edge/store/session_store.hpp"
 #include "edge_counters.hpp"
 #include "edge_topics.hpp"
@@ -106,6 +108,9 @@ struct EdgeServiceParts {
   SinkWriter& sink;
   CryptoBackend& crypto;
   Rng& rng;  // the edge's CSPRNG (edge nonces)
+  /// Where the downlink seqs go before a frame may be published (downlink_journal.hpp). Null:
+  /// the state alone decides (tests of other things); the daemon always has one.
+  DownlinkJournal* downlink_journal = nullptr;
 };
 
 class EdgeService {
@@ -187,6 +192,7 @@ class EdgeService {
   SinkWriter& sink_;
   CryptoBackend& crypto_;
   Rng& rng_;
+  DownlinkJournal* downlink_journal_;
   EdgeServiceConfig config_;
   EdgeTopics topics_;
   std::optional<EdgeProtocol> protocol_;  // always set; re-made by reconfigure()

@@ -38,10 +38,13 @@ struct HandleResult {
   std::vector<Publish> publishes;              // ACK or downlink frame, to send after return
   std::optional<AcceptedFrame> frame;          // the row of an accepted DATA or PSK frame
   std::optional<std::uint32_t> downlink_seq;   // the seq of a sealed downlink frame
-  bool handshake_accepted = false;             // a new INIT: a new pending session, ACK sent
-  bool ack_retransmitted = false;              // a retransmitted INIT: the same ACK again
-  bool session_confirmed = false;              // this DATA frame established a pending session
-  bool session_evicted = false;                // ...and evicted (or replaced) an older one
+  // The state's next downlink seq was behind the downlink journal (the store lost writes or was
+  // restored from an older copy): the seq went on from the journal's. `detail` says by how much.
+  bool downlink_seq_restored = false;
+  bool handshake_accepted = false;  // a new INIT: a new pending session, ACK sent
+  bool ack_retransmitted = false;   // a retransmitted INIT: the same ACK again
+  bool session_confirmed = false;   // this DATA frame established a pending session
+  bool session_evicted = false;     // ...and evicted (or replaced) an older one
   std::uint16_t evicted_sessctr = 0;
   bool stale_state_dropped = false;  // a state of older credentials was deleted
   CacheLookup cache_lookup =

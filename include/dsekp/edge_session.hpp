@@ -128,6 +128,10 @@ struct DataOutcome {
   std::uint16_t evicted_sessctr = 0;
 };
 
+/// The session a downlink goes out under: the newest established one (in acceptance order), or
+/// null if none is established.
+[[nodiscard]] EdgeSession* downlink_session(EdgeDeviceState& state) noexcept;
+
 class EdgeProtocol {
  public:
   /// `config.max_established` is clamped into [1, kMaxEstablishedSessions].
@@ -152,7 +156,8 @@ class EdgeProtocol {
   Error open_established(const DataFrame& frame, EdgeSession& session, std::uint64_t now_ms,
                          MutableByteView plaintext, std::size_t& plaintext_size) noexcept;
 
-  /// Seals a downlink frame under the device's newest established session.
+  /// Seals a downlink frame under the device's newest established session (downlink_session)
+  /// with its next downlink seq.
   Error seal_downlink(EdgeDeviceState& state, ByteView plaintext, std::uint64_t sendts_ms,
                       DataFrame& out) noexcept;
 

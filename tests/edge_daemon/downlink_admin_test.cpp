@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,31 @@ class DownlinkAdminTest : public ::testing::Test {
     return nlohmann::json::parse(r.out, nullptr, false);
   }
 
+  /// The device logs in, subscribes to its ACK and downlink topics and handshakes (the ACK is
+  /// its first received message).
+  void connect_and_handshake(dsekp::test::MqttTestClient& client, ScriptedDevice& device) {
+    ASSERT_EQ(client.connect(broker_->port(), "esp32-01", material_.broker_password),
+              std::optional<int>(0));
+    ASSERT_EQ(client.subscribe(kAckTopic), std::optional<int>(1));
+    ASSERT_EQ(client.subscribe(kDownTopic), std::optional<int>(1));
+    ASSERT_TRUE(client.publish(
+        "dsekp/init",
+        as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
+    const auto ack = client.wait_for_message(kAckTopic);
+    ASSERT_TRUE(ack.has_value()) << dsekp::test::read_file(err_file_);
+    ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  }
+  /// The key-confirming DATA frame, and the wait until the edge logged it.
+  void confirm(dsekp::test::MqttTestClient& client, ScriptedDevice& device) {
+    ASSERT_TRUE(client.publish("dsekp/data",
+                               as_string(device.data(reading(0), unix_ms_now(), Encoding::json))));
+    ASSERT_TRUE(wait_until([&] { return line_count(dir_.file("logs/server_logs_dsekp.csv")) >= 2; },
+                           std::chrono::seconds(10)));
+  }
+
+  static constexpr const char* kAckTopic = "dsekp/init/ack/esp32-01";
+  static constexpr const char* kDownTopic = "dsekp/down/esp32-01";
+
   dsekp::test::TempDir dir_;
   std::string registry_path_ = dir_.file("registry.db");
   DeviceMaterial material_;
@@ -81,29 +107,16 @@ class DownlinkAdminTest : public ::testing::Test {
 TEST_F(DownlinkAdminTest, TheEdgeSealsSendsAndNeverReusesASeq) {
   start_edge();
   dsekp::test::MqttTestClient device_client("esp32-01");
-  ASSERT_EQ(device_client.connect(broker_->port(), "esp32-01", material_.broker_password),
-            std::optional<int>(0));
-  const std::string ack_topic = "dsekp/init/ack/esp32-01";
-  const std::string down_topic = "dsekp/down/esp32-01";
-  ASSERT_EQ(device_client.subscribe(ack_topic), std::optional<int>(1));
-  ASSERT_EQ(device_client.subscribe(down_topic), std::optional<int>(1));
   ScriptedDevice device(material_, 5);
-  ASSERT_TRUE(device_client.publish(
-      "dsekp/init",
-      as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
-  const auto ack = device_client.wait_for_message(ack_topic);
-  ASSERT_TRUE(ack.has_value()) << dsekp::test::read_file(err_file_);
-  ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  connect_and_handshake(device_client, device);
+  const std::string down_topic = kDownTopic;
 
   // Not confirmed yet (no DATA frame under the new keys): refused by name.
   const auto early = send("esp32-01", "too early", 1);
   EXPECT_EQ(early.value("reason", ""), "no_session") << early;
   EXPECT_EQ(early.value("ok", true), false);
 
-  ASSERT_TRUE(device_client.publish(
-      "dsekp/data", as_string(device.data(reading(0), unix_ms_now(), Encoding::json))));
-  ASSERT_TRUE(wait_until([&] { return line_count(dir_.file("logs/server_logs_dsekp.csv")) >= 2; },
-                         std::chrono::seconds(10)));
+  confirm(device_client, device);
 
   // A forged request from a device account: the ACL drops it (checked below: never answered).
   ASSERT_TRUE(device_client.publish(
@@ -169,6 +182,53 @@ TEST_F(DownlinkAdminTest, TheEdgeSealsSendsAndNeverReusesASeq) {
                       registry_path_, "--timeout", "1", "esp32-01", "x"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("is `dsekp edge` running?"), std::string::npos) << r.err;
+}
+
+// The finding: the downlink seq lived only in the state, so a state that went back in time (an
+// older copy restored, un-synced commits lost to a power cut) made the edge seal the next
+// downlink with a seq, and so an AES-GCM nonce, it had already used; the device refused the
+// genuine command as a replay. Here the state database is restored from a copy taken before
+// three downlinks, behind a SIGKILL; the edge must go on from the downlink journal.
+TEST_F(DownlinkAdminTest, AStateRestoredFromAnOlderCopyNeverReusesADownlinkSeq) {
+  start_edge();
+  dsekp::test::MqttTestClient device_client("esp32-01");
+  ScriptedDevice device(material_, 6);
+  connect_and_handshake(device_client, device);
+  confirm(device_client, device);
+  stop_edge();
+  const std::string state = registry_path_ + ".state";
+  const std::vector<std::string> files = {state, state + "-wal", state + "-shm"};
+  for (const std::string& f : files)
+    if (std::filesystem::exists(f)) std::filesystem::copy_file(f, f + ".backup");
+
+  std::set<std::uint32_t> seqs;
+  std::size_t next = 1;  // received()[0] is the ACK
+  const auto send_and_open = [&](const std::string& text) {
+    const auto answer = send("esp32-01", text, 0);
+    ASSERT_TRUE(answer.value("ok", false)) << answer;
+    EXPECT_TRUE(seqs.insert(answer.at("seq").get<std::uint32_t>()).second)
+        << "seq " << answer.at("seq") << " used twice";
+    ASSERT_TRUE(device_client.wait_for_count(next + 1));
+    std::string opened;
+    EXPECT_EQ(device.open_down(bytes_of(device_client.received()[next++].payload), opened),
+              Error::ok)
+        << "the device refused the genuine command \"" << text << "\"";
+    EXPECT_EQ(opened, text);
+  };
+  start_edge();
+  for (const char* text : {"relay off", "relay on", "relay off again"}) send_and_open(text);
+  edge_->signal(SIGKILL);
+  ASSERT_EQ(edge_->wait_for(std::chrono::seconds(5)), std::optional<int>(128 + SIGKILL));
+  for (const std::string& f : files) {
+    std::filesystem::remove(f);
+    if (std::filesystem::exists(f + ".backup")) std::filesystem::copy_file(f + ".backup", f);
+  }
+  start_edge();
+  for (const char* text : {"after the restore", "and once more", "and again"}) send_and_open(text);
+  EXPECT_EQ(seqs.size(), 6u);
+  EXPECT_NE(dsekp::test::read_file(err_file_).find("was behind the journal"), std::string::npos)
+      << dsekp::test::read_file(err_file_);
+  stop_edge();
 }
 
 TEST_F(DownlinkAdminTest, BadArgumentsAreRefused) {

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <set>
+#include <string>
 
 #include "edge/service/edge_service.hpp"
 #include "edge/store/redis/redis_credential_generations.hpp"
@@ -31,8 +33,11 @@ struct ServiceEdge {
     split = std::make_unique<SplitSessionStore>(*redis, *local);
     generations = std::make_unique<RedisCredentialGenerations>(*redis);
     sink.attach(local->connection());
+    journal = DownlinkJournal::open(state_path + ".downlinks", error);
+    EXPECT_NE(journal, nullptr) << error;
     service = std::make_unique<EdgeService>(
-        EdgeServiceParts{registry, *split, *generations, sink, crypto, rng}, EdgeServiceConfig{});
+        EdgeServiceParts{registry, *split, *generations, sink, crypto, rng, journal.get()},
+        EdgeServiceConfig{});
   }
   HandleResult deliver(std::string_view topic, const Bytes& payload) {
     return service->handle(topic, payload, kNowMs, kNowMs * 1000);
@@ -42,6 +47,7 @@ struct ServiceEdge {
   std::unique_ptr<RedisSessionStore> redis;
   std::unique_ptr<SplitSessionStore> split;
   std::unique_ptr<RedisCredentialGenerations> generations;
+  std::unique_ptr<DownlinkJournal> journal;
   RecordingSink sink;
   OpenSslCrypto crypto;
   SeededRng rng{9};
@@ -157,6 +163,38 @@ TEST_F(ServiceOnRedis, ACorruptStateQuarantinesOneDeviceWhileTheOthersFlow) {
   ScriptedDevice rebooted(material_, 7);
   const HandleResult again = b_->deliver(kInit, rebooted.init(Encoding::json, kNowS + 2));
   EXPECT_TRUE(again.ok()) << again.reason_name() << " " << again.detail;
+}
+
+// Redis restarted from an older copy (here: the device's state put back as it was before three
+// downlinks): the next downlinks go on from the edge's downlink journal, never reusing a seq,
+// and the device opens every one of them.
+TEST_F(ServiceOnRedis, ARolledBackStateNeverReusesADownlinkSeq) {
+  ScriptedDevice device(material_, 8);
+  const HandleResult init = a_->deliver(kInit, device.init(Encoding::json));
+  ASSERT_TRUE(init.ok()) << init.reason_name();
+  ASSERT_EQ(device.take_ack(init.publishes[0].payload), Error::ok);
+  ASSERT_TRUE(a_->deliver(kData, device.data(kReadingJson, kNowMs, Encoding::json)).ok());
+  const DevId id = dev_id_of("esp32-01");
+  EdgeDeviceState before;
+  std::uint64_t generation = 0;
+  ASSERT_TRUE(a_->redis->load(id, before, generation).ok());
+
+  std::set<std::uint32_t> seqs;
+  const auto downlink = [&](const std::string& text, bool restored) {
+    const HandleResult r = a_->service->send_downlink("esp32-01", bytes_of(text), kNowMs);
+    ASSERT_TRUE(r.ok()) << r.reason_name() << " " << r.detail;
+    EXPECT_EQ(r.downlink_seq_restored, restored) << r.detail;
+    EXPECT_TRUE(seqs.insert(*r.downlink_seq).second) << "seq " << *r.downlink_seq << " twice";
+    std::string opened;
+    EXPECT_EQ(device.open_down(r.publishes[0].payload, opened), Error::ok) << text;
+  };
+  for (const char* text : {"one", "two", "three"}) downlink(text, false);
+  std::uint64_t any = kAnyGeneration;
+  ASSERT_TRUE(a_->redis->save(id, before, kNowMs, any).ok());  // the older copy is back
+  a_->redis->forget(id);
+  downlink("four", true);
+  downlink("five", false);
+  EXPECT_EQ(seqs, (std::set<std::uint32_t>{0, 1, 2, 3, 4}));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The replay window as a field of the device's hash (see redis_window_field.hpp).
 #include "redis_window_field.hpp"
 
-#include <openssl/evp.h>
+#include "edge/store/session_tag.hpp"
 
 #include <array>
 #include <charconv>
@@ -36,27 +36,9 @@ std::string window_field_name(std::uint16_t sessctr) {
 }
 
 std::string session_tag(const EdgeSession& session) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int size = 0;
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  const auto key = session.keys.up.key.view();
-  const auto iv = session.keys.up.iv_base.view();
-  const bool ok = ctx != nullptr && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1 &&
-                  EVP_DigestUpdate(ctx, kTagLabel.data(), kTagLabel.size()) == 1 &&
-                  EVP_DigestUpdate(ctx, key.data(), key.size()) == 1 &&
-                  EVP_DigestUpdate(ctx, iv.data(), iv.size()) == 1 &&
-                  EVP_DigestFinal_ex(ctx, digest.data(), &size) == 1;
-  EVP_MD_CTX_free(ctx);
   // SHA-256 of a few bytes fails only when OpenSSL cannot allocate; an empty tag then matches
   // no stored field, so the session is treated as unknown to the cache (never as another's).
-  if (!ok || size < kSessionTagChars / 2) return {};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string tag(kSessionTagChars, '0');
-  for (std::size_t i = 0; i < kSessionTagChars / 2; ++i) {
-    tag[2 * i] = kHex[digest[i] >> 4];
-    tag[2 * i + 1] = kHex[digest[i] & 0xf];
-  }
-  return tag;
+  return edge::session_tag(kTagLabel, session.keys.up);
 }
 
 std::string encode_window_field(std::string_view tag, const ReplayWindow& window) {

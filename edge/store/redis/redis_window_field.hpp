@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "dsekp/edge_session.hpp"
+#include "edge/store/session_tag.hpp"
 
 namespace dsekp::edge::redis {
 
-inline constexpr std::size_t kSessionTagChars = 32;
 inline constexpr std::size_t kWindowTopChars = 10;
 inline constexpr std::size_t kWindowRingBytes = ReplayWindow::kMaxSize / 8;
 inline constexpr std::size_t kWindowFieldSize =
