@@ -1,6 +1,7 @@
 // ServerCsvSink (see server_csv_sink.hpp).
 #include "edge/sinks/server_csv_sink.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,8 +25,14 @@ std::uint64_t size_of(std::FILE* fp) {
 }  // namespace
 
 void ServerCsvSink::open_file(File& file) {
-  file.fp = std::fopen(file.path.c_str(), "a+b");  // + : the repair reads it back
-  if (file.fp == nullptr) throw std::runtime_error("cannot open " + file.path + " for appending");
+  // The rows hold decrypted readings: owner only, whatever the umask (0600 on creation; an
+  // existing file keeps the mode its operator gave it).
+  const int fd = ::open(file.path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  file.fp = fd < 0 ? nullptr : ::fdopen(fd, "a+b");  // + : the repair reads it back
+  if (file.fp == nullptr) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("cannot open " + file.path + " for appending");
+  }
   // A new file, or one cut inside its header (a kill while creating it), gets the header.
   const std::string header = server_csv_header(file.mode);
   if (size_of(file.fp) < header.size()) {

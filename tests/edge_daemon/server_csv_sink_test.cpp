@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -84,6 +85,18 @@ class ServerCsvSinkTest : public ::testing::Test {
   sqlite3* db_ = nullptr;
   std::unique_ptr<ServerCsvSink> sink_;
 };
+
+// The rows hold decrypted readings: a new log is the owner's only, even under umask 022.
+TEST_F(ServerCsvSinkTest, NewLogsAreCreatedForTheOwnerOnly) {
+  const mode_t old_mask = ::umask(022);
+  open_sink();
+  ::umask(old_mask);
+  for (const char* name : {"/server_logs_dsekp.csv", "/server_logs_psk.csv"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((logs_ + name).c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << name;
+  }
+}
 
 TEST_F(ServerCsvSinkTest, RowsCommittedButNeverAppendedAreRestoredAtStartUp) {
   open_sink();
