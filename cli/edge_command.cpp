@@ -148,6 +148,10 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (given("--state-db")) o.state_db = f.state_db;
   if (given("--downlink-journal")) o.downlink_journal = f.downlink_journal;
   if (given("--store")) o.store = f.store;
+  if (given("--store-password-file")) o.store_password_file = f.store_password_file;
+  if (const char* env = std::getenv("DSEKP_REDIS_PASSWORD");
+      env != nullptr && o.store_password_file.empty())
+    o.store_password = env;
   if (given("--shared-group")) o.shared_group = f.shared_group;
   if (given("--session-cache-devices")) o.session_cache_devices = f.session_cache_devices;
   if (given("--logs-dir")) o.logs_dir = f.logs_dir;
@@ -226,9 +230,13 @@ void add_edge_command(CLI::App& app) {
                   "The downlink seqs used, kept apart from the state so that no nonce is used "
                   "twice after the state is restored from an older copy (default: "
                   "<state-db>.downlinks; never restore it from a backup)");
-  cmd->add_option("--store", args->options.store,
-                  "Session states: sqlite (the state db, default) or redis://HOST[:PORT][/PREFIX] "
-                  "shared by several edges");
+  cmd->add_option(
+      "--store", args->options.store,
+      "Session states: sqlite (the state db, default) or redis://[USER@]HOST[:PORT][/PREFIX] "
+      "shared by several edges");
+  cmd->add_option("--store-password-file", args->options.store_password_file,
+                  "With --store redis://USER@...: a file whose first line is USER's password "
+                  "(or DSEKP_REDIS_PASSWORD)");
   cmd->add_option("--shared-group", args->options.shared_group,
                   "Share the uplink with the other edges of GROUP ($share/GROUP/..., MQTT 5)");
   cmd->add_option("--session-cache-devices", args->options.session_cache_devices,

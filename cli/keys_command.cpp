@@ -2,6 +2,7 @@
 #include "keys_command.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -97,6 +98,7 @@ void run_rotate(const KeysOptions& options) {
 void remove_state(const KeysOptions& options, const char* why) {
   edge::daemon::StateLocation where = options.state;
   where.registry_db = options.db;
+  if (const char* password = std::getenv("DSEKP_REDIS_PASSWORD")) where.store_password = password;
   bool found = false;
   std::string error;
   if (!edge::daemon::reset_device_state(where, options.dev_id, found, error))
@@ -229,7 +231,8 @@ void add_state_options(CLI::App* command, KeysOptions& options) {
                       "The edge's state database (default: <db>.state)");
   command->add_option("--store", options.state.store,
                       "The edge's session store, as given to `dsekp edge --store` "
-                      "(redis://HOST[:PORT][/PREFIX]; default: the state database)");
+                      "(redis://[USER@]HOST[:PORT][/PREFIX], the password in DSEKP_REDIS_PASSWORD; "
+                      "default: the state database)");
 }
 
 void add_material_options(CLI::App* command, KeysOptions& options) {

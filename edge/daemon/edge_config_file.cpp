@@ -76,6 +76,7 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
       {"state_db", text(o.state_db)},
       {"downlink_journal", text(o.downlink_journal)},
       {"store", text(o.store)},
+      {"store_password_file", text(o.store_password_file)},
       {"shared_group", text(o.shared_group)},
       {"session_cache_devices", number(o.session_cache_devices, 0, 100'000'000)},
       {"logs_dir", text(o.logs_dir)},

@@ -122,17 +122,22 @@ std::string shared_subscription_prefix(const EdgeDaemonOptions& o) {
   return "$share/" + o.shared_group + "/";
 }
 
+// The first line of a secret's file (a password kept out of argv).
+std::string first_line_of(const std::string& path, const char* option) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line))
+    throw std::runtime_error(std::string(option) + " " + path + ": cannot read it");
+  return line;
+}
+
 // The broker login: --username with --password (or --password-file); --username alone takes
 // that account's password from the registry (`dsekp keys account add NAME --role edge`);
 // nothing at all, the registry's default edge account, else anonymous.
 void resolve_broker_login(const EdgeDaemonOptions& o, DeviceRegistry& registry,
                           mqtt::MqttOptions& out) {
   std::string password = o.password;
-  if (!o.password_file.empty()) {
-    std::ifstream in(o.password_file);
-    if (!in || !std::getline(in, password))
-      throw std::runtime_error("--password-file " + o.password_file + ": cannot read it");
-  }
+  if (!o.password_file.empty()) password = first_line_of(o.password_file, "--password-file");
   if (o.username) {
     out.username = *o.username;
     out.password = password;
@@ -171,7 +176,9 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
   check(a.registry_db != b.registry_db, "db");
   check(a.state_db != b.state_db, "state_db");
   check(a.downlink_journal != b.downlink_journal, "downlink_journal");
-  check(a.store != b.store, "store");
+  check(a.store != b.store || a.store_password != b.store_password ||
+            a.store_password_file != b.store_password_file,
+        "store");
   check(a.shared_group != b.shared_group, "shared_group");
   check(a.session_cache_devices != b.session_cache_devices, "session_cache_devices");
   check(a.logs_dir != b.logs_dir, "logs_dir");
@@ -227,6 +234,10 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     RedisStoreOptions redis_options;
     if (!parse_redis_store_url(o.store, redis_options, error))
       throw std::runtime_error("--store: " + error);
+    redis_options.endpoint.password = o.store_password;
+    if (!o.store_password_file.empty())
+      redis_options.endpoint.password =
+          first_line_of(o.store_password_file, "--store-password-file");
     redis_options.cache_devices = o.session_cache_devices;
     // The client id names this edge's pending-rows list: it must be valid in a key and stable
     // across restarts (it is: the broker session needs that too).

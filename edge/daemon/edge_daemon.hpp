@@ -54,6 +54,10 @@ struct EdgeDaemonOptions {
   // edges (docs/SCALING.md, "Running several edges"); the state database then holds only this
   // edge's sink rows (telemetry, CSV journal).
   std::string store;
+  // The Redis ACL user's password (the user is in the --store URL): --store-password-file's
+  // first line, or DSEKP_REDIS_PASSWORD (the CLI reads it); never argv.
+  std::string store_password;
+  std::string store_password_file;
   // --shared-group: subscribe to the uplink and admin topics through the MQTT 5 shared
   // subscription $share/GROUP/..., so that the edges of one group split the messages (each
   // message to one of them). Needs MQTT 5 and, for correctness, a shared store. Empty: plain.

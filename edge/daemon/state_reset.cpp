@@ -46,7 +46,7 @@ bool reset_device_state(const StateLocation& where, const std::string& dev_id, b
     if (generations == nullptr) return false;
     return remove_in(*store, *generations, id, found, error);
   }
-  auto store = open_redis_store_url(where.store, error);
+  auto store = open_redis_store_url(where.store, where.store_password, error);
   if (store == nullptr) return false;
   RedisCredentialGenerations generations(*store);
   return remove_in(*store, generations, id, found, error);

@@ -14,9 +14,10 @@
 namespace dsekp::edge::daemon {
 
 struct StateLocation {
-  std::string registry_db;  // --db
-  std::string state_db;     // --state-db; empty: registry_db + ".state"
-  std::string store;        // --store; empty or "sqlite": the state database
+  std::string registry_db;     // --db
+  std::string state_db;        // --state-db; empty: registry_db + ".state"
+  std::string store;           // --store; empty or "sqlite": the state database
+  std::string store_password;  // the Redis user's password (DSEKP_REDIS_PASSWORD); empty: none
 };
 
 /// Removes `dev_id`'s state and credential record. `found` tells whether there was a state.

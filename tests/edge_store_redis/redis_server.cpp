@@ -56,7 +56,8 @@ std::string run(int port, const std::vector<std::string>& args) {
 
 }  // namespace
 
-RedisServer::RedisServer(std::string dir) : dir_(std::move(dir)) {
+RedisServer::RedisServer(std::string dir, std::vector<std::string> extra_args)
+    : dir_(std::move(dir)), extra_args_(std::move(extra_args)) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     port_ = free_loopback_port();
     if (start_once()) return;
@@ -73,11 +74,25 @@ bool RedisServer::start_once() {
   // the restart. With the default (everysec) Redis may postpone writing its AOF buffer while a
   // background fsync is slow, and still answer, so a SIGKILL can lose an acknowledged write (seen
   // once on a loaded machine: RedisKill lost the last commit).
-  process_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{DSEKP_REDIS_SERVER_PATH, "--port", std::to_string(port_), "--bind",
-                               "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync",
-                               "always", "--dir", dir_, "--daemonize", "no", "--logfile", ""},
-      dir_ + "/redis.stdout", dir_ + "/redis.stderr");
+  std::vector<std::string> argv = {DSEKP_REDIS_SERVER_PATH,
+                                   "--port",
+                                   std::to_string(port_),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "yes",
+                                   "--appendfsync",
+                                   "always",
+                                   "--dir",
+                                   dir_,
+                                   "--daemonize",
+                                   "no",
+                                   "--logfile",
+                                   ""};
+  argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+  process_ = std::make_unique<ChildProcess>(argv, dir_ + "/redis.stdout", dir_ + "/redis.stderr");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
     if (!process_->running()) return false;  // e.g. the port was taken meanwhile

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "child_process.hpp"
 
@@ -13,9 +14,10 @@ namespace dsekp::test {
 
 class RedisServer {
  public:
-  /// Starts redis-server (DSEKP_REDIS_SERVER_PATH) with its files in `dir` and waits until it
-  /// answers PING. Throws with its log if it does not come up within 10 s.
-  explicit RedisServer(std::string dir);
+  /// Starts redis-server (DSEKP_REDIS_SERVER_PATH) with its files in `dir` and `extra_args`
+  /// (e.g. ACL users; the default user must still be allowed PING) and waits until it answers
+  /// PING. Throws with its log if it does not come up within 10 s.
+  explicit RedisServer(std::string dir, std::vector<std::string> extra_args = {});
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
@@ -34,6 +36,7 @@ class RedisServer {
   bool start_once();
 
   std::string dir_;
+  std::vector<std::string> extra_args_;
   int port_ = 0;
   std::unique_ptr<ChildProcess> process_;
 };

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "edge/store/redis/redis_store_url.hpp"
+#include "redis_server.hpp"
 #include "store_backends.hpp"
 
 namespace dsekp::edge::testing {
@@ -265,12 +267,64 @@ TEST(RedisStoreUrl, ParsesHostPortAndPrefix) {
   EXPECT_EQ(o.endpoint.host, "::1");
   EXPECT_EQ(o.endpoint.port, 7000);
   EXPECT_EQ(o.prefix, "");
-  for (const char* bad : {"http://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h:",
-                          "redis://h:12x", "redis://u:p@h", "redis://h/a{b}", "redis://[::1"}) {
+  for (const char* bad :
+       {"http://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h:", "redis://h:12x",
+        "redis://u:p@h", "redis://@h", "redis://a@b@h", "redis://h/a{b}", "redis://[::1"}) {
     error.clear();
     EXPECT_FALSE(parse_redis_store_url(bad, o, error)) << bad;
     EXPECT_FALSE(error.empty()) << bad;
   }
+}
+
+TEST(RedisStoreUrl, TakesTheAclUserButNeverAPassword) {
+  RedisStoreOptions o;
+  std::string error;
+  ASSERT_TRUE(parse_redis_store_url("redis://edge-1@10.0.0.5:6380/fleet1:", o, error)) << error;
+  EXPECT_EQ(o.endpoint.username, "edge-1");
+  EXPECT_EQ(o.endpoint.host, "10.0.0.5");
+  EXPECT_TRUE(o.endpoint.password.empty());
+  EXPECT_FALSE(parse_redis_store_url("redis://edge-1:secret@h", o, error));
+  EXPECT_NE(error.find("DSEKP_REDIS_PASSWORD"), std::string::npos) << error;
+}
+
+// The Redis that holds every session key with ACL users (the default user may only PING): the
+// store logs in as its user with the password it was given; without it, or with a wrong one,
+// it is refused at open with Redis's own reason, never left running blind.
+TEST(RedisAcl, TheStoreLogsInAsItsUserAndIsRefusedWithoutThePassword) {
+  test::TempDir dir;
+  std::ofstream(dir.file("users.acl")) << "user default on nopass ~* &* -@all +ping\n"
+                                          "user edge-1 on >s3cret-pw ~acl:* &* +@all\n";
+  test::RedisServer server(dir.path().string(), {"--aclfile", dir.file("users.acl")});
+  RedisStoreOptions o;
+  o.endpoint.port = server.port();
+  o.endpoint.username = "edge-1";
+  o.prefix = "acl:";
+  std::string error;
+  for (const char* wrong : {"", "not-the-password"}) {
+    o.endpoint.password = wrong;
+    EXPECT_EQ(RedisSessionStore::open(o, error), nullptr) << wrong;
+    EXPECT_TRUE(error.find("NOPERM") != std::string::npos ||
+                error.find("NOAUTH") != std::string::npos ||
+                error.find("WRONGPASS") != std::string::npos)
+        << error;
+  }
+  o.endpoint.password = "s3cret-pw";
+  auto store = RedisSessionStore::open(o, error);
+  ASSERT_NE(store, nullptr) << error;
+  const DevId id = dev_id_of("esp32-01");
+  EdgeDeviceState state;
+  state.dev_id = id;
+  std::uint64_t generation = kAbsentGeneration;
+  ASSERT_TRUE(store->save(id, state, 1, generation).ok()) << store->last_error();
+  EdgeDeviceState back;
+  std::uint64_t loaded = 0;
+  ASSERT_TRUE(store->load(id, back, loaded).ok());
+  EXPECT_EQ(loaded, generation);
+  // A key outside the user's pattern is refused by Redis itself.
+  o.prefix = "other:";
+  auto outside = RedisSessionStore::open(o, error);
+  std::uint64_t fresh = kAbsentGeneration;
+  EXPECT_TRUE(outside == nullptr || !outside->save(id, state, 1, fresh).ok());
 }
 
 // Redis killed: every call fails with storage_failure within a bound, and while the

@@ -54,6 +54,29 @@ class SigpipeGuard {
 
 }  // namespace
 
+bool RedisConnection::authenticate(redisContext& c) {
+  std::vector<const char*> argv = {"AUTH"};
+  std::vector<std::size_t> lens = {4};
+  if (!endpoint_.username.empty()) {
+    argv.push_back(endpoint_.username.data());
+    lens.push_back(endpoint_.username.size());
+  }
+  argv.push_back(endpoint_.password.data());
+  lens.push_back(endpoint_.password.size());
+  SigpipeGuard guard;
+  auto* r = static_cast<redisReply*>(
+      redisCommandArgv(&c, static_cast<int>(argv.size()), argv.data(), lens.data()));
+  const bool ok = r != nullptr && r->type == REDIS_REPLY_STATUS;
+  std::string why = r == nullptr        ? std::string(c.errstr)
+                    : r->str != nullptr ? std::string(r->str, r->len)
+                                        : std::string("unexpected reply");
+  if (r != nullptr) freeReplyObject(r);
+  if (!ok)
+    drop("redis AUTH as " + (endpoint_.username.empty() ? "default" : endpoint_.username) +
+         " refused: " + why);
+  return ok;
+}
+
 bool RedisConnection::connect() {
   context_.reset();
   std::unique_ptr<redisContext, ContextDeleter> c(redisConnectWithTimeout(
@@ -73,6 +96,7 @@ bool RedisConnection::connect() {
     drop(std::string("redis set timeout: ") + c->errstr);
     return false;
   }
+  if (!endpoint_.password.empty() && !authenticate(*c)) return false;
   context_ = std::move(c);
   backoff_ = std::chrono::milliseconds(0);
   ++connects_;

@@ -28,6 +28,11 @@ namespace dsekp::edge::redis {
 struct RedisEndpoint {
   std::string host = "127.0.0.1";
   int port = 6379;
+  // Redis ACL login, sent with AUTH on every (re)connection. Empty password: none (the server
+  // must then let the default user in). Empty username with a password: the default user
+  // (requirepass). The password comes from a file or the environment, never from argv.
+  std::string username;
+  std::string password;
   int connect_timeout_ms = 500;
   int command_timeout_ms = 1000;
   int reconnect_min_ms = 50;
@@ -76,6 +81,8 @@ class RedisConnection {
   [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
 
  private:
+  /// AUTH on a fresh connection; false (and dropped, with last_error()) if refused.
+  bool authenticate(redisContext& c);
   struct ContextDeleter {
     void operator()(redisContext* c) const noexcept { redisFree(c); }
   };

@@ -12,6 +12,23 @@ bool parse_redis_store_url(std::string_view url, RedisStoreOptions& options, std
     return false;
   }
   std::string_view rest = url.substr(kScheme.size());
+  // redis://USER@HOST...: the ACL user. Its password never goes in the URL (argv is readable by
+  // every local user through ps and /proc): it comes from a file or the environment.
+  std::string_view user;
+  if (const std::size_t at = rest.find('@'); at != std::string_view::npos && at < rest.find('/')) {
+    user = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    if (user.find(':') != std::string_view::npos) {
+      error =
+          "store URL: no password in the URL (ps shows it to everyone): use "
+          "--store-password-file or DSEKP_REDIS_PASSWORD";
+      return false;
+    }
+    if (user.empty()) {
+      error = "store URL: empty user name before '@'";
+      return false;
+    }
+  }
   const std::size_t slash = rest.find('/');
   const std::string_view authority = rest.substr(0, slash);
   const std::string_view prefix =
@@ -40,7 +57,7 @@ bool parse_redis_store_url(std::string_view url, RedisStoreOptions& options, std
     return false;
   }
   if (host.find('@') != std::string_view::npos) {
-    error = "store URL: credentials in the URL are not supported";
+    error = "store URL: more than one '@'";
     return false;
   }
   int port_number = 6379;
@@ -56,15 +73,19 @@ bool parse_redis_store_url(std::string_view url, RedisStoreOptions& options, std
     error = "store URL: " + why;
     return false;
   }
+  options.endpoint.username = std::string(user);
   options.endpoint.host = std::string(host);
   options.endpoint.port = port_number;
   options.prefix = std::string(prefix);
   return true;
 }
 
-std::unique_ptr<RedisSessionStore> open_redis_store_url(std::string_view url, std::string& error) {
+std::unique_ptr<RedisSessionStore> open_redis_store_url(std::string_view url,
+                                                        const std::string& password,
+                                                        std::string& error) {
   RedisStoreOptions options;
   if (!parse_redis_store_url(url, options, error)) return nullptr;
+  options.endpoint.password = password;
   return RedisSessionStore::open(options, error);
 }
 

@@ -1,5 +1,7 @@
 // The `--store` value an edge daemon would take to use the Redis store:
-//   redis://HOST[:PORT][/PREFIX]
+//   redis://[USER@]HOST[:PORT][/PREFIX]
+// USER is the Redis ACL user to AUTH as; its password is never part of the URL (it would show in
+// ps): the caller passes it (`--store-password-file`, DSEKP_REDIS_PASSWORD).
 // HOST is a name or an IPv4 address (IPv6 in brackets: redis://[::1]:6379/), PORT defaults to
 // 6379, PREFIX (the key prefix, see RedisStoreOptions) defaults to "dsekp:". Timeouts and the
 // backoff keep their RedisEndpoint defaults. Examples: redis://127.0.0.1:6380/fleet1:
@@ -18,7 +20,10 @@ namespace dsekp::edge {
 [[nodiscard]] bool parse_redis_store_url(std::string_view url, RedisStoreOptions& options,
                                          std::string& error);
 
-/// parse_redis_store_url() then RedisSessionStore::open(): the factory the daemon would call.
-std::unique_ptr<RedisSessionStore> open_redis_store_url(std::string_view url, std::string& error);
+/// parse_redis_store_url() then RedisSessionStore::open() with `password` (empty: no AUTH): the
+/// factory the daemon would call.
+std::unique_ptr<RedisSessionStore> open_redis_store_url(std::string_view url,
+                                                        const std::string& password,
+                                                        std::string& error);
 
 }  // namespace dsekp::edge
