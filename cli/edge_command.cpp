@@ -4,6 +4,7 @@
 // (edge/logging/edge_logger.hpp, `--log-format`, `--log-level`).
 #include "edge_command.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "crypto/openssl/openssl_crypto.hpp"
+#include "edge/admin/admin_auth.hpp"
 #include "edge/admin/admin_client.hpp"
 #include "edge/daemon/edge_config_file.hpp"
 #include "edge/daemon/edge_daemon.hpp"
@@ -87,17 +89,23 @@ int run_send(const SendArgs& a) {
   o.topic_prefix = a.prefix;
   if (a.timeout_s <= 0 || a.timeout_s > 3600) throw std::runtime_error("--timeout: 0 < S <= 3600");
   o.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
+  // The registry holds the admin key every request is signed with (the edge refuses the rest).
+  if (a.db.empty())
+    throw std::runtime_error("--db is required: the registry holds the admin key the edge checks");
+  std::unique_ptr<edge::DeviceRegistry> registry;
+  if (const auto s = edge::DeviceRegistry::open(a.db, edge::OpenMode::existing_only, registry);
+      !s.ok())
+    throw std::runtime_error("registry " + a.db + ": " + s.message());
+  edge::admin::AdminKey key{};
+  if (const auto s = registry->admin_key(key); !s.ok())
+    throw std::runtime_error("registry " + a.db + ": " + s.message());
   if (!a.username.empty()) {
     o.username = a.username;
     o.password = a.password;
-  } else if (!a.db.empty()) {
+  } else {
     // A downlink account from the registry (`dsekp keys broker-config` adds one). Never the
     // edge's own: the broker binds client ids to user names, so logging in as the edge would
     // take over the edge's session.
-    std::unique_ptr<edge::DeviceRegistry> registry;
-    if (const auto s = edge::DeviceRegistry::open(a.db, edge::OpenMode::existing_only, registry);
-        !s.ok())
-      throw std::runtime_error("registry " + a.db + ": " + s.message());
     std::vector<edge::ServiceAccount> accounts;
     if (const auto s = registry->accounts(accounts); !s.ok())
       throw std::runtime_error("registry " + a.db + ": " + s.message());
@@ -124,6 +132,12 @@ int run_send(const SendArgs& a) {
   }
   if (!edge::admin::valid_request_id(request.request_id))
     throw std::runtime_error("--request-id: 1-64 of [A-Za-z0-9._-]");
+  edge::admin::sign(
+      key, request,
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count()));
+  secure_wipe(key);
 
   edge::admin::DownlinkResult result;
   std::string error;
@@ -318,7 +332,8 @@ void add_edge_command(CLI::App& app) {
       "send", "Ask the running edge to send a downlink frame to a device (exit 0 when sent)");
   send_cmd->add_option("--broker", send->broker, "MQTT broker HOST:PORT")->required();
   send_cmd->add_option("--db", send->db,
-                       "Registry, for the edge's broker account (else --username/--password)");
+                       "Registry (required): the admin key the request is signed with, and the "
+                       "downlink account (else --username/--password)");
   send_cmd->add_option("--username", send->username, "Broker user (default: from --db)");
   send_cmd->add_option("--password", send->password, "Broker password");
   send_cmd->add_option("--prefix", send->prefix, "Topic prefix of the edge, e.g. site1/");

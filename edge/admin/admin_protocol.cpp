@@ -30,7 +30,9 @@ bool valid_request_id(std::string_view id) noexcept {
 std::string encode(const DownlinkRequest& r) {
   return nlohmann::json{{"request_id", r.request_id},
                         {"dev_id", r.dev_id},
-                        {"payload_b64", to_base64(ByteView(r.payload.data(), r.payload.size()))}}
+                        {"payload_b64", to_base64(ByteView(r.payload.data(), r.payload.size()))},
+                        {"ts_ms", r.ts_ms},
+                        {"mac", r.mac_hex}}
       .dump();
 }
 
@@ -72,6 +74,11 @@ bool parse(std::string_view text, DownlinkRequest& out, std::string& error) {
   if (!string_member(j, "dev_id", out.dev_id, error) ||
       !string_member(j, "payload_b64", b64, error))
     return false;
+  // Absent or malformed: left empty, and the edge refuses the request as unauthenticated.
+  if (const auto ts = j.find("ts_ms"); ts != j.end() && ts->is_number_unsigned())
+    out.ts_ms = ts->get<std::uint64_t>();
+  if (const auto mac = j.find("mac"); mac != j.end() && mac->is_string())
+    out.mac_hex = mac->get<std::string>();
   // At most kMaxPayloadSize bytes are ever sealed: a longer payload is not even decoded.
   out.payload.resize(kMaxPayloadSize);
   std::size_t n = 0;

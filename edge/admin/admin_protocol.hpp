@@ -6,15 +6,15 @@
 // asks, and the daemon seals, commits the consumed seq, publishes, and answers.
 //
 //   request  on {prefix}dsekp/admin/downlink   (QoS 1)
-//            {"request_id":"...","dev_id":"esp32-01","payload_b64":"..."}
+//            {"request_id":"...","dev_id":"esp32-01","payload_b64":"...","ts_ms":N,"mac":"..."}
 //   result   on {prefix}dsekp/admin/result/{request_id}   (QoS 1)
 //            {"request_id":"...","ok":true,"reason":"ok","dev_id":"esp32-01","seq":3}
 //            ("seq" only when ok; "reason" is the stable name: no_session, unknown_device, ...)
 //
-// Who may ask: `dsekp keys broker-config` lets only the edge account read and write
-// dsekp/admin/#, so on a broker with those files only a holder of the edge's password can send
-// downlinks. On a broker that lets anyone publish anything (allow_anonymous true, no ACL), so can
-// anyone: the same as for every other topic there.
+// Who may ask: the edge itself checks every request's MAC under the registry's admin key
+// (admin_auth.hpp) and its age, so only a holder of the registry (`dsekp edge send --db`) can
+// make the edge seal a downlink, also on a broker that lets anyone publish anything. On top,
+// `dsekp keys broker-config` lets only downlink accounts publish requests.
 //
 // Delivery is at least once: a request redelivered after an edge crash may be sent twice, each
 // time with a fresh seq (never a reused one). request_id (1-64 of [A-Za-z0-9._-]) lets the daemon
@@ -33,6 +33,10 @@ struct DownlinkRequest {
   std::string request_id;
   std::string dev_id;
   std::vector<std::uint8_t> payload;
+  // The request's own authentication (admin_auth.hpp): when it was made, Unix ms, and the
+  // HMAC over everything it asks, under the registry's admin key (64 hex digits).
+  std::uint64_t ts_ms = 0;
+  std::string mac_hex;
   // The payload decodes to more than kMaxPayloadSize bytes (not kept): the edge answers
   // payload_too_large.
   bool payload_too_large = false;

@@ -9,8 +9,10 @@
 
 namespace dsekp::edge::daemon {
 
-AdminHandler::AdminHandler(EdgeService& service, std::string topic_prefix, PublishFn publish)
+AdminHandler::AdminHandler(EdgeService& service, const admin::AdminKey& key,
+                           std::string topic_prefix, PublishFn publish)
     : service_(service),
+      key_(key),
       prefix_(std::move(topic_prefix)),
       topic_(admin::request_topic(prefix_)),
       publish_(std::move(publish)) {}
@@ -34,12 +36,24 @@ std::string AdminHandler::handle(ByteView payload, std::uint64_t now_ms) {
     send(admin::encode(refused));
     return "malformed admin request: " + error;
   }
+  // Refused before the MAC check: the parser keeps no oversized payload to check it over, and
+  // the refusal seals, looks up and changes nothing.
   if (request.payload_too_large) {
     admin::DownlinkResult refused;
     refused.request_id = request.request_id;
     refused.dev_id = request.dev_id;
     refused.reason = error_name(Error::payload_too_large);
     return send(admin::encode(refused));
+  }
+  // Authenticated before anything is looked up or sealed (a forged request learns nothing).
+  if (const admin::AdminVerdict v = admin::verify(key_, request, now_ms);
+      v != admin::AdminVerdict::ok) {
+    admin::DownlinkResult refused;
+    refused.request_id = request.request_id;
+    refused.dev_id = request.dev_id;
+    refused.reason = admin::admin_verdict_name(v);
+    send(admin::encode(refused));
+    return "refused admin request " + request.request_id + ": " + refused.reason;
   }
   if (const auto it = answered_.find(request.request_id); it != answered_.end())
     return send(it->second);  // a redelivery: the same answer, no second downlink

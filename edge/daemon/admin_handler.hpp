@@ -1,8 +1,9 @@
 // The daemon's side of the admin requests (edge/admin/admin_protocol.hpp): a downlink request
-// on {prefix}dsekp/admin/downlink is sealed by EdgeService::send_downlink (which commits the
-// consumed seq before returning the frame), the frame is published, and the result goes back on
-// the request's result topic. Runs on the MQTT loop thread like every other message, so the
-// daemon stays the one writer of each device's state.
+// on {prefix}dsekp/admin/downlink, once its MAC and age check out (admin_auth.hpp; refused as
+// unauthenticated, bad_mac or stale_request otherwise), is sealed by EdgeService::send_downlink
+// (which commits the consumed seq before returning the frame), the frame is published, and the
+// result goes back on the request's result topic. Runs on the MQTT loop thread like every other
+// message, so the daemon stays the one writer of each device's state.
 //
 // A request id answered recently (the last kRecentIds) is answered again from memory and not
 // sent twice: QoS 1 may redeliver a request. After a restart that memory is gone, so a request
@@ -18,6 +19,7 @@
 #include <string_view>
 
 #include "dsekp/bytes.hpp"
+#include "edge/admin/admin_auth.hpp"
 #include "edge/service/edge_service.hpp"
 
 namespace dsekp::edge::daemon {
@@ -29,7 +31,12 @@ class AdminHandler {
  public:
   static constexpr std::size_t kRecentIds = 1024;
 
-  AdminHandler(EdgeService& service, std::string topic_prefix, PublishFn publish);
+  /// `key`: the registry's admin key; every request must carry its MAC (admin_auth.hpp).
+  AdminHandler(EdgeService& service, const admin::AdminKey& key, std::string topic_prefix,
+               PublishFn publish);
+  ~AdminHandler() { secure_wipe(key_); }
+  AdminHandler(const AdminHandler&) = delete;
+  AdminHandler& operator=(const AdminHandler&) = delete;
 
   [[nodiscard]] const std::string& topic() const noexcept { return topic_; }
   /// Handles one request payload received at `now_ms`. Returns the result it answered (or, for
@@ -38,6 +45,7 @@ class AdminHandler {
 
  private:
   EdgeService& service_;
+  admin::AdminKey key_;
   std::string prefix_;
   std::string topic_;
   PublishFn publish_;

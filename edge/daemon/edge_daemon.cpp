@@ -472,8 +472,12 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
       service, [&client](const Publish& p) { client.publish(p.topic, p.payload, p.qos); },
       batch_options);
   batch_ptr = &batch;
-  AdminHandler admin_handler(service, o.topic_prefix,
+  admin::AdminKey admin_key{};
+  if (const RegistryStatus s = registry->admin_key(admin_key); !s.ok())
+    throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
+  AdminHandler admin_handler(service, admin_key, o.topic_prefix,
                              [&client](const std::string& t, ByteView p) { client.publish(t, p); });
+  secure_wipe(admin_key);  // the handler keeps its own copy
   admin_ptr = &admin_handler;
 
   metrics::Registry metric_registry;

@@ -1,6 +1,7 @@
 // Device registry operations on SQLite (see device_registry.hpp for the design).
 #include "device_registry.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 
@@ -353,6 +354,17 @@ RegistryStatus DeviceRegistry::edge_broker_account(BrokerAccount& out) {
   if (out.username.empty())
     return {RegistryErrc::not_found,
             "no edge broker user yet (run dsekp keys broker-config --edge-user NAME)"};
+  return {};
+}
+
+RegistryStatus DeviceRegistry::admin_key(std::array<std::uint8_t, 32>& out) {
+  RegistryStatement stmt;
+  if (auto s = db_.prepare("SELECT key FROM admin_key WHERE id = 1", stmt); !s.ok()) return s;
+  bool row = false;
+  if (auto s = stmt.step(row); !s.ok()) return s;
+  const ByteView key = row ? stmt.column_blob(0) : ByteView{};
+  if (key.size() != out.size()) return {RegistryErrc::corrupt, "the admin key is missing"};
+  std::copy(key.begin(), key.end(), out.begin());
   return {};
 }
 

@@ -10,6 +10,7 @@
 //               generation.
 //   removed_devices  a tombstone per removed dev_id with the generation of its removal, so that a
 //               running edge can learn about removals (see "Live changes").
+//   admin_key   the key of the edge's admin requests (`dsekp edge send`), 32 random bytes.
 //   broker_accounts  broker logins that are not devices, each with its role (AccountRole): more
 //               edges (one account each: the broker binds client ids to user names), telemetry
 //               readers of the republished readings, senders of downlink requests. The
@@ -55,6 +56,7 @@
 // one SQLite connection with cached statements: use it from one thread at a time.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -187,6 +189,10 @@ class DeviceRegistry {
   RegistryStatus set_edge_broker_user(std::string_view username, BrokerAccount& out);
   /// The edge's broker account; not_found until set_edge_broker_user() was called once.
   RegistryStatus edge_broker_account(BrokerAccount& out);
+
+  /// The key the edge checks admin requests with (edge/admin/admin_auth.hpp): 32 random bytes
+  /// drawn when the registry was created (or upgraded to schema 2). Secret.
+  RegistryStatus admin_key(std::array<std::uint8_t, 32>& out);
 
   /// Adds a broker account that is not a device, with a fresh random password. The name has
   /// the dev_id alphabet and must not be a dev_id, the default edge user or another account

@@ -41,6 +41,10 @@ CREATE TABLE removed_devices (
 // Version 2: broker accounts that are not devices (more edges, telemetry readers, downlink
 // senders). Created by a new registry and added to a version 1 registry when it is opened.
 constexpr const char* kCreateAccounts = R"sql(
+CREATE TABLE admin_key (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  key BLOB NOT NULL CHECK (length(key) = 32)
+) STRICT;
 CREATE TABLE broker_accounts (
   username TEXT PRIMARY KEY NOT NULL CHECK (length(username) BETWEEN 1 AND 64),
   role TEXT NOT NULL CHECK (role IN ('edge', 'reader', 'downlink')),
@@ -49,8 +53,22 @@ CREATE TABLE broker_accounts (
 ) STRICT, WITHOUT ROWID;
 )sql";
 
-RegistryStatus migrate_from_version_1(SqliteDb& db) {
+// The key of the edge's admin requests (edge/admin/admin_auth.hpp): 32 fresh random bytes.
+RegistryStatus create_version_2_tables(SqliteDb& db, Rng& rng) {
   if (auto s = db.exec(kCreateAccounts); !s.ok()) return s;
+  std::array<std::uint8_t, 32> key{};
+  if (rng.fill(key) != Error::ok)
+    return {RegistryErrc::crypto_failure, "the CSPRNG failed to draw the admin key"};
+  RegistryStatement insert;
+  RegistryStatus s = db.prepare("INSERT INTO admin_key (id, key) VALUES (1, ?1)", insert);
+  if (s.ok()) s = insert.bind_blob(1, key);
+  if (s.ok()) s = insert.run();
+  secure_wipe(key);
+  return s;
+}
+
+RegistryStatus migrate_from_version_1(SqliteDb& db, Rng& rng) {
+  if (auto s = create_version_2_tables(db, rng); !s.ok()) return s;
   return db.exec("UPDATE deployment SET schema_version = 2 WHERE id = 1");
 }
 
@@ -75,7 +93,7 @@ RegistryStatus create(SqliteDb& db, Rng& rng, std::int64_t now_ms) {
   const std::string set_id = "PRAGMA application_id = " + std::to_string(kRegistryApplicationId);
   if (auto s = db.exec(set_id.c_str()); !s.ok()) return s;
   if (auto s = db.exec(kCreateTables); !s.ok()) return s;
-  if (auto s = db.exec(kCreateAccounts); !s.ok()) return s;
+  if (auto s = create_version_2_tables(db, rng); !s.ok()) return s;
   RegistryStatement insert;
   if (auto s = db.prepare(
           "INSERT INTO deployment (id, schema_version, edge_salt, generation, created_ms, "
@@ -117,7 +135,7 @@ RegistryStatus ensure_registry_schema(SqliteDb& db, bool may_create, Rng& rng,
       !s.ok())
     return s;
   if (version == 1) {
-    if (auto s = migrate_from_version_1(db); !s.ok()) return s;
+    if (auto s = migrate_from_version_1(db, rng); !s.ok()) return s;
     version = 2;
   }
   if (version != kRegistrySchemaVersion)

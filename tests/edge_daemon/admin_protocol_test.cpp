@@ -1,6 +1,7 @@
 // The admin messages of `dsekp edge send` (edge/admin/admin_protocol.hpp): round trips, and
 // malformed requests refused with a reason, keeping the request id when it is usable.
 #include "edge/admin/admin_protocol.hpp"
+#include "edge/admin/admin_auth.hpp"
 
 #include <gtest/gtest.h>
 
@@ -45,6 +46,48 @@ TEST(AdminProtocol, MalformedRequestsAreRefused) {
   EXPECT_TRUE(r.payload_too_large);
   EXPECT_FALSE(valid_request_id(std::string(65, 'a')));
   EXPECT_TRUE(valid_request_id(std::string(64, 'a')));
+}
+
+}  // namespace
+}  // namespace dsekp::edge::admin
+
+namespace dsekp::edge::admin {
+namespace {
+
+// The request's MAC covers every field the edge acts on: a change to any of them, a MAC under
+// another key, no MAC, or an age beyond the limit is refused; the MAC survives the JSON.
+TEST(AdminAuth, TheMacCoversEveryFieldAndTheAgeIsBounded) {
+  AdminKey key{};
+  key[0] = 7;
+  DownlinkRequest r;
+  r.request_id = "req-1";
+  r.dev_id = "esp32-01";
+  r.payload = {'o', 'n'};
+  constexpr std::uint64_t kNow = 1'764'460'800'000;
+  EXPECT_EQ(verify(key, r, kNow), AdminVerdict::unauthenticated);
+  sign(key, r, kNow);
+  EXPECT_EQ(r.mac_hex.size(), 64u);
+  EXPECT_EQ(verify(key, r, kNow), AdminVerdict::ok);
+  DownlinkRequest parsed;
+  std::string error;
+  ASSERT_TRUE(parse(encode(r), parsed, error)) << error;
+  EXPECT_EQ(verify(key, parsed, kNow + kMaxRequestAgeMs), AdminVerdict::ok);
+  EXPECT_EQ(verify(key, parsed, kNow + kMaxRequestAgeMs + 1), AdminVerdict::stale_request);
+  EXPECT_EQ(verify(key, parsed, kNow - kMaxRequestAgeMs - 1), AdminVerdict::stale_request);
+  AdminKey other = key;
+  other[31] ^= 1;
+  EXPECT_EQ(verify(other, r, kNow), AdminVerdict::bad_mac);
+  const auto changed = [&](auto mutate) {
+    DownlinkRequest c = r;
+    mutate(c);
+    return verify(key, c, kNow);
+  };
+  EXPECT_EQ(changed([](DownlinkRequest& c) { c.request_id = "req-2"; }), AdminVerdict::bad_mac);
+  EXPECT_EQ(changed([](DownlinkRequest& c) { c.dev_id = "esp32-02"; }), AdminVerdict::bad_mac);
+  EXPECT_EQ(changed([](DownlinkRequest& c) { c.payload.push_back('!'); }), AdminVerdict::bad_mac);
+  EXPECT_EQ(changed([](DownlinkRequest& c) { c.ts_ms += 1; }), AdminVerdict::bad_mac);
+  EXPECT_EQ(changed([](DownlinkRequest& c) { c.mac_hex[0] ^= 1; }), AdminVerdict::bad_mac);
+  EXPECT_EQ(changed([](DownlinkRequest& c) { c.mac_hex.pop_back(); }), AdminVerdict::bad_mac);
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ class Bed {
 
   [[nodiscard]] const edge::DeviceMaterial& material(const std::string& dev_id) const;
   [[nodiscard]] int port() const { return broker_->port(); }
+  [[nodiscard]] std::string registry_path() const { return dir_.file("registry.db"); }
   [[nodiscard]] pid_t edge_pid() const { return pid_; }
   [[nodiscard]] std::string edge_stderr() const { return edge_->all_stderr(); }
 
