@@ -33,37 +33,59 @@
 namespace dsekp::edge::testing {
 namespace {
 
-TEST(EdgeDaemon, HandshakeDataPskReplayAndCleanShutdown) {
+// The bed both tests use: a registry with esp32-01, an open Mosquitto, the edge with `flags`,
+// and the device's handshake over a test client subscribed to its ACK topic and `watch`.
+struct DaemonBed {
+  explicit DaemonBed(const std::vector<std::string>& flags) {
+    EXPECT_TRUE(register_device(registry_path, "esp32-01", material));
+    std::filesystem::create_directories(dir.file("broker"));
+    broker = std::make_unique<dsekp::test::MosquittoBroker>(dir.file("broker"),
+                                                            "allow_anonymous true\n");
+    std::vector<std::string> argv = {
+        DSEKP_CLI_PATH, "edge",        "--broker",   "127.0.0.1:" + std::to_string(broker->port()),
+        "--db",         registry_path, "--logs-dir", logs,
+        "--metrics",    "127.0.0.1:0"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    edge = std::make_unique<dsekp::test::ChildProcess>(argv, dir.file("edge.out"), err_file);
+  }
+  ::testing::AssertionResult ready() const {
+    if (wait_until([&] { return stderr_text().find("ready") != std::string::npos; },
+                   std::chrono::seconds(10)))
+      return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << stderr_text();
+  }
+  [[nodiscard]] std::string stderr_text() const { return dsekp::test::read_file(err_file); }
+  void handshake(dsekp::test::MqttTestClient& client, ScriptedDevice& device,
+                 const std::string& watch, std::uint32_t now_s) {
+    ASSERT_EQ(client.connect(broker->port(), "", ""), std::optional<int>(0));
+    ASSERT_EQ(client.subscribe(kAckTopic), std::optional<int>(1));
+    ASSERT_EQ(client.subscribe(watch), std::optional<int>(1));
+    ASSERT_TRUE(client.publish("dsekp/init", as_string(device.init(Encoding::json, now_s))));
+    const auto ack = client.wait_for_message(kAckTopic);
+    ASSERT_TRUE(ack.has_value()) << stderr_text();
+    ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  }
+
+  static constexpr const char* kAckTopic = "dsekp/init/ack/esp32-01";
   dsekp::test::TempDir dir;
-  const std::string registry_path = dir.file("registry.db");
-  const std::string logs = dir.file("logs");
+  std::string registry_path = dir.file("registry.db");
+  std::string logs = dir.file("logs");
+  std::string err_file = dir.file("edge.err");
   DeviceMaterial material;
-  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
-  std::filesystem::create_directories(dir.file("broker"));
-  dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
-  const std::string err_file = dir.file("edge.err");
-  dsekp::test::ChildProcess edge(
-      {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()), "--db",
-       registry_path, "--logs-dir", logs, "--metrics", "127.0.0.1:0", "--psk-baseline",
-       "--republish"},
-      dir.file("edge.out"), err_file);
-  ASSERT_TRUE(wait_until(
-      [&] { return dsekp::test::read_file(err_file).find("ready") != std::string::npos; },
-      std::chrono::seconds(10)))
-      << dsekp::test::read_file(err_file);
+  std::unique_ptr<dsekp::test::MosquittoBroker> broker;
+  std::unique_ptr<dsekp::test::ChildProcess> edge;
+};
 
+TEST(EdgeDaemon, HandshakeDataPskReplayAndCleanShutdown) {
+  DaemonBed bed({"--psk-baseline", "--republish"});
+  ASSERT_TRUE(bed.ready());
+  const std::string& registry_path = bed.registry_path;
+  const std::string& logs = bed.logs;
+  const std::string& err_file = bed.err_file;
+  dsekp::test::ChildProcess& edge = *bed.edge;
   dsekp::test::MqttTestClient client("esp32-01");
-  ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
-  const std::string ack_topic = "dsekp/init/ack/esp32-01";
-  ASSERT_EQ(client.subscribe(ack_topic), std::optional<int>(1));
-  ASSERT_EQ(client.subscribe("plain/esp32-01"), std::optional<int>(1));
-
-  ScriptedDevice device(material, 42);
-  const auto now_s = static_cast<std::uint32_t>(unix_ms_now() / 1000);
-  ASSERT_TRUE(client.publish("dsekp/init", as_string(device.init(Encoding::json, now_s))));
-  const auto ack = client.wait_for_message(ack_topic);
-  ASSERT_TRUE(ack.has_value()) << dsekp::test::read_file(err_file);
-  ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  ScriptedDevice device(bed.material, 42);
+  bed.handshake(client, device, "plain/esp32-01", static_cast<std::uint32_t>(unix_ms_now() / 1000));
 
   // 50 DATA frames, JSON and compact alternately; frame 10 is sent twice (a replay).
   constexpr int kFrames = 50;
@@ -162,34 +184,17 @@ TEST(EdgeDaemon, HandshakeDataPskReplayAndCleanShutdown) {
 // finding: every reading was republished on plain/{dev_id} to anyone who subscribed), and no
 // PSK baseline (its frames have no replay protection): the edge does not even subscribe to it.
 TEST(EdgeDaemon, ByDefaultNothingIsRepublishedInClearAndThePskBaselineIsOff) {
-  dsekp::test::TempDir dir;
-  const std::string registry_path = dir.file("registry.db");
-  DeviceMaterial material;
-  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
-  std::filesystem::create_directories(dir.file("broker"));
-  dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
-  const std::string err_file = dir.file("edge.err");
-  dsekp::test::ChildProcess edge(
-      {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()), "--db",
-       registry_path, "--logs-dir", dir.file("logs"), "--metrics", "127.0.0.1:0"},
-      dir.file("edge.out"), err_file);
-  ASSERT_TRUE(wait_until(
-      [&] { return dsekp::test::read_file(err_file).find("ready") != std::string::npos; },
-      std::chrono::seconds(10)));
-  EXPECT_NE(dsekp::test::read_file(err_file).find("subscribed to 3 topics"), std::string::npos)
+  DaemonBed bed({});
+  ASSERT_TRUE(bed.ready());
+  EXPECT_NE(bed.stderr_text().find("subscribed to 3 topics"), std::string::npos)
       << "init, data and admin; not psk/data";
-
   dsekp::test::MqttTestClient client("esp32-01");
-  ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
-  const std::string ack_topic = "dsekp/init/ack/esp32-01";
-  ASSERT_EQ(client.subscribe(ack_topic), std::optional<int>(1));
-  ASSERT_EQ(client.subscribe("plain/#"), std::optional<int>(1));
-  ScriptedDevice device(material, 43);
+  ScriptedDevice device(bed.material, 43);
   const auto now_s = static_cast<std::uint32_t>(unix_ms_now() / 1000);
-  ASSERT_TRUE(client.publish("dsekp/init", as_string(device.init(Encoding::json, now_s))));
-  const auto ack = client.wait_for_message(ack_topic);
-  ASSERT_TRUE(ack.has_value()) << dsekp::test::read_file(err_file);
-  ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
+  bed.handshake(client, device, "plain/#", now_s);
+  const std::string ack_topic = DaemonBed::kAckTopic;
+  const std::string& err_file = bed.err_file;
+  dsekp::test::ChildProcess& edge = *bed.edge;
   ASSERT_TRUE(client.publish("dsekp/data",
                              as_string(device.data(reading(0), unix_ms_now(), Encoding::json))));
   ASSERT_TRUE(client.publish("psk/data",
