@@ -29,10 +29,14 @@ void RejectionLog::log(const HandleResult& r, std::string_view topic, std::uint6
   const std::string shown = logging::printable(topic);
   const char* const sep = r.detail.empty() ? "" : ": ";
   const std::string detail = logging::printable(r.detail, 256);
+  // The device the frame named (not authenticated unless accepted): what an operator greps for.
+  const std::string device = r.dev_id.empty() ? std::string() : " from " + r.dev_id;
   if (r.processed()) {
-    logging::logger().warn("rejected {} on \"{}\"{}{}", r.reason_name(), shown, sep, detail);
+    logging::logger().warn("rejected {} on \"{}\"{}{}{}", r.reason_name(), shown, device, sep,
+                           detail);
   } else {
-    logging::logger().error("NOT PROCESSED {} on \"{}\"{}{}", r.reason_name(), shown, sep, detail);
+    logging::logger().error("NOT PROCESSED {} on \"{}\"{}{}{}", r.reason_name(), shown, device, sep,
+                            detail);
   }
 }
 

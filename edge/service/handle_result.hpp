@@ -35,9 +35,12 @@ struct HandleResult {
   Error error = Error::ok;                     // why, when reason == protocol_error
   StoreStatus store_status = StoreStatus::ok;  // the store's status, when reason == store_failure
   std::string detail;                          // operator text for the *_failure reasons
-  std::vector<Publish> publishes;              // ACK or downlink frame, to send after return
-  std::optional<AcceptedFrame> frame;          // the row of an accepted DATA or PSK frame
-  std::optional<std::uint32_t> downlink_seq;   // the seq of a sealed downlink frame
+  // The device the message named, once it decoded (a claim: authenticated only if ok()); empty
+  // for a message that did not decode. Named in the rejection log.
+  std::string dev_id;
+  std::vector<Publish> publishes;             // ACK or downlink frame, to send after return
+  std::optional<AcceptedFrame> frame;         // the row of an accepted DATA or PSK frame
+  std::optional<std::uint32_t> downlink_seq;  // the seq of a sealed downlink frame
   // The state's next downlink seq was behind the downlink journal (the store lost writes or was
   // restored from an older copy): the seq went on from the journal's. `detail` says by how much.
   bool downlink_seq_restored = false;

@@ -25,6 +25,7 @@ void EdgeService::on_downlink(std::string_view dev_id_text, ByteView plaintext,
                               std::uint64_t now_ms, HandleResult& r) {
   DevId dev_id;
   if (const Error e = dev_id.assign(dev_id_text); e != Error::ok) return reject(r, e);
+  r.dev_id = dev_id.str();
   if (plaintext.size() > kMaxPayloadSize) return reject(r, Error::payload_too_large);
   DeviceContext ctx;
   if (!load_device(dev_id, ctx, r)) return;

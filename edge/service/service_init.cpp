@@ -18,6 +18,7 @@ using service_detail::reject;
 void EdgeService::on_init(ByteView payload, std::uint64_t now_ms, HandleResult& r) {
   InitFrame init;
   if (const Error e = decode_init(payload, init); e != Error::ok) return reject(r, e);
+  r.dev_id = init.dev_id.str();
   DeviceContext ctx;
   if (!load_device(init.dev_id, ctx, r)) return;
   // Key rotation: sessions derived from the old DEV_SECRET must go. The new state replaces the

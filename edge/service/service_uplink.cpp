@@ -118,6 +118,7 @@ void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t 
   DataFrame frame;
   if (const Error e = decoder_.decode_data(payload, Direction::uplink, frame); e != Error::ok)
     return reject(r, e);
+  r.dev_id = frame.dev_id.str();
   const CachedPath cached = on_cached_data(frame, payload, now_ms, recvts_us, r);
   if (store_.uplink_cache() != nullptr)
     r.cache_lookup = cached == CachedPath::handled ? CacheLookup::hit : CacheLookup::miss;
@@ -161,6 +162,7 @@ void EdgeService::on_psk(ByteView payload, std::uint64_t, std::uint64_t recvts_u
                          HandleResult& r) {
   PskFrame frame;
   if (const Error e = decoder_.decode_psk(payload, frame); e != Error::ok) return reject(r, e);
+  r.dev_id = frame.dev_id.str();
   DeviceCredentials credentials;
   if (const RegistryStatus s = registry_.find(frame.dev_id.str(), credentials); !s.ok()) {
     if (s.code() == RegistryErrc::not_found) return reject(r, Error::unknown_device);

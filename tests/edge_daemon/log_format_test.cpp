@@ -269,6 +269,9 @@ TEST(EdgeLogDaemon, StderrLinesFollowTheTextPatternAndRejectionsAreWarnLines) {
   EXPECT_EQ(count_lines_with(err, "[info] metrics on http://127.0.0.1:"), 1u) << err;
   EXPECT_EQ(count_lines_with(err, "[info] registry "), 1u) << err;
   EXPECT_EQ(count_lines_with(err, "[warn] rejected replay on \"dsekp/data\""), 1u) << err;
+  // The device the frame named, for an operator to grep.
+  EXPECT_EQ(count_lines_with(err, "[warn] rejected replay on \"dsekp/data\" from esp32-01"), 1u)
+      << err;
   EXPECT_EQ(count_lines_with(err, "[info] signal 15, stopping"), 1u) << err;
 }
 
