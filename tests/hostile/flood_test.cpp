@@ -26,23 +26,7 @@ constexpr int kInitReplays = 2000;    // superseded_init (the newest `t` again)
 constexpr int kGhostInits = 8000;     // unknown_device, each a different dev_id
 constexpr int kGhostData = 4000;      // unknown_device
 constexpr int kNoSessionData = 1000;  // unknown_session
-// The edge under test is built like this test. Under AddressSanitizer (`make test-sanitize`) freed
-// memory is held in ASan's quarantine (256 MB by default) instead of being reused, so the edge's
-// RSS grows with every allocation however bounded its live memory is (+94 MB over this flood,
-// measured); LeakSanitizer checks for leaks there instead. The bound then only catches growth
-// beyond the quarantine.
-#if defined(__SANITIZE_ADDRESS__)
-#define DSEKP_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DSEKP_UNDER_ASAN 1
-#endif
-#endif
-#ifdef DSEKP_UNDER_ASAN
-constexpr long kRssGrowthBoundKb = 512 * 1024;
-#else
-constexpr long kRssGrowthBoundKb = 64 * 1024;
-#endif
+constexpr long kRssGrowthBoundKb = rss_growth_bound_kb(64 * 1024);
 
 std::string ghost(int k) {
   char name[32];
