@@ -133,7 +133,7 @@ int run_send(const SendArgs& a) {
   if (!edge::admin::valid_request_id(request.request_id))
     throw std::runtime_error("--request-id: 1-64 of [A-Za-z0-9._-]");
   edge::admin::sign(
-      key, request,
+      key, a.prefix, request,
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count()));

@@ -96,7 +96,8 @@ void decode_any_field(fuzz::ByteReader& in, std::uint32_t w) {
   const std::size_t length = in.u8() % 2 == 0 ? r::kWindowFieldSize : in.u8();
   for (std::size_t i = 0; i < length && !in.empty(); ++i)
     value.push_back(static_cast<char>(in.u8()));
-  const std::string tag = value.substr(0, std::min<std::size_t>(value.size(), r::kSessionTagChars));
+  const std::string tag =
+      value.substr(0, std::min<std::size_t>(value.size(), dsekp::edge::kSessionTagChars));
   ReplayWindow read(w);
   if (r::decode_window_field(value, tag, read) != r::WindowFieldMatch::same_session) return;
   ReplayWindow again(w);
@@ -128,7 +129,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         restored->restore(window.top(), window.bitmap());
       } else {
         // Through the Redis store's window field (edge/store/redis/redis_window_field.hpp).
-        const std::string tag(dsekp::edge::redis::kSessionTagChars, 'a');
+        const std::string tag(dsekp::edge::kSessionTagChars, 'a');
         const std::string field = dsekp::edge::redis::encode_window_field(tag, window);
         fuzz::check(dsekp::edge::redis::decode_window_field(field, tag, *restored) ==
                         dsekp::edge::redis::WindowFieldMatch::same_session,

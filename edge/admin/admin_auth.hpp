@@ -6,8 +6,11 @@
 // device. The key is 32 random bytes in the registry (DeviceRegistry::admin_key), which only the
 // edge and the operator's `dsekp keys`/`dsekp edge send --db` can read (mode 0600).
 //
-//   mac = HMAC-SHA256(admin_key, "DSEKP admin downlink v1" || u8(len(request_id)) || request_id
-//                     || u8(len(dev_id)) || dev_id || u64(ts_ms) || u16(len(payload)) || payload)
+//   mac = HMAC-SHA256(admin_key, "DSEKP admin downlink v1" || u8(len(prefix)) || prefix
+//                     || u8(len(request_id)) || request_id || u8(len(dev_id)) || dev_id
+//                     || u64(ts_ms) || u16(len(payload)) || payload)
+// The topic prefix is covered, so a request for one deployment (`site1/`) cannot be replayed to
+// another that shares the registry.
 //
 // A request whose ts_ms is more than kMaxRequestAgeMs from the edge's clock is stale_request:
 // a captured request cannot be replayed later; within that window the edge's memory of answered
@@ -18,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "admin_protocol.hpp"
 
@@ -27,11 +31,13 @@ using AdminKey = std::array<std::uint8_t, 32>;
 
 inline constexpr std::uint64_t kMaxRequestAgeMs = 300'000;
 
-/// The request's MAC as 64 lowercase hex digits ("" if OpenSSL failed).
-[[nodiscard]] std::string request_mac(const AdminKey& key, const DownlinkRequest& request);
+/// The request's MAC as 64 lowercase hex digits ("" if OpenSSL failed or a field is too long).
+[[nodiscard]] std::string request_mac(const AdminKey& key, std::string_view prefix,
+                                      const DownlinkRequest& request);
 
-/// Sets request.ts_ms = now_ms and request.mac_hex.
-void sign(const AdminKey& key, DownlinkRequest& request, std::uint64_t now_ms);
+/// Sets request.ts_ms = now_ms and request.mac_hex, for the edge of topic prefix `prefix`.
+void sign(const AdminKey& key, std::string_view prefix, DownlinkRequest& request,
+          std::uint64_t now_ms);
 
 enum class AdminVerdict : std::uint8_t { ok, unauthenticated, bad_mac, stale_request };
 
@@ -39,7 +45,7 @@ enum class AdminVerdict : std::uint8_t { ok, unauthenticated, bad_mac, stale_req
 [[nodiscard]] const char* admin_verdict_name(AdminVerdict v) noexcept;
 
 /// The edge's check: a MAC in constant time, then the age.
-[[nodiscard]] AdminVerdict verify(const AdminKey& key, const DownlinkRequest& request,
-                                  std::uint64_t now_ms);
+[[nodiscard]] AdminVerdict verify(const AdminKey& key, std::string_view prefix,
+                                  const DownlinkRequest& request, std::uint64_t now_ms);
 
 }  // namespace dsekp::edge::admin

@@ -46,7 +46,7 @@ std::string AdminHandler::handle(ByteView payload, std::uint64_t now_ms) {
     return send(admin::encode(refused));
   }
   // Authenticated before anything is looked up or sealed (a forged request learns nothing).
-  if (const admin::AdminVerdict v = admin::verify(key_, request, now_ms);
+  if (const admin::AdminVerdict v = admin::verify(key_, prefix_, request, now_ms);
       v != admin::AdminVerdict::ok) {
     admin::DownlinkResult refused;
     refused.request_id = request.request_id;
@@ -58,6 +58,7 @@ std::string AdminHandler::handle(ByteView payload, std::uint64_t now_ms) {
   if (const auto it = answered_.find(request.request_id); it != answered_.end())
     return send(it->second);  // a redelivery: the same answer, no second downlink
 
+  if (before_seal_) before_seal_();
   const HandleResult r = service_.send_downlink(
       request.dev_id, ByteView(request.payload.data(), request.payload.size()), now_ms);
   if (r.downlink_seq_restored)

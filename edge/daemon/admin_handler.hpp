@@ -39,6 +39,9 @@ class AdminHandler {
   AdminHandler& operator=(const AdminHandler&) = delete;
 
   [[nodiscard]] const std::string& topic() const noexcept { return topic_; }
+  /// Called once a request is authenticated, right before its downlink is sealed (the daemon
+  /// ends its open batch there): a refused request costs the batch nothing.
+  void set_before_seal(std::function<void()> before_seal) { before_seal_ = std::move(before_seal); }
   /// Handles one request payload received at `now_ms`. Returns the result it answered (or, for
   /// a request too malformed to answer, a result with an empty request_id), for logging.
   std::string handle(ByteView payload, std::uint64_t now_ms);
@@ -49,6 +52,7 @@ class AdminHandler {
   std::string prefix_;
   std::string topic_;
   PublishFn publish_;
+  std::function<void()> before_seal_;
   std::map<std::string, std::string> answered_;  // request id -> result JSON
   std::deque<std::string> order_;                // answered_ keys, oldest first
 };

@@ -128,6 +128,7 @@ std::string first_line_of(const std::string& path, const char* option) {
   std::string line;
   if (!in || !std::getline(in, line))
     throw std::runtime_error(std::string(option) + " " + path + ": cannot read it");
+  if (!line.empty() && line.back() == '\r') line.pop_back();  // a file written on Windows
   return line;
 }
 
@@ -383,7 +384,8 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
       return;
     }
     if (topic == admin_ptr->topic()) {
-      batch_ptr->end();  // the downlink's seq is saved in its own transaction, after the batch
+      // The batch ends only if the request is authenticated (AdminHandler's before_seal): the
+      // downlink's seq is saved in its own transaction, after the batch.
       const std::string answer = admin_ptr->handle(payload, now_ms);
       logging::logger().info("admin downlink: {}", answer);
       after_store_use();
@@ -478,6 +480,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   AdminHandler admin_handler(service, admin_key, o.topic_prefix,
                              [&client](const std::string& t, ByteView p) { client.publish(t, p); });
   secure_wipe(admin_key);  // the handler keeps its own copy
+  admin_handler.set_before_seal([&batch] { batch.end(); });
   admin_ptr = &admin_handler;
 
   metrics::Registry metric_registry;

@@ -28,7 +28,11 @@ std::string topic_prefix_problem(std::string_view prefix) {
   for (const char c : prefix) {
     if (c <= ' ' || c > '~') return "the topic prefix may hold only printable ASCII, no spaces";
     if (c == '+' || c == '#') return "the topic prefix may not hold the wildcards + or #";
+    // '%' would be expanded in the devices' pattern lines (%u, %c).
+    if (c == '%') return "the topic prefix may not hold '%'";
   }
+  if (!prefix.empty() && prefix.front() == '$')
+    return "the topic prefix may not start with '$' (the broker's own topics)";
   if (prefix.size() > 128) return "the topic prefix is longer than 128 characters";
   return {};
 }
@@ -89,6 +93,9 @@ std::string broker_conf_lines(const std::string& password_file, const std::strin
          "# Every client id is replaced by the user name: no account can take over another's\n"
          "# session (the edge's, a device's).\n"
          "use_username_as_clientid true\n"
+         "# No retained messages: a device could otherwise have the broker keep a frame and\n"
+         "# hand it to the edge on every subscription.\n"
+         "retain_available false\n"
          "# No DSEKP packet comes near this (edge/mqtt/mqtt_limits.hpp); a larger one from any\n"
          "# client is refused by the broker before it is stored or forwarded.\n"
          "max_packet_size " +

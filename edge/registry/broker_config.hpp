@@ -60,8 +60,9 @@ RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accou
 [[nodiscard]] std::string broker_conf_lines(const std::string& password_file,
                                             const std::string& acl_file);
 
-/// A topic prefix that is safe in an ACL line and a topic: printable ASCII without spaces or
-/// the wildcards '+' and '#'. Empty: valid. Otherwise the reason.
+/// A topic prefix that is safe in an ACL line and a topic: printable ASCII without spaces, the
+/// wildcards '+' and '#', or '%' (pattern expansion), not starting with '$'. Empty: valid.
+/// Otherwise the reason.
 [[nodiscard]] std::string topic_prefix_problem(std::string_view prefix);
 
 /// The name of the downlink account broker-config creates when the registry has none.

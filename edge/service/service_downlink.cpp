@@ -42,8 +42,8 @@ void EdgeService::on_downlink(std::string_view dev_id_text, ByteView plaintext,
   if (downlink_journal_ != nullptr) {
     tag = session_tag(kDownlinkJournalTagLabel, session->keys.down);
     if (tag.empty()) return fail(r, EdgeReason::internal_error, "cannot compute the session tag");
-    const JournalFloor floor = downlink_journal_->floor(dev_id.str(), tag);
-    if (!floor.known && floor.forgotten) {
+    const JournalFloor floor = downlink_journal_->floor(dev_id.str(), tag, session->created_ms);
+    if (floor.forgotten) {
       r.detail = "the downlink journal may have forgotten this session: the device must rekey";
       return reject(r, Error::no_session);
     }
@@ -69,7 +69,8 @@ void EdgeService::on_downlink(std::string_view dev_id_text, ByteView plaintext,
 
   if (downlink_journal_ != nullptr) {
     std::string error;
-    if (!downlink_journal_->record(dev_id.str(), tag, std::uint64_t{frame.seq} + 1, error))
+    if (!downlink_journal_->record(dev_id.str(), tag, std::uint64_t{frame.seq} + 1,
+                                   session->created_ms, error))
       return fail(r, EdgeReason::store_failure, error);
   }
   WriteUnit unit(store_, nullptr);

@@ -16,13 +16,17 @@
 // Sessions are named by a tag of their downlink key (session_tag.hpp), never by sessctr: a new
 // session with the same sessctr has other keys and starts at 0.
 //
-// File: text lines "DEV_ID TAG NEXT_SEQ\n", appended; the largest NEXT_SEQ of a (DEV_ID, TAG)
-// wins. A torn last line (power loss in the middle of an append that was never acknowledged,
-// so whose frame was never published) is ignored; any other malformed line refuses the file.
-// It is rewritten (temporary file, fsync, rename, fsync of the directory) when it holds many
-// superseded lines. At most kSessionsPerDevice sessions are kept per device, the most recently
-// written; a device that lost one is marked, and then no session of it that the journal does
-// not know may seal a downlink (it could be one the journal forgot): the device must rekey.
+// File: text lines "DEV_ID TAG NEXT_SEQ CREATED_MS\n", appended; the largest NEXT_SEQ of a
+// (DEV_ID, TAG) wins. A torn last line (power loss in the middle of an append that was never
+// acknowledged, so whose frame was never published) is ignored; any other malformed line, or a
+// file that cannot be read, refuses to open (never taken for an empty journal). After a failed
+// append the file is rewritten from memory before the next one, so a half-written line cannot
+// merge with the next. It is rewritten (temporary file, fsync, rename, fsync of the directory)
+// when it holds many superseded lines. At most kSessionsPerDevice sessions are kept per device,
+// the most recently written; when one is dropped the device keeps a watermark, the creation
+// time of the newest session dropped, and a session the journal does not know that was created
+// no later than that may not seal (it could be one the journal forgot; the device must rekey).
+// A newer session has keys no dropped entry was about, so it seals from its stored seq.
 //
 // What it does not cover: a journal restored from an older copy together with the store (keep
 // it out of such backups, or restore neither), and several edges on one Redis, where each edge
@@ -44,7 +48,7 @@ namespace dsekp::edge {
 struct JournalFloor {
   std::uint64_t next_seq = 0;  // the lowest seq the session may still use
   bool known = false;          // the journal has an entry for this session
-  bool forgotten = false;      // the device lost entries: an unknown session must not seal
+  bool forgotten = false;      // unknown, and maybe one the journal dropped: must not seal
 };
 
 class DownlinkJournal {
@@ -58,22 +62,32 @@ class DownlinkJournal {
   DownlinkJournal(const DownlinkJournal&) = delete;
   DownlinkJournal& operator=(const DownlinkJournal&) = delete;
 
-  [[nodiscard]] JournalFloor floor(std::string_view dev_id, std::string_view tag) const;
+  /// What the journal knows of the session `tag` of `dev_id`, created at `created_ms` (the
+  /// session's own creation time, EdgeSession::created_ms).
+  [[nodiscard]] JournalFloor floor(std::string_view dev_id, std::string_view tag,
+                                   std::uint64_t created_ms) const;
   /// Records that the session's seqs below `next_seq` are used. Returns only after the line is
   /// on disk (fdatasync); false with `error` otherwise (then nothing may be published).
   [[nodiscard]] bool record(std::string_view dev_id, std::string_view tag, std::uint64_t next_seq,
-                            std::string& error);
+                            std::uint64_t created_ms, std::string& error);
 
   [[nodiscard]] std::size_t sessions() const noexcept;
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
  private:
+  struct Session {
+    std::string tag;
+    std::uint64_t next_seq = 0;
+    std::uint64_t created_ms = 0;
+  };
   struct Device {
-    std::vector<std::pair<std::string, std::uint64_t>> sessions;  // tag, next seq; oldest first
-    bool forgotten = false;
+    std::vector<Session> sessions;         // the most recently written last
+    bool forgotten = false;                // a session was dropped...
+    std::uint64_t forgotten_up_to_ms = 0;  // ...the newest of them created then
   };
   DownlinkJournal() = default;
-  void apply(const std::string& dev_id, const std::string& tag, std::uint64_t next_seq);
+  void apply(const std::string& dev_id, const std::string& tag, std::uint64_t next_seq,
+             std::uint64_t created_ms);
   [[nodiscard]] bool compact(std::string& error);
   [[nodiscard]] bool append(const std::string& line, std::string& error);
 
@@ -81,6 +95,7 @@ class DownlinkJournal {
   int fd_ = -1;
   std::map<std::string, Device, std::less<>> devices_;
   std::size_t lines_ = 0;  // lines in the file now
+  bool dirty_ = false;     // an append failed: rewrite the file before the next one
 };
 
 }  // namespace dsekp::edge

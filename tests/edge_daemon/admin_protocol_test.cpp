@@ -64,23 +64,23 @@ TEST(AdminAuth, TheMacCoversEveryFieldAndTheAgeIsBounded) {
   r.dev_id = "esp32-01";
   r.payload = {'o', 'n'};
   constexpr std::uint64_t kNow = 1'764'460'800'000;
-  EXPECT_EQ(verify(key, r, kNow), AdminVerdict::unauthenticated);
-  sign(key, r, kNow);
+  EXPECT_EQ(verify(key, "", r, kNow), AdminVerdict::unauthenticated);
+  sign(key, "", r, kNow);
   EXPECT_EQ(r.mac_hex.size(), 64u);
-  EXPECT_EQ(verify(key, r, kNow), AdminVerdict::ok);
+  EXPECT_EQ(verify(key, "", r, kNow), AdminVerdict::ok);
   DownlinkRequest parsed;
   std::string error;
   ASSERT_TRUE(parse(encode(r), parsed, error)) << error;
-  EXPECT_EQ(verify(key, parsed, kNow + kMaxRequestAgeMs), AdminVerdict::ok);
-  EXPECT_EQ(verify(key, parsed, kNow + kMaxRequestAgeMs + 1), AdminVerdict::stale_request);
-  EXPECT_EQ(verify(key, parsed, kNow - kMaxRequestAgeMs - 1), AdminVerdict::stale_request);
+  EXPECT_EQ(verify(key, "", parsed, kNow + kMaxRequestAgeMs), AdminVerdict::ok);
+  EXPECT_EQ(verify(key, "", parsed, kNow + kMaxRequestAgeMs + 1), AdminVerdict::stale_request);
+  EXPECT_EQ(verify(key, "", parsed, kNow - kMaxRequestAgeMs - 1), AdminVerdict::stale_request);
   AdminKey other = key;
   other[31] ^= 1;
-  EXPECT_EQ(verify(other, r, kNow), AdminVerdict::bad_mac);
+  EXPECT_EQ(verify(other, "", r, kNow), AdminVerdict::bad_mac);
   const auto changed = [&](auto mutate) {
     DownlinkRequest c = r;
     mutate(c);
-    return verify(key, c, kNow);
+    return verify(key, "", c, kNow);
   };
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.request_id = "req-2"; }), AdminVerdict::bad_mac);
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.dev_id = "esp32-02"; }), AdminVerdict::bad_mac);
@@ -88,6 +88,9 @@ TEST(AdminAuth, TheMacCoversEveryFieldAndTheAgeIsBounded) {
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.ts_ms += 1; }), AdminVerdict::bad_mac);
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.mac_hex[0] ^= 1; }), AdminVerdict::bad_mac);
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.mac_hex.pop_back(); }), AdminVerdict::bad_mac);
+  EXPECT_EQ(verify(key, "site2/", r, kNow), AdminVerdict::bad_mac) << "another deployment";
+  EXPECT_EQ(changed([](DownlinkRequest& c) { c.dev_id = std::string(300, 'a'); }),
+            AdminVerdict::bad_mac);
 }
 
 }  // namespace

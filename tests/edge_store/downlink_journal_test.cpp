@@ -4,6 +4,7 @@
 // device whose oldest sessions were dropped is marked so that none of them can seal again.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -33,35 +34,35 @@ TEST(DownlinkJournal, WhatItRecordsSurvivesAReopenAndTheLargerSeqWins) {
   {
     auto j = DownlinkJournal::open(path, error);
     ASSERT_NE(j, nullptr) << error;
-    EXPECT_FALSE(j->floor("dev-1", tag('a')).known);
-    ASSERT_TRUE(j->record("dev-1", tag('a'), 3, error)) << error;
-    ASSERT_TRUE(j->record("dev-1", tag('b'), 7, error)) << error;
-    ASSERT_TRUE(j->record("dev-2", tag('a'), 1, error)) << error;
-    ASSERT_TRUE(j->record("dev-1", tag('a'), 2, error)) << error;  // never goes back
+    EXPECT_FALSE(j->floor("dev-1", tag('a'), 0).known);
+    ASSERT_TRUE(j->record("dev-1", tag('a'), 3, 0, error)) << error;
+    ASSERT_TRUE(j->record("dev-1", tag('b'), 7, 0, error)) << error;
+    ASSERT_TRUE(j->record("dev-2", tag('a'), 1, 0, error)) << error;
+    ASSERT_TRUE(j->record("dev-1", tag('a'), 2, 0, error)) << error;  // never goes back
   }
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   auto j = DownlinkJournal::open(path, error);
   ASSERT_NE(j, nullptr) << error;
-  EXPECT_EQ(j->floor("dev-1", tag('a')).next_seq, 3u);
-  EXPECT_TRUE(j->floor("dev-1", tag('a')).known);
-  EXPECT_EQ(j->floor("dev-1", tag('b')).next_seq, 7u);
-  EXPECT_EQ(j->floor("dev-2", tag('a')).next_seq, 1u);
-  EXPECT_FALSE(j->floor("dev-2", tag('b')).known);
-  EXPECT_FALSE(j->floor("dev-2", tag('b')).forgotten);
+  EXPECT_EQ(j->floor("dev-1", tag('a'), 0).next_seq, 3u);
+  EXPECT_TRUE(j->floor("dev-1", tag('a'), 0).known);
+  EXPECT_EQ(j->floor("dev-1", tag('b'), 0).next_seq, 7u);
+  EXPECT_EQ(j->floor("dev-2", tag('a'), 0).next_seq, 1u);
+  EXPECT_FALSE(j->floor("dev-2", tag('b'), 0).known);
+  EXPECT_FALSE(j->floor("dev-2", tag('b'), 0).forgotten);
   EXPECT_EQ(lines_in(path), 3u) << "compacted on open";
 }
 
 TEST(DownlinkJournal, ATornLastLineIsDroppedAndOtherDamageRefusesTheFile) {
   test::TempDir dir;
   const std::string path = dir.file("downlinks");
-  std::ofstream(path) << "dev-1 " << tag('a') << " 5\ndev-1 " << tag('b') << " 9";  // torn
+  std::ofstream(path) << "dev-1 " << tag('a') << " 5 0\ndev-1 " << tag('b') << " 9";  // torn
   std::string error;
   auto j = DownlinkJournal::open(path, error);
   ASSERT_NE(j, nullptr) << error;
-  EXPECT_EQ(j->floor("dev-1", tag('a')).next_seq, 5u);
-  EXPECT_FALSE(j->floor("dev-1", tag('b')).known);
+  EXPECT_EQ(j->floor("dev-1", tag('a'), 0).next_seq, 5u);
+  EXPECT_FALSE(j->floor("dev-1", tag('b'), 0).known);
   j.reset();
   for (const std::string& bad :
        {"dev-1 " + tag('a') + " x\n", "dev/1 " + tag('a') + " 1\n", "dev-1 " + tag('A') + " 1\n",
@@ -79,12 +80,15 @@ TEST(DownlinkJournal, SupersededLinesAreCompactedAway) {
   auto j = DownlinkJournal::open(path, error);
   ASSERT_NE(j, nullptr) << error;
   for (std::uint64_t seq = 1; seq <= 3000; ++seq)
-    ASSERT_TRUE(j->record("dev-1", tag('c'), seq, error)) << error;
+    ASSERT_TRUE(j->record("dev-1", tag('c'), seq, 0, error)) << error;
   EXPECT_LT(lines_in(path), 1100u);
-  EXPECT_EQ(j->floor("dev-1", tag('c')).next_seq, 3000u);
+  EXPECT_EQ(j->floor("dev-1", tag('c'), 0).next_seq, 3000u);
 }
 
-TEST(DownlinkJournal, ADeviceThatLostOldSessionsIsMarkedAcrossAReopen) {
+// Dropping a device's oldest session leaves a watermark: an unknown session created no later
+// than the dropped one may be that one (it must not seal); a session created after it has keys
+// no dropped entry was about (it seals from its stored seq) and is recorded as usual.
+TEST(DownlinkJournal, ADroppedSessionLeavesAWatermarkThatNewerSessionsPass) {
   test::TempDir dir;
   const std::string path = dir.file("downlinks");
   const auto session = [](char first, std::size_t i) {
@@ -93,20 +97,42 @@ TEST(DownlinkJournal, ADeviceThatLostOldSessionsIsMarkedAcrossAReopen) {
   std::string error;
   auto j = DownlinkJournal::open(path, error);
   ASSERT_NE(j, nullptr) << error;
+  // Sessions created at 1000, 2000, ... ms.
   for (std::size_t i = 0; i < DownlinkJournal::kSessionsPerDevice; ++i)
-    ASSERT_TRUE(j->record("dev-1", session('a', i), i + 1, error)) << error;
-  EXPECT_FALSE(j->floor("dev-1", session('c', 0)).forgotten) << "nothing dropped yet";
-  ASSERT_TRUE(j->record("dev-1", session('b', 0), 1, error)) << error;  // one too many
-  EXPECT_FALSE(j->floor("dev-1", session('a', 0)).known) << "the oldest was dropped";
-  EXPECT_TRUE(j->floor("dev-1", session('a', 0)).forgotten);
-  EXPECT_TRUE(j->floor("dev-1", session('c', 0)).forgotten) << "any unknown session of it";
-  EXPECT_EQ(j->floor("dev-1", session('a', 1)).next_seq, 2u);
+    ASSERT_TRUE(j->record("dev-1", session('a', i), i + 1, (i + 1) * 1000, error)) << error;
+  EXPECT_FALSE(j->floor("dev-1", session('c', 0), 500).forgotten) << "nothing dropped yet";
+  ASSERT_TRUE(j->record("dev-1", session('b', 0), 1, 20'000, error)) << error;  // one too many
+  EXPECT_FALSE(j->floor("dev-1", session('a', 0), 1000).known) << "the oldest was dropped";
+  EXPECT_TRUE(j->floor("dev-1", session('a', 0), 1000).forgotten);
+  EXPECT_TRUE(j->floor("dev-1", session('c', 0), 900).forgotten) << "as old: maybe dropped";
+  EXPECT_FALSE(j->floor("dev-1", session('c', 0), 1001).forgotten) << "newer: cannot be";
+  EXPECT_EQ(j->floor("dev-1", session('a', 1), 2000).next_seq, 2u);
+  // Many more sessions later the device still gets downlinks under its new ones.
+  for (std::size_t i = 0; i < 40; ++i) {
+    const std::uint64_t created = 30'000 + i * 1000;
+    EXPECT_FALSE(j->floor("dev-1", session('d' + static_cast<char>(i / 16), i), created).forgotten)
+        << i;
+    ASSERT_TRUE(j->record("dev-1", session('d' + static_cast<char>(i / 16), i), 1, created, error))
+        << error;
+  }
   j.reset();
   j = DownlinkJournal::open(path, error);
   ASSERT_NE(j, nullptr) << error;
-  EXPECT_TRUE(j->floor("dev-1", session('c', 0)).forgotten);
-  EXPECT_EQ(j->floor("dev-1", session('b', 0)).next_seq, 1u);
-  EXPECT_FALSE(j->floor("dev-2", session('c', 0)).forgotten);
+  EXPECT_TRUE(j->floor("dev-1", session('c', 0), 40'000).forgotten) << "the watermark moved";
+  EXPECT_FALSE(j->floor("dev-1", session('c', 0), 100'000).forgotten);
+  EXPECT_FALSE(j->floor("dev-2", session('c', 0), 0).forgotten);
+}
+
+// A journal that exists but cannot be read is refused, never taken for an empty one.
+TEST(DownlinkJournal, AnUnreadableJournalIsRefused) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads any file";
+  test::TempDir dir;
+  const std::string path = dir.file("downlinks");
+  std::ofstream(path) << "dev-1 " << tag('a') << " 5 0\n";
+  ASSERT_EQ(::chmod(path.c_str(), 0), 0);
+  std::string error;
+  EXPECT_EQ(DownlinkJournal::open(path, error), nullptr);
+  EXPECT_NE(error.find("open"), std::string::npos) << error;
 }
 
 }  // namespace

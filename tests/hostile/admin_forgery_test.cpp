@@ -47,14 +47,14 @@ TEST(HostileAdmin, OnlyRequestsSignedWithTheRegistrysAdminKeyMakeTheEdgeSeal) {
   };
   edge::admin::DownlinkRequest unsigned_request = request("no-mac");
   edge::admin::DownlinkRequest wrong_key = request("wrong-key");
-  edge::admin::sign(edge::admin::AdminKey{}, wrong_key, unix_ms());
+  edge::admin::sign(edge::admin::AdminKey{}, "", wrong_key, unix_ms());
   edge::admin::DownlinkRequest altered = request("altered");
-  edge::admin::sign(key, altered, unix_ms());
+  edge::admin::sign(key, "", altered, unix_ms());
   altered.payload.back() = '!';  // changed after signing
   edge::admin::DownlinkRequest stale = request("stale");
-  edge::admin::sign(key, stale, unix_ms() - edge::admin::kMaxRequestAgeMs - 60'000);
+  edge::admin::sign(key, "", stale, unix_ms() - edge::admin::kMaxRequestAgeMs - 60'000);
   edge::admin::DownlinkRequest genuine = request("genuine");
-  edge::admin::sign(key, genuine, unix_ms());
+  edge::admin::sign(key, "", genuine, unix_ms());
   const std::map<std::string, std::string> expected = {{"no-mac", "unauthenticated"},
                                                        {"wrong-key", "bad_mac"},
                                                        {"altered", "bad_mac"},
