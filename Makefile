@@ -13,6 +13,12 @@
 #   make demo-multi-edge  three edges sharing session state on a private Redis, one device fleet,
 #                the exactly-once check over the edges (scripts/demo-multi-edge.sh, docs/SCALING.md)
 #   make format  clang-format every C++ file in place
+# ccache (installed by scripts/install-deps.sh, used by CMakeLists.txt when found): paths taken
+# relative to the checkout, so that a build of another checkout (CI's fresh clone) hits the same
+# cache instead of compiling everything again.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
+
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
