@@ -311,13 +311,7 @@ void MqttClient::end_batch() {
   messages_ += batch_count_;
   batch_count_ = 0;
   if (!on_batch_end_) return;
-  try {
-    on_batch_end_();
-  } catch (const std::exception& e) {
-    handler_threw("batch end", e.what());
-  } catch (...) {
-    handler_threw("batch end", "unknown exception");
-  }
+  guarded("batch end", [this] { on_batch_end_(); });
 }
 
 void MqttClient::stop() noexcept {
@@ -364,16 +358,10 @@ void MqttClient::handler_threw(const char* where, const char* what) noexcept {
 void MqttClient::on_connect(mosquitto* mosq, void* self, int rc, int flags,
                             const mqtt5__property* props) {
   auto* client = static_cast<MqttClient*>(self);
-  try {
-    client->connected(mosq, rc, flags, props);
-  } catch (const std::exception& e) {
-    client->handler_threw("connect", e.what());
-  } catch (...) {
-    client->handler_threw("connect", "unknown exception");
-  }
+  client->guarded("connect", [&] { client->handle_connack(mosq, rc, flags, props); });
 }
 
-void MqttClient::connected(mosquitto* mosq, int rc, int, const mqtt5__property*) {
+void MqttClient::handle_connack(mosquitto* mosq, int rc, int, const mqtt5__property*) {
   connack_seen_ = true;
   if (rc != 0) {
     // A 3.1.1-only broker answers an MQTT 5 CONNECT with its code 1 (unacceptable protocol
@@ -403,16 +391,10 @@ void MqttClient::connected(mosquitto* mosq, int rc, int, const mqtt5__property*)
 void MqttClient::on_subscribe(mosquitto*, void* self, int mid, int count, const int* granted,
                               const mqtt5__property* props) {
   auto* client = static_cast<MqttClient*>(self);
-  try {
-    client->subscribed(mid, count, granted, props);
-  } catch (const std::exception& e) {
-    client->handler_threw("subscribe", e.what());
-  } catch (...) {
-    client->handler_threw("subscribe", "unknown exception");
-  }
+  client->guarded("subscribe", [&] { client->handle_suback(mid, count, granted, props); });
 }
 
-void MqttClient::subscribed(int, int count, const int* granted, const mqtt5__property*) {
+void MqttClient::handle_suback(int, int count, const int* granted, const mqtt5__property*) {
   for (int i = 0; i < count; ++i)
     if (granted[i] > 1) logging::logger().error("the broker refused a subscription");
   // One line once every topic is subscribed: operators (and the tests) wait for it.
@@ -445,16 +427,10 @@ void MqttClient::on_disconnect(mosquitto*, void* self, int rc, const mqtt5__prop
 void MqttClient::on_message(mosquitto*, void* self, const mosquitto_message* message,
                             const mqtt5__property*) {
   auto* client = static_cast<MqttClient*>(self);
-  try {
-    client->received(message);
-  } catch (const std::exception& e) {
-    client->handler_threw("message", e.what());
-  } catch (...) {
-    client->handler_threw("message", "unknown exception");
-  }
+  client->guarded("message", [&] { client->handle_message(message); });
 }
 
-void MqttClient::received(const mosquitto_message* message) {
+void MqttClient::handle_message(const mosquitto_message* message) {
   const ByteView payload(
       static_cast<const std::uint8_t*>(message->payload),
       message->payloadlen < 0 ? 0 : static_cast<std::size_t>(message->payloadlen));

@@ -66,6 +66,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -169,10 +170,21 @@ class MqttClient {
                            const mqtt5__property* props);
   static void on_message(mosquitto*, void* self, const mosquitto_message* message,
                          const mqtt5__property* props);
-  // The callbacks' bodies (each static callback catches what they throw).
-  void connected(mosquitto* mosq, int rc, int flags, const mqtt5__property* props);
-  void subscribed(int mid, int count, const int* granted, const mqtt5__property* props);
-  void received(const mosquitto_message* message);
+  // The callbacks' bodies, each run through guarded() by its static callback.
+  void handle_connack(mosquitto* mosq, int rc, int flags, const mqtt5__property* props);
+  void handle_suback(int mid, int count, const int* granted, const mqtt5__property* props);
+  void handle_message(const mosquitto_message* message);
+  /// Runs `body`; what it throws goes to handler_threw (no exception crosses libmosquitto).
+  template <typename Body>
+  void guarded(const char* where, Body&& body) noexcept {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      handler_threw(where, e.what());
+    } catch (...) {
+      handler_threw(where, "unknown exception");
+    }
+  }
 
   MqttOptions options_;
   MessageHandler handler_;
