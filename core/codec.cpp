@@ -64,6 +64,13 @@ Error encode(const PskFrame& f, Encoding enc, MutableByteView out, std::size_t& 
   return dispatch_encode(f, enc, out, written);
 }
 
+Error encode(const RekeyFrame& f, Encoding enc, MutableByteView out,
+             std::size_t& written) noexcept {
+  written = 0;
+  if (const Error e = check_values(f.dev_id); e != Error::ok) return e;
+  return dispatch_encode(f, enc, out, written);
+}
+
 Error decode_init(ByteView wire, InitFrame& out) noexcept {
   if (const Error e = check_size(wire); e != Error::ok) return e;
   return detect_encoding(wire) == Encoding::json ? codec_detail::json::decode_init(wire, out)
@@ -87,6 +94,12 @@ Error decode_psk(ByteView wire, PskFrame& out) noexcept {
   if (const Error e = check_size(wire); e != Error::ok) return e;
   return detect_encoding(wire) == Encoding::json ? codec_detail::json::decode_psk(wire, out)
                                                  : codec_detail::compact::decode_psk(wire, out);
+}
+
+Error decode_rekey(ByteView wire, RekeyFrame& out) noexcept {
+  if (const Error e = check_size(wire); e != Error::ok) return e;
+  return detect_encoding(wire) == Encoding::json ? codec_detail::json::decode_rekey(wire, out)
+                                                 : codec_detail::compact::decode_rekey(wire, out);
 }
 
 std::size_t max_encoded_data_size(std::size_t payload_size) noexcept {

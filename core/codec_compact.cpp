@@ -118,6 +118,16 @@ Error encode(const PskFrame& f, MutableByteView out, std::size_t& written) noexc
   return finish(w, written);
 }
 
+Error encode(const RekeyFrame& f, MutableByteView out, std::size_t& written) noexcept {
+  Writer w(out);
+  w.u8(type_byte(FrameType::rekey));
+  put_dev_id(w, f.dev_id);
+  w.be16(f.sessctr);
+  w.be32(f.seq);
+  w.bytes(f.proof.view());
+  return finish(w, written);
+}
+
 Error decode_init(ByteView wire, InitFrame& out) noexcept {
   Reader r(wire);
   if (const Error e = read_type(r, FrameType::init); e != Error::ok) return e;
@@ -160,6 +170,16 @@ Error decode_psk(ByteView wire, PskFrame& out) noexcept {
   if (const Error e = read_sendts(r, out.sendts_ms); e != Error::ok) return e;
   if (!read_fixed(r, out.iv)) return Error::truncated;
   return read_ciphertext_and_tag(r, out);
+}
+
+Error decode_rekey(ByteView wire, RekeyFrame& out) noexcept {
+  Reader r(wire);
+  if (const Error e = read_type(r, FrameType::rekey); e != Error::ok) return e;
+  if (const Error e = read_dev_id(r, out.dev_id); e != Error::ok) return e;
+  if (!r.be16(out.sessctr) || !r.be32(out.seq) || !read_fixed(r, out.proof)) {
+    return Error::truncated;
+  }
+  return r.remaining() == 0 ? Error::ok : Error::trailing_bytes;
 }
 
 }  // namespace dsekp::codec_detail::compact

@@ -6,6 +6,7 @@
 //   DATA 0x03 | len | dev_id | sessctr(2) | seq(4) | sendts_ms(8) | ciphertext(n) | tag(16)
 //   DOWN 0x04 | same layout as DATA
 //   PSK  0x05 | len | dev_id | seq(4) | sendts_ms(8) | iv(12) | ciphertext(n) | tag(16)
+//   REKEY 0x06 | len | dev_id | sessctr(2) | seq(4) | proof(16)
 // DATA/DOWN do not carry the AEAD nonce: both ends derive it from the session IV base and seq.
 // Callers (codec.cpp) have already rejected empty and oversized input and validated the frame
 // values for encoding; these functions only deal with the byte layout.
@@ -23,11 +24,13 @@ Error encode(const InitFrame& f, MutableByteView out, std::size_t& written) noex
 Error encode(const AckFrame& f, MutableByteView out, std::size_t& written) noexcept;
 Error encode(const DataFrame& f, MutableByteView out, std::size_t& written) noexcept;
 Error encode(const PskFrame& f, MutableByteView out, std::size_t& written) noexcept;
+Error encode(const RekeyFrame& f, MutableByteView out, std::size_t& written) noexcept;
 
 Error decode_init(ByteView wire, InitFrame& out) noexcept;
 Error decode_ack(ByteView wire, AckFrame& out) noexcept;
 Error decode_data(ByteView wire, Direction direction, DataFrame& out) noexcept;
 Error decode_psk(ByteView wire, PskFrame& out) noexcept;
+Error decode_rekey(ByteView wire, RekeyFrame& out) noexcept;
 
 /// Size of the compact DATA/DOWN frame for a dev_id of `dev_id_size` bytes and `payload_size`
 /// bytes of ciphertext.

@@ -33,6 +33,7 @@ constexpr string_view kAckFields[] = {"v", "dev_id", "sessctr", "edge_nonce", "s
 constexpr string_view kDataFields[] = {"seq", "dev_id", "sessctr_id", "ciphertext",
                                        "iv",  "tag",    "sendts_ms"};
 constexpr string_view kPskFields[] = {"seq", "dev_id", "ciphertext", "iv", "tag", "sendts_ms"};
+constexpr string_view kRekeyFields[] = {"v", "dev_id", "sessctr", "seq", "proof"};
 
 // DATA/DOWN frame text around the values, in emission order.
 constexpr string_view kDataOpen = R"({"seq":)";
@@ -364,6 +365,22 @@ Error encode(const PskFrame& f, MutableByteView out, std::size_t& written) noexc
   return finish(w, written);
 }
 
+Error encode(const RekeyFrame& f, MutableByteView out, std::size_t& written) noexcept {
+  Writer w(out);
+  w.text(R"({"v":)");
+  w.decimal(kProtocolVersion);
+  w.text(R"(,"dev_id":")");
+  w.text(f.dev_id.str());
+  w.text(R"(","sessctr":)");
+  w.decimal(f.sessctr);
+  w.text(R"(,"seq":)");
+  w.decimal(f.seq);
+  w.text(R"(,"proof":")");
+  w.base64_text(f.proof.view());
+  w.text(R"("})");
+  return finish(w, written);
+}
+
 std::size_t max_data_frame_size(std::size_t payload_size) noexcept {
   return kDataOpen.size() + kU32Digits + kDataDevId.size() + kDevIdMaxSize + kDataSessctr.size() +
          kU16Digits + kDataCiphertext.size() + base64::encoded_size(payload_size) + kDataIv.size() +
@@ -424,6 +441,18 @@ Error decode_psk(ByteView wire, PskFrame& out) noexcept {
                 [&] { return get_fixed(doc, *f[3], out.iv); },
                 [&] { return get_fixed(doc, *f[4], out.tag); },
                 [&] { return get_uint_as(doc, *f[5], kMaxSendTs, out.sendts_ms); });
+}
+
+Error decode_rekey(ByteView wire, RekeyFrame& out) noexcept {
+  Document doc;
+  const jsmntok_t* f[std::size(kRekeyFields)];  // value tokens, indexed like kRekeyFields
+  if (const Error e = tokenize(as_text(wire), doc); e != Error::ok) return e;
+  if (const Error e = check_version(doc); e != Error::ok) return e;
+  if (const Error e = bind(doc, kRekeyFields, f); e != Error::ok) return e;
+  return all_of([&] { return get_dev_id(doc, *f[1], out.dev_id); },
+                [&] { return get_u16(doc, *f[2], out.sessctr); },
+                [&] { return get_u32(doc, *f[3], out.seq); },
+                [&] { return get_fixed(doc, *f[4], out.proof); });
 }
 
 }  // namespace dsekp::codec_detail::json

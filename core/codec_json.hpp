@@ -7,6 +7,7 @@
 //   DATA/DOWN {"seq":N,"dev_id":"..","sessctr_id":N,"ciphertext":"b64","iv":"b64(12)",
 //              "tag":"b64(16)","sendts_ms":N}
 //   PSK  {"seq":N,"dev_id":"..","ciphertext":"b64","iv":"b64(12)","tag":"b64(16)","sendts_ms":N}
+//   REKEY {"v":1,"dev_id":"..","sessctr":N,"seq":N,"proof":"b64(16)"}
 // Decoders accept members in any order and JSON whitespace between tokens, nothing else that
 // deviates. Callers (codec.cpp) have already rejected empty and oversized input and checked that
 // the input starts with '{'; they also validate frame values before encoding.
@@ -24,11 +25,13 @@ Error encode(const InitFrame& f, MutableByteView out, std::size_t& written) noex
 Error encode(const AckFrame& f, MutableByteView out, std::size_t& written) noexcept;
 Error encode(const DataFrame& f, MutableByteView out, std::size_t& written) noexcept;
 Error encode(const PskFrame& f, MutableByteView out, std::size_t& written) noexcept;
+Error encode(const RekeyFrame& f, MutableByteView out, std::size_t& written) noexcept;
 
 Error decode_init(ByteView wire, InitFrame& out) noexcept;
 Error decode_ack(ByteView wire, AckFrame& out) noexcept;
 Error decode_data(ByteView wire, Direction direction, DataFrame& out) noexcept;
 Error decode_psk(ByteView wire, PskFrame& out) noexcept;
+Error decode_rekey(ByteView wire, RekeyFrame& out) noexcept;
 
 /// Largest JSON DATA/DOWN frame with `payload_size` bytes of ciphertext: widest integers and a
 /// 64-byte dev_id. PSK frames have the same members minus sessctr_id, so they fit too.

@@ -70,6 +70,7 @@ Error DeviceSession::start_handshake(std::uint32_t now_unix_s, Rng& rng, InitFra
 
   init_ = init;
   pending_ = true;
+  rekey_requested_ = false;
   sent_ = false;
   backoff_ms_ = 0;
   next_send_ms_ = 0;  // due at once
@@ -136,7 +137,37 @@ Error DeviceSession::handle_ack(const AckFrame& ack) noexcept {
 }
 
 bool DeviceSession::rekey_due() const noexcept {
-  return established_ && next_seq_ >= config_.rekey_at_seq;
+  return established_ && (rekey_requested_ || next_seq_ >= config_.rekey_at_seq);
+}
+
+Error DeviceSession::handle_rekey(const RekeyFrame& request, std::uint64_t now_ms) noexcept {
+  if (!established_) return Error::no_session;
+  // A handshake already under way is the answer to any request.
+  if (pending_ || !(request.dev_id == credentials_.dev_id) || request.sessctr != sessctr_)
+    return Error::rekey_mismatch;
+  // Only a seq this session has sent, and a recent one: the edge names the frame it could not
+  // place, so a request is good only while that frame is recent.
+  if (request.seq < config_.first_seq || request.seq >= next_seq_ ||
+      next_seq_ - request.seq > kRekeyRecentFrames)
+    return Error::stale_rekey;
+  if (has_rekey_request_ms_ && now_ms >= rekey_request_ms_ &&
+      now_ms - rekey_request_ms_ < config_.rekey_request_interval_ms)
+    return Error::rate_limited;
+
+  ProofKey k_rekey;  // wiped on return
+  Proof expected;
+  Error e = derive_rekey_key(crypto_, credentials_.dev_secret, credentials_.edge_salt,
+                             credentials_.dev_id, k_rekey);
+  if (e == Error::ok)
+    e = compute_rekey_proof(crypto_, k_rekey, request.dev_id, request.sessctr, request.seq,
+                            expected);
+  crypto_.forget_keys();
+  if (e == Error::ok && !expected.equals(request.proof)) e = Error::bad_rekey_proof;
+  if (e != Error::ok) return e;
+  rekey_requested_ = true;
+  has_rekey_request_ms_ = true;
+  rekey_request_ms_ = now_ms;
+  return Error::ok;
 }
 
 Error DeviceSession::seal(ByteView plaintext, std::uint64_t sendts_ms, DataFrame& out) noexcept {

@@ -76,6 +76,12 @@ const char* error_name(Error e) noexcept {
       return "bad_ack_proof";
     case Error::ack_rejected:
       return "ack_rejected";
+    case Error::rekey_mismatch:
+      return "rekey_mismatch";
+    case Error::stale_rekey:
+      return "stale_rekey";
+    case Error::bad_rekey_proof:
+      return "bad_rekey_proof";
     case Error::no_session:
       return "no_session";
     case Error::session_exhausted:

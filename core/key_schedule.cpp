@@ -88,6 +88,36 @@ Error compute_ack_proof(CryptoBackend& crypto, const ProofKey& k_ack, const Proo
   return Error::ok;
 }
 
+Error derive_rekey_key(CryptoBackend& crypto, const DevSecret& dev_secret,
+                       const EdgeSalt& edge_salt, const DevId& dev_id, ProofKey& out) noexcept {
+  if (edge_salt.view().empty() || dev_id.size() == 0) return Error::invalid_argument;
+  // A separate extraction from the session's (whose IKM also has the INIT's nonce, sessctr and
+  // t), and a label of its own, so K_rekey shares no output with any session key.
+  const std::array<ByteView, 1> ikm{dev_secret.view()};
+  Prk prk;
+  if (Error e = crypto.hkdf_extract(edge_salt.view(), ikm, prk.mutable_view()); e != Error::ok)
+    return e;
+  const LengthPrefixedDevId id(dev_id);
+  const std::array<ByteView, 3> info{label_bytes(kLabelRekeyKey), ByteView(id.length), id.bytes};
+  return crypto.hkdf_expand(prk.view(), info, out.mutable_view());
+}
+
+Error compute_rekey_proof(CryptoBackend& crypto, const ProofKey& k_rekey, const DevId& dev_id,
+                          std::uint16_t sessctr, std::uint32_t seq, Proof& out) noexcept {
+  std::array<std::uint8_t, 6> sessctr_seq{};
+  store_be16(sessctr_seq.data(), sessctr);
+  store_be32(sessctr_seq.data() + 2, seq);
+  const LengthPrefixedDevId id(dev_id);
+  // "DSEKP1 REKEY" || u8 len || dev_id || u16 sessctr || u32 seq
+  const std::array<ByteView, 4> transcript{label_bytes(kLabelRekeyProof), ByteView(id.length),
+                                           id.bytes, ByteView(sessctr_seq)};
+  Sha256Digest mac;
+  if (Error e = crypto.hmac_sha256(k_rekey.view(), transcript, mac); e != Error::ok) return e;
+  out = truncate_to_proof(mac);
+  secure_wipe(mac.mutable_view());
+  return Error::ok;
+}
+
 Error derive_traffic_keys(CryptoBackend& crypto, const SessionSecret& session_secret,
                           const EdgeNonce& edge_nonce, TrafficKeys& out) noexcept {
   // TS = HKDF-Extract(salt = EdgeNonce, IKM = SS): the edge's fresh nonce makes every session's

@@ -117,12 +117,14 @@ class Parser {
 
     d.topics.ack = "dsekp/init/ack/" + dev_id;
     d.topics.down = "dsekp/down/" + dev_id;
+    d.topics.rekey = "dsekp/rekey/" + dev_id;
     if (const auto it = object.find("topics"); it != object.end() && !it->is_null()) {
       if (!it->is_object()) fail("\"topics\" must be an object");
       d.topics.init = topic(*it, "init", d.topics.init);
       d.topics.ack = topic(*it, "ack", d.topics.ack);
       d.topics.data = topic(*it, "data", d.topics.data);
       d.topics.down = topic(*it, "down", d.topics.down);
+      d.topics.rekey = topic(*it, "rekey", d.topics.rekey);
       d.topics.psk = topic(*it, "psk", d.topics.psk);
     }
     return d;

@@ -25,7 +25,8 @@ struct DeviceTopics {
   std::string init = "dsekp/init";
   std::string ack;  // dsekp/init/ack/{dev_id}
   std::string data = "dsekp/data";
-  std::string down;  // dsekp/down/{dev_id}
+  std::string down;   // dsekp/down/{dev_id}
+  std::string rekey;  // dsekp/rekey/{dev_id}
   std::string psk = "psk/data";
 };
 

@@ -93,6 +93,8 @@ void DeviceAgent::on_message(std::string_view topic, ByteView payload) {
     handle_ack(payload);
   } else if (topic == device_.topics.down) {
     handle_downlink(payload);
+  } else if (topic == device_.topics.rekey) {
+    handle_rekey(payload);
   }
 }
 
@@ -136,7 +138,21 @@ void DeviceAgent::handle_downlink(ByteView payload) {
   secure_wipe(MutableByteView(plaintext));
 }
 
+void DeviceAgent::handle_rekey(ByteView payload) {
+  RekeyFrame request;
+  Error e = decode_rekey(payload, request);
+  if (e == Error::ok) e = session_->handle_rekey(request, last_step_ms_);
+  if (e != Error::ok) {
+    ++context_.counters->rekey_requests_ignored;
+    return;
+  }
+  ++context_.counters->rekey_requests_accepted;
+  // rekey_due() is now true: the same path as a rekey before the seq runs out.
+  if (!done()) start_handshake();
+}
+
 std::uint64_t DeviceAgent::step(std::uint64_t now_ms) {
+  last_step_ms_ = now_ms;
   // A few rounds: one action can make the next due at once (a reset starts a handshake whose
   // INIT is due immediately; an ACK makes the confirming DATA frame due).
   for (int round = 0; round < 4 && step_once(now_ms); ++round) {

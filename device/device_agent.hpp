@@ -9,12 +9,13 @@
 // verification) and a new handshake starts; after `max_handshake_failures` such handshakes in a
 // row the device gives up. On a verified ACK the first DATA frame goes out at once (key
 // confirmation), then one every interval. When rekey_due() a new handshake runs while the old
-// session keeps sending. A reset (reboot) destroys the DeviceSession, as a power cycle loses
-// RAM, and starts a new handshake: new sessctr, seq from 0. The MQTT connection is kept across
-// a reset (see docs/DEVICE.md). Within one run a device never reuses a sessctr, reboots
-// included (the analysis identifies packets by dev_id, sessctr and seq).
-// PSK: the paper's baseline; seq counts from 0, one frame every interval.
-// The first publish of each device (INIT or first PSK frame) is delayed by a start offset drawn
+// session keeps sending; so does an authenticated REKEY request from the edge (it lost the
+// session: the device rekeys at once instead of sending frames the edge refuses). A reset (reboot)
+// destroys the DeviceSession, as a power cycle loses RAM, and starts a new handshake: new sessctr,
+// seq from 0. The MQTT connection is kept across a reset (see docs/DEVICE.md). Within one run a
+// device never reuses a sessctr, reboots included (the analysis identifies packets by dev_id,
+// sessctr and seq). PSK: the paper's baseline; seq counts from 0, one frame every interval. The
+// first publish of each device (INIT or first PSK frame) is delayed by a start offset drawn
 // uniformly from [0, interval) so that a fleet does not send in lockstep.
 #pragma once
 
@@ -133,6 +134,7 @@ class DeviceAgent {
   void after_data(std::uint64_t now_ms);
   void handle_ack(ByteView payload);
   void handle_downlink(ByteView payload);
+  void handle_rekey(ByteView payload);
   void schedule_next_data(std::uint64_t now_ms, bool off_schedule);
 
   const ProvisionedDevice& device_;
@@ -149,6 +151,7 @@ class DeviceAgent {
   bool ready_ = false;
   bool first_ready_seen_ = false;
   bool booted_ = false;
+  std::uint64_t last_step_ms_ = 0;  // the clock of the latest step(), for messages between
   bool stopped_ = false;
   bool ever_established_ = false;
   std::uint64_t boot_at_ms_ = 0;

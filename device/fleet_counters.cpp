@@ -31,6 +31,8 @@ std::string summary_json(const FleetSummary& s) {
       {"connect_s", s.connect_s ? nlohmann::ordered_json(*s.connect_s) : nullptr},
       {"devices_failed", c.devices_failed},
       {"downlinks", {{"received", c.downlinks_received}, {"rejected", c.downlinks_rejected}}},
+      {"rekey_requests",
+       {{"accepted", c.rekey_requests_accepted}, {"ignored", c.rekey_requests_ignored}}},
       {"seal_errors", c.seal_errors},
       {"exit_code", s.exit_code}};
   return out.dump(2) + "\n";
@@ -52,13 +54,16 @@ std::string summary_text(const FleetSummary& s) {
   if (s.mode == "dsekp") {
     std::snprintf(buf, sizeof buf,
                   "  handshakes: %llu started, %llu ok, %llu timeout, %llu rejected, "
-                  "%llu INIT retransmission(s); %llu reset(s)\n",
+                  "%llu INIT retransmission(s); %llu reset(s); %llu REKEY request(s) "
+                  "accepted, %llu ignored\n",
                   static_cast<unsigned long long>(c.handshakes_started),
                   static_cast<unsigned long long>(c.handshakes_ok),
                   static_cast<unsigned long long>(c.handshakes_timeout),
                   static_cast<unsigned long long>(c.handshakes_rejected),
                   static_cast<unsigned long long>(c.retransmissions),
-                  static_cast<unsigned long long>(c.resets));
+                  static_cast<unsigned long long>(c.resets),
+                  static_cast<unsigned long long>(c.rekey_requests_accepted),
+                  static_cast<unsigned long long>(c.rekey_requests_ignored));
     out += buf;
   }
   std::snprintf(buf, sizeof buf,

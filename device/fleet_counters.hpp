@@ -25,6 +25,9 @@ struct FleetCounters {
   // Downlink.
   std::uint64_t downlinks_received = 0;
   std::uint64_t downlinks_rejected = 0;
+  // REKEY requests from the edge (it does not hold the device's session).
+  std::uint64_t rekey_requests_accepted = 0;  // authenticated: a new handshake started
+  std::uint64_t rekey_requests_ignored = 0;   // refused by the core (named in the log)
   // Devices and connections.
   std::uint64_t resets = 0;
   std::uint64_t connect_failures = 0;  // connection attempts that did not reach CONNACK 0

@@ -28,6 +28,8 @@ constexpr std::uint32_t kRetryMaxMs = 30'000;
 constexpr std::uint32_t kSignalDrainMs = 2000;
 constexpr std::uint32_t kCloseTimeoutMs = 2000;
 constexpr std::size_t kFailuresShown = 5;
+// A DSEKP device subscribes to its ACK, downlink and REKEY topics, in that order.
+constexpr int kSubscriptions = 3;
 
 enum class Link : std::uint8_t {
   idle,         // not connected yet (waiting for the ramp)
@@ -142,10 +144,11 @@ struct SlotCallbacks {
       return;
     }
     const ProvisionedDevice& d = *s.device;
-    char* topics[2] = {const_cast<char*>(d.topics.ack.c_str()),
-                       const_cast<char*>(d.topics.down.c_str())};
+    char* topics[kSubscriptions] = {const_cast<char*>(d.topics.ack.c_str()),
+                                    const_cast<char*>(d.topics.down.c_str()),
+                                    const_cast<char*>(d.topics.rekey.c_str())};
     s.link = Link::subscribing;
-    if (mosquitto_subscribe_multiple(m, &s.subscribe_mid, 2, topics, 1, 0, nullptr) !=
+    if (mosquitto_subscribe_multiple(m, &s.subscribe_mid, kSubscriptions, topics, 1, 0, nullptr) !=
         MOSQ_ERR_SUCCESS)
       s.agent->give_up("cannot subscribe to " + d.topics.ack);
   }
@@ -155,8 +158,11 @@ struct SlotCallbacks {
     if (s.link != Link::subscribing || mid != s.subscribe_mid) return;
     for (int i = 0; i < count; ++i) {
       if (granted[i] > 2) {  // 0x80: refused
+        const DeviceTopics& t = s.device->topics;
         s.agent->give_up("the broker refused the subscription to " +
-                         (i == 0 ? s.device->topics.ack : s.device->topics.down) +
+                         (i == 0   ? t.ack
+                          : i == 1 ? t.down
+                                   : t.rekey) +
                          " (check its ACL)");
         return;
       }

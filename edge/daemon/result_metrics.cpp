@@ -45,6 +45,7 @@ void record_result(metrics::EdgeMetrics& m, const HandleResult& r,
   }
   if (r.session_confirmed) m.session_confirmed();
   if (r.session_evicted) m.session_evicted();
+  if (r.rekey_requested) m.rekey_requested();
 }
 
 }  // namespace dsekp::edge::daemon

@@ -88,6 +88,13 @@ EdgeMetrics declare_edge_metrics(Registry& registry) {
     m.rejections_by_edge_reason[i] = &rej.at({kEdgeReasons[i]});
   }
 
+  m.rekey_requests = &registry
+                          .add_counter({metric("rekey_requests_total"),
+                                        "REKEY requests sent to devices whose session the edge "
+                                        "does not hold.",
+                                        {},
+                                        {}})
+                          .get();
   m.sessions_confirmed =
       &registry
            .add_counter({metric("sessions_confirmed_total"),

@@ -8,6 +8,8 @@
 //                                              the edge's own reasons (kEdgeReasons)
 //   dsekp_sessions_confirmed_total             sessions whose first DATA frame confirmed the key
 //   dsekp_sessions_evicted_total               sessions dropped from the working set
+//   dsekp_rekey_requests_total                 REKEY requests sent (DATA under a session the
+//                                              edge does not hold: it lost it, or never had it)
 //   dsekp_active_sessions                      gauge
 //   dsekp_frame_processing_seconds             histogram: one MQTT message, receipt to commit
 //   dsekp_build_info{version}                  gauge, always 1
@@ -85,6 +87,7 @@ struct EdgeMetrics {
   std::array<Counter*, kEdgeReasonCount> rejections_by_edge_reason{};
   Counter* sessions_confirmed = nullptr;
   Counter* sessions_evicted = nullptr;
+  Counter* rekey_requests = nullptr;
   Gauge* active_sessions = nullptr;
   Histogram* frame_processing_seconds = nullptr;
   Family<Counter>* rejections = nullptr;  // the whole family, for rejection_counter()
@@ -112,6 +115,7 @@ struct EdgeMetrics {
   }
   void session_confirmed() noexcept { sessions_confirmed->inc(); }
   void session_evicted() noexcept { sessions_evicted->inc(); }
+  void rekey_requested() noexcept { rekey_requests->inc(); }
   void set_active_sessions(std::size_t n) noexcept { active_sessions->set(static_cast<double>(n)); }
   void frame_processed(std::chrono::steady_clock::duration elapsed) noexcept {
     frame_processing_seconds->observe(std::chrono::duration<double>(elapsed).count());

@@ -51,8 +51,9 @@ std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
          lines_for(accounts, AccountRole::edge,
                    "topic read " + p + "dsekp/init\n" + "topic read " + p + "dsekp/data\n" +
                        psk_read + "topic write " + p + "dsekp/init/ack/+\n" + "topic write " + p +
-                       "dsekp/down/+\n" + "topic write " + p + "plain/+\n" + "topic read " + p +
-                       "dsekp/admin/downlink\n" + "topic write " + p + "dsekp/admin/result/+\n") +
+                       "dsekp/down/+\n" + "topic write " + p + "dsekp/rekey/+\n" + "topic write " +
+                       p + "plain/+\n" + "topic read " + p + "dsekp/admin/downlink\n" +
+                       "topic write " + p + "dsekp/admin/result/+\n") +
          "\n"
          "# Readers of the readings edges republish IN CLEAR: these accounts only.\n" +
          lines_for(accounts, AccountRole::reader, "topic read " + p + "plain/+\n") +
@@ -62,11 +63,12 @@ std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
                    "topic write " + p + "dsekp/admin/downlink\n" + "topic read " + p +
                        "dsekp/admin/result/+\n") +
          "\n"
-         "# Devices (user name = dev_id) publish uplink frames and read only their own ACK and\n"
-         "# downlink topics.\n"
+         "# Devices (user name = dev_id) publish uplink frames and read only their own ACK,\n"
+         "# downlink and REKEY topics.\n"
          "pattern write " +
          p + "dsekp/init\n" + "pattern write " + p + "dsekp/data\n" + psk_write + "pattern read " +
-         p + "dsekp/init/ack/%u\n" + "pattern read " + p + "dsekp/down/%u\n";
+         p + "dsekp/init/ack/%u\n" + "pattern read " + p + "dsekp/down/%u\n" + "pattern read " + p +
+         "dsekp/rekey/%u\n";
 }
 
 RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accounts, Rng& rng,

@@ -6,16 +6,18 @@
 // What the ACL grants (anything not granted is denied; anonymous clients cannot log in at all;
 // P is the deployment's topic prefix, as given to `dsekp edge --prefix`):
 //   edge accounts   read P dsekp/init, P dsekp/data (and P psk/data with the PSK baseline);
-//                   write P dsekp/init/ack/+ and P dsekp/down/+ (every device's ACK and
-//                   downlink) and P plain/+ (readings republished with `dsekp edge --republish`);
-//                   read P dsekp/admin/downlink, write P dsekp/admin/result/+.
+//                   write P dsekp/init/ack/+, P dsekp/down/+ and P dsekp/rekey/+ (every
+//                   device's ACK, downlink and REKEY request) and P plain/+ (readings republished
+//                   with `dsekp edge --republish`); read P dsekp/admin/downlink, write P
+//                   dsekp/admin/result/+.
 //   reader accounts read P plain/+: the only accounts that may read republished plaintext.
 //   downlink senders write P dsekp/admin/downlink, read P dsekp/admin/result/+ (`dsekp edge
 //                   send`; the edge also checks each request's own authentication).
 //   each device     (user name = dev_id, through %u patterns, so the ACL needs no per-device
 //                   lines and stays valid as devices come and go) writes P dsekp/init, P
 //                   dsekp/data (and P psk/data with the baseline); reads only
-//                   P dsekp/init/ack/<its dev_id> and P dsekp/down/<its dev_id>.
+//                   P dsekp/init/ack/<its dev_id>, P dsekp/down/<its dev_id> and
+//                   P dsekp/rekey/<its dev_id>.
 // Hence a device cannot read another device's ACKs or anyone's uplink traffic, and cannot
 // publish an ACK or a downlink (which would let it jam or probe another device). The %u
 // patterns apply to the other accounts as well (Mosquitto has no per-user opt-out); that only

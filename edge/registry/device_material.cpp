@@ -38,6 +38,9 @@ std::string topic_ack(std::string_view dev_id) {
 std::string topic_down(std::string_view dev_id) {
   return "dsekp/down/" + std::string(dev_id);
 }
+std::string topic_rekey(std::string_view dev_id) {
+  return "dsekp/rekey/" + std::string(dev_id);
+}
 
 }  // namespace
 
@@ -82,7 +85,8 @@ std::string material_json(const DeviceMaterial& material, const BrokerAddress& b
   out["topics"] = {{"init", "dsekp/init"},
                    {"ack", topic_ack(dev_id)},
                    {"data", "dsekp/data"},
-                   {"down", topic_down(dev_id)}};
+                   {"down", topic_down(dev_id)},
+                   {"rekey", topic_rekey(dev_id)}};
   if (psk) out["topics"]["psk"] = "psk/data";
   return out.dump(2) + "\n";
 }
@@ -93,6 +97,8 @@ std::string material_c_header(const DeviceMaterial& material, const BrokerAddres
   const DeviceCredentials& c = material.credentials;
   const std::string dev_id(c.dev_id.str());
   // Every string below is from a validated alphabet (dev_id, host, hex): no escaping needed.
+  // The topic macros are DSEKP_TOPIC_NAME_*: DSEKP_TOPIC_* are the SDK's dsekp_topic values, and
+  // a sketch includes both headers.
   std::string h;
   h += "/* DSEKP device provisioning for \"" + dev_id + "\" (generation " +
        std::to_string(c.generation) + "), written by `dsekp keys`.\n";
@@ -105,11 +111,12 @@ std::string material_c_header(const DeviceMaterial& material, const BrokerAddres
   h += "#define DSEKP_BROKER_PORT " + std::to_string(broker.port) + "\n";
   h += "#define DSEKP_BROKER_USERNAME \"" + material.broker_username + "\"\n";
   h += "#define DSEKP_BROKER_PASSWORD \"" + material.broker_password + "\"\n";
-  h += "#define DSEKP_TOPIC_INIT \"dsekp/init\"\n";
-  h += "#define DSEKP_TOPIC_ACK \"" + topic_ack(dev_id) + "\"\n";
-  h += "#define DSEKP_TOPIC_DATA \"dsekp/data\"\n";
-  h += "#define DSEKP_TOPIC_DOWN \"" + topic_down(dev_id) + "\"\n";
-  if (psk) h += "#define DSEKP_TOPIC_PSK \"psk/data\"\n";
+  h += "#define DSEKP_TOPIC_NAME_INIT \"dsekp/init\"\n";
+  h += "#define DSEKP_TOPIC_NAME_ACK \"" + topic_ack(dev_id) + "\"\n";
+  h += "#define DSEKP_TOPIC_NAME_DATA \"dsekp/data\"\n";
+  h += "#define DSEKP_TOPIC_NAME_DOWN \"" + topic_down(dev_id) + "\"\n";
+  h += "#define DSEKP_TOPIC_NAME_REKEY \"" + topic_rekey(dev_id) + "\"\n";
+  if (psk) h += "#define DSEKP_TOPIC_NAME_PSK \"psk/data\"\n";
   h += "\n";
   h += "static const uint8_t DSEKP_DEV_SECRET[" + std::to_string(c.dev_secret.size()) +
        "] = " + c_byte_array(c.dev_secret.view()) + ";\n";

@@ -7,6 +7,7 @@ void EdgeCounters::record(const HandleResult& result) noexcept {
   ++messages[static_cast<std::size_t>(result.kind)];
   // A stale state can be dropped by a message that is then rejected (DATA under the old keys).
   if (result.stale_state_dropped) ++stale_states_dropped;
+  if (result.rekey_requested) ++rekey_requests;  // on a rejection (unknown_session)
   if (result.reason == EdgeReason::protocol_error) {
     ++protocol_rejections[static_cast<std::size_t>(result.error)];
     return;

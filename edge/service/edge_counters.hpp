@@ -32,6 +32,8 @@ struct EdgeCounters {
   std::uint64_t sessions_evicted = 0;
   /// Stored states dropped because the device's credentials changed (rotate, remove + re-add).
   std::uint64_t stale_states_dropped = 0;
+  /// REKEY requests published (a DATA frame under a session the edge does not hold).
+  std::uint64_t rekey_requests = 0;
   /// Protocol rejections, indexed by dsekp::Error (error_name() is the label).
   std::array<std::uint64_t, kErrorCount> protocol_rejections{};
   /// Edge-level rejections and failures, indexed by EdgeReason (edge_reason_name() is the

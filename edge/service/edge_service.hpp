@@ -10,7 +10,10 @@
 //                       A retransmitted INIT gets the stored ACK again and changes nothing.
 //   {prefix}dsekp/data  DATA: decode (simdjson) -> registry -> stored state ->
 //                       EdgeProtocol::open_data -> save the state AND write the sink row in one
-//                       transaction -> commit. Nothing is published.
+//                       transaction -> commit. Nothing is published, except for a frame under
+//                       a session the edge does not hold (unknown_session): a REKEY request for
+//                       {prefix}dsekp/rekey/{dev_id}, in the frame's encoding, so that a device
+//                       whose session the edge lost starts a new one.
 //   {prefix}psk/data    the PSK baseline: decode -> registry -> psk_open with the device's
 //                       PSK key -> sink row in a transaction. No state and, by design (the
 //                       paper's baseline), NO replay protection: a replayed frame is accepted
@@ -66,9 +69,9 @@
 #include <string>
 #include <string_view>
 
-#include "ack_resend_limiter.hpp"
 #include "codec_simdjson/simd_codec.hpp"
 #include "credential_generations.hpp"
+#include "device_interval_limiter.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/crypto.hpp"
 #include "dsekp/edge_session.hpp"
@@ -183,6 +186,10 @@ class EdgeService {
   /// Saves ctx.state inside the open unit; with `record`, also the credentials' generation.
   bool save_state(const DevId& dev_id, DeviceContext& ctx, bool record, std::uint64_t now_ms,
                   HandleResult& r);
+  /// Adds a REKEY request for the session `frame` names (which the device has and the edge does
+  /// not) to `r`'s publishes, at most one per device per 10 s.
+  void request_rekey(const DataFrame& frame, ByteView payload, const DeviceCredentials& credentials,
+                     std::uint64_t now_ms, HandleResult& r);
   /// Commits `unit`; false: `r` holds the store_failure.
   bool commit(WriteUnit& unit, HandleResult& r);
 
@@ -202,7 +209,8 @@ class EdgeService {
   mutable std::mutex mutex_;  // guards everything above, counters_ and batch_open_
   EdgeCounters counters_;
   bool batch_open_ = false;
-  AckResendLimiter ack_resends_;
+  DeviceIntervalLimiter ack_resends_{500};
+  DeviceIntervalLimiter rekey_requests_{10'000};
 };
 
 }  // namespace dsekp::edge

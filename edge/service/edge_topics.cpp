@@ -32,4 +32,11 @@ std::string EdgeTopics::downlink(std::string_view dev_id) const {
   return topic;
 }
 
+std::string EdgeTopics::rekey(std::string_view dev_id) const {
+  std::string topic = prefix_;
+  topic += "dsekp/rekey/";
+  topic += dev_id;
+  return topic;
+}
+
 }  // namespace dsekp::edge

@@ -28,6 +28,8 @@ class EdgeTopics {
   [[nodiscard]] std::string ack(std::string_view dev_id) const;
   /// `{prefix}dsekp/down/{dev_id}`.
   [[nodiscard]] std::string downlink(std::string_view dev_id) const;
+  /// `{prefix}dsekp/rekey/{dev_id}`.
+  [[nodiscard]] std::string rekey(std::string_view dev_id) const;
 
  private:
   std::string prefix_;

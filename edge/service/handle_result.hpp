@@ -3,7 +3,8 @@
 //
 // Publishes are returned, never sent by the service: the caller (the MQTT adapter) publishes
 // them after handle() returns, which is after the state they came from was committed
-// (PROTOCOL.md 6.5). A result that is not ok() has no publishes and no frame.
+// (PROTOCOL.md 6.5). A result that is not ok() has no frame, and no publishes but a REKEY
+// request (a DATA frame refused as unknown_session; it changes no state).
 #pragma once
 
 #include <cstdint>
@@ -50,6 +51,7 @@ struct HandleResult {
   bool session_evicted = false;     // ...and evicted (or replaced) an older one
   std::uint16_t evicted_sessctr = 0;
   bool stale_state_dropped = false;  // a state of older credentials was deleted
+  bool rekey_requested = false;      // unknown_session: a REKEY request is among the publishes
   CacheLookup cache_lookup =
       CacheLookup::none;  // a miss (or keys that did not open it): a state read
   // How many established sessions the committed state has more (or fewer) than before this

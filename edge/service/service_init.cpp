@@ -32,7 +32,7 @@ void EdgeService::on_init(ByteView payload, std::uint64_t now_ms, HandleResult& 
       e != Error::ok) {
     return reject(r, e);
   }
-  if (outcome.retransmission && !ack_resends_.may_resend(init.dev_id.str(), now_ms))
+  if (outcome.retransmission && !ack_resends_.may_send(init.dev_id.str(), now_ms))
     return reject(r, Error::rate_limited);  // a replayed pending INIT, or a device too eager
 
   // Answer in the INIT's encoding: the device evidently speaks it.

@@ -4,6 +4,8 @@
 // baseline on {prefix}psk/data commits only its row (it has no state, hence no replay protection:
 // the paper's design).
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "dsekp/key_schedule.hpp"
 #include "dsekp/psk_baseline.hpp"
@@ -126,8 +128,12 @@ void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t 
   DeviceContext ctx;
   if (!load_device(frame.dev_id, ctx, r)) return;
   if (ctx.stale) {
-    // Frames under keys from old credentials are refused, and those keys deleted.
-    if (drop_stale(frame.dev_id, ctx, r)) reject(r, Error::unknown_session);
+    // Frames under keys from old credentials are refused, and those keys deleted; the request
+    // is under the new credentials, which a device that has them can act on.
+    if (drop_stale(frame.dev_id, ctx, r)) {
+      reject(r, Error::unknown_session);
+      request_rekey(frame, payload, ctx.credentials, now_ms, r);
+    }
     return;
   }
   // A miss: the load has just put the device's established sessions in the cache, so a frame
@@ -141,7 +147,11 @@ void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t 
   DataOutcome outcome;
   const Error e = protocol_->open_data(frame, ctx.state, now_ms, plaintext_, outcome);
   plaintext.used = std::min(outcome.plaintext_size, plaintext_.size());
-  if (e != Error::ok) return reject(r, e);
+  if (e != Error::ok) {
+    reject(r, e);
+    if (e == Error::unknown_session) request_rekey(frame, payload, ctx.credentials, now_ms, r);
+    return;
+  }
 
   AcceptedFrame row =
       make_accepted_frame(frame, frame_nonce(frame, ctx.state),
@@ -156,6 +166,37 @@ void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t 
   r.session_confirmed = outcome.confirmed_session;
   r.session_evicted = outcome.evicted;
   r.evicted_sessctr = outcome.evicted_sessctr;
+}
+
+void EdgeService::request_rekey(const DataFrame& frame, ByteView payload,
+                                const DeviceCredentials& credentials, std::uint64_t now_ms,
+                                HandleResult& r) {
+  // The frame is unauthenticated (the edge has no keys for it): the request only names what the
+  // frame claims, and the device acts on it only for its current session and a seq it recently
+  // sent (6.1 step 7), so a forged frame can at worst make a device rekey once.
+  if (!rekey_requests_.may_send(frame.dev_id.str(), now_ms)) return;
+  RekeyFrame request;
+  request.dev_id = frame.dev_id;
+  request.sessctr = frame.sessctr;
+  request.seq = frame.seq;
+  ProofKey k_rekey;
+  Error e = derive_rekey_key(crypto_, credentials.dev_secret, protocol_->config().edge_salt,
+                             frame.dev_id, k_rekey);
+  if (e == Error::ok)
+    e = compute_rekey_proof(crypto_, k_rekey, request.dev_id, request.sessctr, request.seq,
+                            request.proof);
+  crypto_.forget_keys();
+  std::vector<std::uint8_t> wire(kMaxFrameSize);
+  std::size_t size = 0;
+  if (e == Error::ok) e = encode(request, detect_encoding(payload), wire, size);
+  if (e != Error::ok) {
+    r.detail = std::string("cannot make a REKEY request: ") + error_name(e);
+    return;
+  }
+  wire.resize(size);
+  r.publishes.push_back(Publish{topics_.rekey(frame.dev_id.str()), std::move(wire), 1});
+  r.rekey_requested = true;
+  rekey_requests_.sent(frame.dev_id.str(), now_ms);
 }
 
 void EdgeService::on_psk(ByteView payload, std::uint64_t, std::uint64_t recvts_us,

@@ -2,11 +2,11 @@
  * retransmission and expiry, rekeying and session confirmation, using the application's MQTT
  * client, clocks, RNG and (for clockless devices) persistent storage through callbacks.
  *
- * Use: dsekp_client_init() once; subscribe to dsekp_client_topic(c, DSEKP_TOPIC_ACK) and
- * (DSEKP_TOPIC_DOWN) whenever the MQTT connection is (re)established; call dsekp_client_poll()
- * from the main loop; pass every received message to dsekp_client_on_message(); send readings
- * with dsekp_client_send(). Everything runs in the caller's context: no threads, no allocation.
- * Written in C so that it also shows the C API in use. */
+ * Use: dsekp_client_init() once; subscribe to dsekp_client_topic(c, DSEKP_TOPIC_ACK),
+ * (DSEKP_TOPIC_DOWN) and (DSEKP_TOPIC_REKEY) whenever the MQTT connection is (re)established; call
+ * dsekp_client_poll() from the main loop; pass every received message to dsekp_client_on_message();
+ * send readings with dsekp_client_send(). Everything runs in the caller's context: no threads, no
+ * allocation. Written in C so that it also shows the C API in use. */
 #ifndef DSEKP_CLIENT_H
 #define DSEKP_CLIENT_H
 
@@ -44,7 +44,7 @@ typedef struct dsekp_client {
   int clockless;
   uint8_t* tx; /* the application's buffer for outgoing frames */
   size_t tx_cap;
-  char topics[4][DSEKP_TOPIC_MAX]; /* indexed by dsekp_topic */
+  char topics[5][DSEKP_TOPIC_MAX]; /* indexed by dsekp_topic */
 } dsekp_client;
 
 /** Initialises the device session (see dsekp_device_init) and records the callbacks and the
@@ -71,7 +71,9 @@ int dsekp_client_send(dsekp_client* c, const uint8_t* plaintext, size_t len);
 
 /** Hands a received message to the SDK. On the ACK topic: verifies it and, on success, sends the
  *  confirming empty DATA frame (*downlink_len = 0). On the downlink topic: authenticates and
- *  decrypts it into `downlink` (*downlink_len bytes). Other topics: DSEKP_ERR_INVALID_ARGUMENT. */
+ *  decrypts it into `downlink` (*downlink_len bytes). On the REKEY topic: authenticates the
+ *  edge's request (dsekp_device_handle_rekey) and, on success, publishes a new INIT. Other
+ *  topics: DSEKP_ERR_INVALID_ARGUMENT. */
 int dsekp_client_on_message(dsekp_client* c, const char* topic, const uint8_t* payload, size_t len,
                             uint8_t* downlink, size_t downlink_cap, size_t* downlink_len);
 

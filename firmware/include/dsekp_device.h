@@ -70,7 +70,10 @@ enum {
   DSEKP_ERR_BUFFER_TOO_SMALL = 37,
   DSEKP_ERR_INVALID_ARGUMENT = 38,
   DSEKP_ERR_CRYPTO_FAILURE = 39,
-  DSEKP_ERROR_COUNT = 40
+  DSEKP_ERR_REKEY_MISMATCH = 40,
+  DSEKP_ERR_STALE_REKEY = 41,
+  DSEKP_ERR_BAD_REKEY_PROOF = 42,
+  DSEKP_ERROR_COUNT = 43
 };
 
 /** Wire encoding of the frames this device sends (it accepts both on receipt). */
@@ -81,7 +84,8 @@ typedef enum {
   DSEKP_TOPIC_INIT = 0, /* dsekp/init: publish INITs */
   DSEKP_TOPIC_ACK = 1,  /* dsekp/init/ack/{dev_id}: subscribe */
   DSEKP_TOPIC_DATA = 2, /* dsekp/data: publish DATA */
-  DSEKP_TOPIC_DOWN = 3  /* dsekp/down/{dev_id}: subscribe */
+  DSEKP_TOPIC_DOWN = 3, /* dsekp/down/{dev_id}: subscribe */
+  DSEKP_TOPIC_REKEY = 4 /* dsekp/rekey/{dev_id}: subscribe (v1.1) */
 } dsekp_topic;
 
 /** Fills `out` with `len` cryptographically random bytes. Returns 0 on success; anything else
@@ -114,9 +118,9 @@ typedef struct dsekp_device_params {
 #if defined(ESP_PLATFORM)
 #define DSEKP_DEVICE_STORAGE_SIZE 2048
 #elif UINTPTR_MAX > 0xFFFFFFFFu
-#define DSEKP_DEVICE_STORAGE_SIZE 1624
+#define DSEKP_DEVICE_STORAGE_SIZE 1640
 #else
-#define DSEKP_DEVICE_STORAGE_SIZE 1488
+#define DSEKP_DEVICE_STORAGE_SIZE 1504
 #endif
 #endif
 
@@ -186,6 +190,14 @@ int dsekp_device_seal(dsekp_device* dev, const uint8_t* plaintext, size_t plaint
  *  checks it is not a replay, and writes the plaintext (never any unauthenticated byte). */
 int dsekp_device_open_downlink(dsekp_device* dev, const uint8_t* msg, size_t msg_len,
                                uint8_t* plaintext, size_t plaintext_cap, size_t* plaintext_len);
+
+/** Handles a message received on DSEKP_TOPIC_REKEY: the edge does not hold the current session
+ *  (it lost its state) and asks for a new one. Authenticates the request and checks it names
+ *  the current session and a recently sent seq; on success dsekp_device_rekey_due() is nonzero,
+ *  so the next begin_session starts the new handshake. `now_ms`: the monotonic clock. Refusals:
+ *  NO_SESSION, REKEY_MISMATCH, STALE_REKEY, RATE_LIMITED (one per minute), BAD_REKEY_PROOF. */
+int dsekp_device_handle_rekey(dsekp_device* dev, const uint8_t* msg, size_t msg_len,
+                              uint64_t now_ms);
 
 /** State queries (0 or 1, or the value). */
 int dsekp_device_established(const dsekp_device* dev);

@@ -341,6 +341,54 @@ int main() {
            std::string_view(reinterpret_cast<const char*>(psk_json.data()), psk_json.size()));
   out_hex("psk_compact", encoded(psk, dsekp::Encoding::compact, psk_buf));
 
+  // v1.1: the edge's REKEY request for the session, naming DATA seq 1; both SDK devices accept
+  // it and then owe a new handshake.
+  std::array<std::uint8_t, 32> rekey_prk{}, k_rekey{};
+  const std::array<ByteView, 1> secret_parts{view(golden_dev_secret)};
+  check(crypto.hkdf_extract(view(golden_edge_salt), secret_parts, rekey_prk) == Error::ok,
+        "rekey PRK");
+  out_hex("rekey_prk", rekey_prk);
+  Concat rekey_info;
+  rekey_info.add(bytes("DSEKP1 rekey")).add(id_prefixed.view());
+  out_hex("rekey_info", rekey_info.view());
+  expand(rekey_prk, rekey_info.view(), k_rekey);
+  out_hex("k_rekey", k_rekey);
+  constexpr std::uint32_t kRekeySeq = 1;
+  out_dec("rekey_seq", kRekeySeq);
+  Concat rekey_transcript;
+  rekey_transcript.add(bytes("DSEKP1 REKEY")).add(id_prefixed.view()).be(GOLDEN_SESSCTR, 2);
+  rekey_transcript.be(kRekeySeq, 4);
+  out_hex("rekey_transcript", rekey_transcript.view());
+  const std::array<ByteView, 1> rekey_parts{rekey_transcript.view()};
+  check(crypto.hmac_sha256(k_rekey, rekey_parts, mac) == Error::ok, "HMAC");
+  dsekp::ProofKey library_key;
+  dsekp::RekeyFrame rekey;
+  rekey.dev_id = dev_id;
+  rekey.sessctr = GOLDEN_SESSCTR;
+  rekey.seq = kRekeySeq;
+  dsekp::EdgeSalt salt;
+  check(salt.assign(view(golden_edge_salt)) == Error::ok, "edge salt");
+  check(dsekp::derive_rekey_key(crypto, secret, salt, dev_id, library_key) == Error::ok,
+        "derive_rekey_key");
+  check(dsekp::compute_rekey_proof(crypto, library_key, dev_id, rekey.sessctr, rekey.seq,
+                                   rekey.proof) == Error::ok,
+        "compute_rekey_proof");
+  check(mcu_test::equal(rekey.proof.view(), mac.view().first(16)), "REKEY proof = formula");
+  out_hex("rekey_proof", rekey.proof.view());
+  std::array<std::uint8_t, 2048> rekey_json_buf{}, rekey_compact_buf{};
+  const ByteView rekey_json = encoded(rekey, dsekp::Encoding::json, rekey_json_buf);
+  const ByteView rekey_compact = encoded(rekey, dsekp::Encoding::compact, rekey_compact_buf);
+  out_text("rekey_json",
+           std::string_view(reinterpret_cast<const char*>(rekey_json.data()), rekey_json.size()));
+  out_hex("rekey_compact", rekey_compact);
+  check(dsekp_device_handle_rekey(&g_json_device.dev, rekey_json.data(), rekey_json.size(), 1000) ==
+            DSEKP_OK,
+        "SDK handle_rekey (JSON)");
+  check(dsekp_device_handle_rekey(&g_compact_device.dev, rekey_compact.data(), rekey_compact.size(),
+                                  1000) == DSEKP_OK,
+        "SDK handle_rekey (compact)");
+  check(dsekp_device_rekey_due(&g_json_device.dev) == 1, "rekey due after the request");
+
   dsekp_device_wipe(&g_json_device.dev);
   dsekp_device_wipe(&g_compact_device.dev);
   mcu_test::finish("GOLDEN");

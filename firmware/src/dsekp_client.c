@@ -70,7 +70,7 @@ int dsekp_client_init(dsekp_client* c, const dsekp_device_params* params, const 
   c->clockless = params->clockless != 0;
   c->tx = tx;
   c->tx_cap = tx_cap;
-  for (int topic = DSEKP_TOPIC_INIT; topic <= DSEKP_TOPIC_DOWN; ++topic) {
+  for (int topic = DSEKP_TOPIC_INIT; topic <= DSEKP_TOPIC_REKEY; ++topic) {
     if (dsekp_device_topic(&c->device, (dsekp_topic)topic, c->topics[topic], DSEKP_TOPIC_MAX) ==
         0) {
       dsekp_device_wipe(&c->device);
@@ -85,7 +85,7 @@ void dsekp_client_wipe(dsekp_client* c) {
 }
 
 const char* dsekp_client_topic(const dsekp_client* c, dsekp_topic topic) {
-  if (c == NULL || (int)topic < DSEKP_TOPIC_INIT || (int)topic > DSEKP_TOPIC_DOWN) return "";
+  if (c == NULL || (int)topic < DSEKP_TOPIC_INIT || (int)topic > DSEKP_TOPIC_REKEY) return "";
   return c->topics[topic];
 }
 
@@ -127,6 +127,14 @@ int dsekp_client_on_message(dsekp_client* c, const char* topic, const uint8_t* p
   if (strcmp(topic, c->topics[DSEKP_TOPIC_DOWN]) == 0) {
     return dsekp_device_open_downlink(&c->device, payload, len, downlink, downlink_cap,
                                       downlink_len);
+  }
+  if (strcmp(topic, c->topics[DSEKP_TOPIC_REKEY]) == 0) {
+    const int rc =
+        dsekp_device_handle_rekey(&c->device, payload, len, c->io.monotonic_ms(c->io.user));
+    if (rc != DSEKP_OK) return rc;
+    /* The edge holds no session of ours: every frame until the new ACK would be refused. If
+     * this fails, dsekp_client_poll starts the handshake (rekey_due stays set until then). */
+    return send_init(c, 1);
   }
   return DSEKP_ERR_INVALID_ARGUMENT;
 }

@@ -62,6 +62,9 @@ DSEKP_CHECK_CODE(DSEKP_ERR_SESSION_EXHAUSTED, session_exhausted);
 DSEKP_CHECK_CODE(DSEKP_ERR_BUFFER_TOO_SMALL, buffer_too_small);
 DSEKP_CHECK_CODE(DSEKP_ERR_INVALID_ARGUMENT, invalid_argument);
 DSEKP_CHECK_CODE(DSEKP_ERR_CRYPTO_FAILURE, crypto_failure);
+DSEKP_CHECK_CODE(DSEKP_ERR_REKEY_MISMATCH, rekey_mismatch);
+DSEKP_CHECK_CODE(DSEKP_ERR_STALE_REKEY, stale_rekey);
+DSEKP_CHECK_CODE(DSEKP_ERR_BAD_REKEY_PROOF, bad_rekey_proof);
 static_assert(DSEKP_ERROR_COUNT == dsekp::kErrorCount, "the C status list misses core errors");
 #undef DSEKP_CHECK_CODE
 static_assert(DSEKP_MAX_PAYLOAD_SIZE == dsekp::kMaxPayloadSize,
@@ -262,6 +265,16 @@ int dsekp_device_open_downlink(dsekp_device* dev, const uint8_t* msg, size_t msg
   return DSEKP_OK;
 }
 
+int dsekp_device_handle_rekey(dsekp_device* dev, const uint8_t* msg, size_t msg_len,
+                              uint64_t now_ms) {
+  Impl* p = impl(dev);
+  if (p == nullptr || (msg == nullptr && msg_len != 0)) return DSEKP_ERR_INVALID_ARGUMENT;
+  dsekp::RekeyFrame request;
+  if (Error e = dsekp::decode_rekey(ByteView(msg, msg_len), request); e != Error::ok)
+    return status(e);
+  return status(p->session.handle_rekey(request, now_ms));
+}
+
 int dsekp_device_established(const dsekp_device* dev) {
   const Impl* p = impl(dev);
   return p != nullptr && p->session.established() ? 1 : 0;
@@ -310,6 +323,10 @@ size_t dsekp_device_topic(const dsekp_device* dev, dsekp_topic topic, char* out,
       break;
     case DSEKP_TOPIC_DOWN:
       base = "dsekp/down/";
+      per_device = true;
+      break;
+    case DSEKP_TOPIC_REKEY:
+      base = "dsekp/rekey/";
       per_device = true;
       break;
     default:

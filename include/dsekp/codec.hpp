@@ -26,6 +26,7 @@ Error encode(const InitFrame& f, Encoding enc, MutableByteView out, std::size_t&
 Error encode(const AckFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept;
 Error encode(const DataFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept;
 Error encode(const PskFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept;
+Error encode(const RekeyFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept;
 
 /// Decoders. On error the output struct is left in an unspecified but valid state.
 Error decode_init(ByteView wire, InitFrame& out) noexcept;
@@ -33,6 +34,7 @@ Error decode_ack(ByteView wire, AckFrame& out) noexcept;
 /// `direction` selects the compact type byte expected (data or down) and is stored in `out`.
 Error decode_data(ByteView wire, Direction direction, DataFrame& out) noexcept;
 Error decode_psk(ByteView wire, PskFrame& out) noexcept;
+Error decode_rekey(ByteView wire, RekeyFrame& out) noexcept;
 
 /// Upper bound of the encoded size of a DATA frame with `payload_size` bytes of ciphertext.
 [[nodiscard]] std::size_t max_encoded_data_size(std::size_t payload_size) noexcept;

@@ -20,6 +20,10 @@
 // a `t` that is not greater than its newest accepted one. Across a reboot the application either
 // persists last_init_t() and hands it to restore_last_init_t(), or waits until the clock has
 // passed the second of its last INIT (the SDK's client waits one second of uptime).
+// REKEY requests (v1.1): an edge that receives a frame under a session it does not hold (it lost
+// its state, or a held-back INIT displaced the session) asks the device to rekey; handle_rekey()
+// authenticates the request and then makes rekey_due() true, so the caller's usual rekey path
+// starts the new handshake. It can only make the device rekey sooner, never weaken a session.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +57,9 @@ struct DeviceConfig {
   /// First seq of every session (default 0). Any value is safe, as each session has fresh keys;
   /// tests use it to reach the end of the seq space.
   std::uint32_t first_seq = 0;
+  /// Least time between two accepted REKEY requests: a request recorded by an attacker for a
+  /// session the device later draws again can cost the device at most one handshake this often.
+  std::uint32_t rekey_request_interval_ms = 60'000;
 };
 
 class DeviceSession {
@@ -91,6 +98,8 @@ class DeviceSession {
   [[nodiscard]] bool established() const noexcept { return established_; }
   /// True from a successful handle_ack() until the first frame of the new session is sealed.
   [[nodiscard]] bool confirmation_pending() const noexcept { return confirmation_pending_; }
+  /// True when the caller should start a new session: the seq reached rekey_at_seq, or an
+  /// authenticated REKEY request asked for one.
   [[nodiscard]] bool rekey_due() const noexcept;
   [[nodiscard]] std::uint16_t sessctr() const noexcept { return sessctr_; }
   [[nodiscard]] std::uint64_t next_seq() const noexcept { return next_seq_; }
@@ -98,6 +107,14 @@ class DeviceSession {
 
   /// Encrypts `plaintext` as the next DATA frame of the established session.
   Error seal(ByteView plaintext, std::uint64_t sendts_ms, DataFrame& out) noexcept;
+
+  /// Checks a REKEY request from the edge (PROTOCOL.md 6.1 step 7), cheapest checks first:
+  /// no_session before an ACK; rekey_mismatch if it names another device or session or a
+  /// handshake is already outstanding; stale_rekey unless its seq is one of the current
+  /// session's last kRekeyRecentFrames sealed seqs; rate_limited within
+  /// rekey_request_interval_ms of the previous accepted one; bad_rekey_proof. On ok,
+  /// rekey_due() is true until the next start_handshake(). `now_ms`: a monotonic clock.
+  Error handle_rekey(const RekeyFrame& request, std::uint64_t now_ms) noexcept;
 
   /// Authenticates and decrypts a downlink frame of the current session, then records its seq.
   Error open_downlink(const DataFrame& frame, MutableByteView plaintext,
@@ -123,7 +140,11 @@ class DeviceSession {
   bool established_ = false;
   bool confirmation_pending_ = false;
   std::uint16_t sessctr_ = 0;
-  std::uint64_t next_seq_ = 0;  // 2^32 once exhausted
+  // Next to sessctr_, in what would be padding before next_seq_ (the SDK's storage is sized).
+  bool rekey_requested_ = false;  // an authenticated REKEY asked for a new session
+  bool has_rekey_request_ms_ = false;
+  std::uint64_t next_seq_ = 0;          // 2^32 once exhausted
+  std::uint64_t rekey_request_ms_ = 0;  // when the last REKEY was accepted
   TrafficKeys traffic_;
   ReplayWindow downlink_window_;
 };

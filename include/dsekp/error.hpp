@@ -59,12 +59,18 @@ enum class [[nodiscard]] Error : std::uint8_t{
     buffer_too_small,  // caller's output buffer cannot hold the result
     invalid_argument,  // caller passed a value outside the documented range
     crypto_failure,    // the crypto backend reported an internal error
+
+    // Device: REKEY requests (v1.1; appended so that the values above, which the C SDK
+    // exposes, keep their numbers).
+    rekey_mismatch,   // REKEY names another dev_id or session, or a handshake is outstanding
+    stale_rekey,      // REKEY names a seq that is not among the session's recent uplink frames
+    bad_rekey_proof,  // REKEY proof does not verify: not from an edge that knows DEV_SECRET
 };
 
 /// Stable snake_case name of an error, e.g. "replay". Never null.
 const char* error_name(Error e) noexcept;
 
 /// Number of enumerators (for counters indexed by error).
-inline constexpr std::uint8_t kErrorCount = static_cast<std::uint8_t>(Error::crypto_failure) + 1;
+inline constexpr std::uint8_t kErrorCount = static_cast<std::uint8_t>(Error::bad_rekey_proof) + 1;
 
 }  // namespace dsekp

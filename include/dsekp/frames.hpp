@@ -44,6 +44,17 @@ struct DataFrame {
   AeadTag tag;
 };
 
+/// REKEY request, edge -> device on dsekp/rekey/{dev_id} (v1.1): the edge received a DATA frame
+/// under a session it does not hold and asks the device to start a new one. Authenticated with
+/// a key derived from DEV_SECRET alone (no session needed); `sessctr` and `seq` name the frame
+/// that revealed the unknown session, which binds the request to the device's current session.
+struct RekeyFrame {
+  DevId dev_id;
+  std::uint16_t sessctr = 0;
+  std::uint32_t seq = 0;
+  Proof proof;  // HMAC-SHA256(K_rekey, rekey transcript)[:16]
+};
+
 /// The paper's static-PSK baseline frame on psk/data (kept for comparison; no replay protection,
 /// no header authentication, random IV).
 struct PskFrame {

@@ -7,6 +7,8 @@
 //   TS     = HKDF-Extract(EdgeNonce, SS)
 //   K_up || IV_up     = HKDF-Expand(TS, "DSEKP1 up", 28)
 //   K_down || IV_down = HKDF-Expand(TS, "DSEKP1 down", 28)
+//   K_rekey = HKDF-Expand(HKDF-Extract(EDGE_SALT, DEV_SECRET), "DSEKP1 rekey" || u8 len || dev_id,
+//             32)                                   (v1.1: REKEY requests, no session needed)
 // Every function here is pure: inputs in, outputs out, no state, no clock, no RNG.
 #pragma once
 
@@ -60,6 +62,17 @@ Error compute_init_proof(CryptoBackend& crypto, const ProofKey& k_init, const In
 /// AckProof = HMAC-SHA256(K_ack, "DSEKP1 ACK" || init proof || edge_nonce || u8 status)[:16].
 Error compute_ack_proof(CryptoBackend& crypto, const ProofKey& k_ack, const Proof& init_proof,
                         const EdgeNonce& edge_nonce, std::uint8_t status, Proof& out) noexcept;
+
+/// K_rekey = HKDF-Expand(HKDF-Extract(EDGE_SALT, DEV_SECRET), "DSEKP1 rekey" || u8 len || dev_id,
+/// 32): the key of REKEY requests. It depends on the device's long-term secret only, so an edge
+/// that lost every session of the device can still authenticate a request to it.
+Error derive_rekey_key(CryptoBackend& crypto, const DevSecret& dev_secret,
+                       const EdgeSalt& edge_salt, const DevId& dev_id, ProofKey& out) noexcept;
+
+/// RekeyProof = HMAC-SHA256(K_rekey, "DSEKP1 REKEY" || u8 len || dev_id || u16 sessctr ||
+/// u32 seq)[:16].
+Error compute_rekey_proof(CryptoBackend& crypto, const ProofKey& k_rekey, const DevId& dev_id,
+                          std::uint16_t sessctr, std::uint32_t seq, Proof& out) noexcept;
 
 /// TS = HKDF-Extract(EdgeNonce, SS); expands the up and down keys and IV bases.
 Error derive_traffic_keys(CryptoBackend& crypto, const SessionSecret& session_secret,

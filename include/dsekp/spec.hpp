@@ -38,6 +38,8 @@ inline constexpr std::string_view kLabelInitProof = "DSEKP1 INIT";
 inline constexpr std::string_view kLabelAckProof = "DSEKP1 ACK";
 inline constexpr std::string_view kLabelDataAad = "DSEKP1 DATA";
 inline constexpr std::string_view kLabelDownAad = "DSEKP1 DOWN";
+inline constexpr std::string_view kLabelRekeyKey = "DSEKP1 rekey";
+inline constexpr std::string_view kLabelRekeyProof = "DSEKP1 REKEY";
 
 // Compact encoding: first byte of each frame. JSON frames start with '{' (0x7B).
 enum class FrameType : std::uint8_t {
@@ -46,9 +48,13 @@ enum class FrameType : std::uint8_t {
   data = 0x03,
   down = 0x04,
   psk = 0x05,
+  rekey = 0x06,
 };
 
 inline constexpr std::uint8_t kAckStatusOk = 0;
+
+/// A REKEY request names one of the device's last kRekeyRecentFrames uplink seqs (6.1 step 7).
+inline constexpr std::uint32_t kRekeyRecentFrames = 1024;
 
 // Strong types.
 using DevSecret = SecretBytes<kDevSecretSize, struct DevSecretTag>;

@@ -45,6 +45,7 @@ std::vector<Subject> subjects() {
       {"DataDown", compact(test::sample_data(Direction::downlink, 19)),
        decoder<DataFrame>(Direction::downlink), 0x04, true, 2 + 4},
       {"Psk", compact(test::sample_psk(19)), decoder<PskFrame>(), 0x05, true, 4},
+      {"Rekey", compact(test::sample_rekey()), decoder<RekeyFrame>(), 0x06},
   };
 }
 

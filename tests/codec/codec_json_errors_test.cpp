@@ -93,6 +93,14 @@ std::vector<Subject> subjects() {
        {{"iv", 12}, {"tag", 16}},
        "ciphertext",
        false},
+      {"Rekey",
+       json(test::sample_rekey()),
+       decoder<RekeyFrame>(),
+       {"v", "dev_id", "sessctr", "seq", "proof"},
+       {{"sessctr", UINT16_MAX}, {"seq", UINT32_MAX}},
+       {{"proof", 16}},
+       "",
+       true},
   };
 }
 

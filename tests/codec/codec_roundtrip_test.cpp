@@ -78,6 +78,22 @@ TEST_P(RoundTrip, AckAtRangeEdges) {
   expect_round_trip(test::sample_ack(), GetParam());
 }
 
+TEST_P(RoundTrip, RekeyAtRangeEdges) {
+  for (const std::string& id : {kShortestId, kLongestId}) {
+    for (const bool high : {false, true}) {
+      RekeyFrame f = test::sample_rekey();
+      f.dev_id = test::make_dev_id(id);
+      f.sessctr = high ? UINT16_MAX : 0;
+      f.seq = high ? UINT32_MAX : 0;
+      f.proof = test::counting<Proof>(high ? 0xF0 : 0);
+      expect_round_trip(f, GetParam());
+    }
+  }
+  // Compact: 24 + len(dev_id) bytes (PROTOCOL.md 5.2).
+  if (GetParam() == Encoding::compact)
+    EXPECT_EQ(test::encode_to_bytes(test::sample_rekey(), GetParam()).size(), 24u + 8u);
+}
+
 TEST_P(RoundTrip, DataBothDirectionsAllPayloadSizesAndEdges) {
   const Encoding enc = GetParam();
   const std::size_t payloads[] = {0, 1, 2, 3, 4, 19, 47, 48, 49, 1023, kMaxPayloadSize};

@@ -46,6 +46,11 @@ inline bool operator==(const PskFrame& a, const PskFrame& b) {
          a.tag.equals(b.tag);
 }
 
+inline bool operator==(const RekeyFrame& a, const RekeyFrame& b) {
+  return a.dev_id == b.dev_id && a.sessctr == b.sessctr && a.seq == b.seq &&
+         a.proof.equals(b.proof);
+}
+
 inline void PrintTo(const InitFrame& f, std::ostream* os) {
   *os << "INIT{" << f.dev_id.str() << " sessctr=" << f.sessctr << " t=" << f.t << "}";
 }
@@ -134,6 +139,15 @@ inline PskFrame sample_psk(std::size_t payload = 3) {
   return f;
 }
 
+inline RekeyFrame sample_rekey() {
+  RekeyFrame f;
+  f.dev_id = make_dev_id("esp32-01");
+  f.sessctr = 4660;
+  f.seq = 4294967295u;
+  f.proof = counting<Proof>(0x60);
+  return f;
+}
+
 /// What a DATA frame looks like after a trip through `enc`: JSON carries the iv, compact does not.
 inline DataFrame as_received(DataFrame f, Encoding enc) {
   f.has_iv = enc == Encoding::json;
@@ -167,6 +181,9 @@ inline Error decode_frame(ByteView w, AckFrame& out) {
 }
 inline Error decode_frame(ByteView w, PskFrame& out) {
   return decode_psk(w, out);
+}
+inline Error decode_frame(ByteView w, RekeyFrame& out) {
+  return decode_rekey(w, out);
 }
 inline Error decode_frame(ByteView w, DataFrame& out, Direction d = Direction::uplink) {
   return decode_data(w, d, out);

@@ -15,6 +15,7 @@
 
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp/edge_session.hpp"
+#include "dsekp/key_schedule.hpp"
 #include "dsekp/psk_baseline.hpp"
 #include "tests/edge_registry/child_process.hpp"
 #include "tests/edge_registry/temp_dir.hpp"
@@ -101,6 +102,23 @@ class InProcessEdge {
     Bytes wire(kMaxFrameSize);
     std::size_t n = 0;
     EXPECT_EQ(encode(frame, Encoding::json, wire, n), Error::ok);
+    wire.resize(n);
+    return wire;
+  }
+
+  /// The REKEY request an edge that lost the session sends for the frame (sessctr, seq).
+  Bytes rekey_request(std::uint16_t sessctr, std::uint32_t seq, const DevId& dev_id,
+                      const EdgeSalt& salt) {
+    RekeyFrame request;
+    request.dev_id = dev_id;
+    request.sessctr = sessctr;
+    request.seq = seq;
+    ProofKey key;
+    EXPECT_EQ(derive_rekey_key(crypto_, secret_, salt, dev_id, key), Error::ok);
+    EXPECT_EQ(compute_rekey_proof(crypto_, key, dev_id, sessctr, seq, request.proof), Error::ok);
+    Bytes wire(kMaxFrameSize);
+    std::size_t n = 0;
+    EXPECT_EQ(encode(request, Encoding::compact, wire, n), Error::ok);
     wire.resize(n);
     return wire;
   }
@@ -422,6 +440,37 @@ TEST(DeviceAgent, DownlinkIsOpenedAndReplaysAreRejected) {
   EXPECT_EQ(rig.counters.downlinks_received, 1u);
   rig.agent->on_message("dsekp/down/esp32-01", down);
   EXPECT_EQ(rig.counters.downlinks_rejected, 1u);
+}
+
+TEST(DeviceAgent, AnAuthenticRekeyRequestStartsANewHandshakeAtOnce) {
+  Rig rig(dsekp_config(0, 1000));
+  InProcessEdge edge(rig.device);
+  rig.agent->on_link_ready(0);
+  std::uint64_t now = rig.step(0);
+  now = rig.step(now);
+  rig.deliver_ack(edge);
+  now = rig.step(now);
+  const auto data = rig.wire.on("dsekp/data");
+  ASSERT_EQ(data.size(), 1u);
+  DataFrame frame;
+  std::string plaintext;
+  ASSERT_EQ(edge.open(data[0].payload, frame, plaintext), Error::ok);
+  ASSERT_EQ(rig.device.topics.rekey, "dsekp/rekey/esp32-01");
+  const std::size_t inits = rig.wire.on("dsekp/init").size();
+
+  // A request for another session (or under another secret) changes nothing.
+  rig.agent->on_message(rig.device.topics.rekey,
+                        edge.rekey_request(static_cast<std::uint16_t>(frame.sessctr + 1), 0,
+                                           frame.dev_id, rig.device.credentials.edge_salt));
+  EXPECT_EQ(rig.counters.rekey_requests_ignored, 1u);
+  EXPECT_EQ(rig.wire.on("dsekp/init").size(), inits);
+
+  rig.agent->on_message(rig.device.topics.rekey,
+                        edge.rekey_request(frame.sessctr, frame.seq, frame.dev_id,
+                                           rig.device.credentials.edge_salt));
+  EXPECT_EQ(rig.counters.rekey_requests_accepted, 1u);
+  (void)rig.step(now);
+  EXPECT_EQ(rig.wire.on("dsekp/init").size(), inits + 1);
 }
 
 TEST(DeviceAgent, ForgedAckIsRefusedAndTheGenuineOneStillWorks) {

@@ -94,6 +94,7 @@ class DownlinkAdminTest : public ::testing::Test {
 
   static constexpr const char* kAckTopic = "dsekp/init/ack/esp32-01";
   static constexpr const char* kDownTopic = "dsekp/down/esp32-01";
+  static constexpr const char* kRekeyTopic = "dsekp/rekey/esp32-01";
 
   dsekp::test::TempDir dir_;
   std::string registry_path_ = dir_.file("registry.db");
@@ -228,6 +229,55 @@ TEST_F(DownlinkAdminTest, AStateRestoredFromAnOlderCopyNeverReusesADownlinkSeq) 
   EXPECT_EQ(seqs.size(), 6u);
   EXPECT_NE(dsekp::test::read_file(err_file_).find("was behind the journal"), std::string::npos)
       << dsekp::test::read_file(err_file_);
+  stop_edge();
+}
+
+// Liveness (PROTOCOL.md 6.3 step 1, 6.1 step 7): the edge lost the device's state (here: the
+// state file is gone); the device, which cannot know, sends its next reading, is asked to rekey
+// on its REKEY topic (which the generated ACL lets it read and the edge write), handshakes again,
+// and its readings and downlinks flow again.
+TEST_F(DownlinkAdminTest, ADeviceWhoseStateTheEdgeLostIsAskedToRekeyAndGetsBackIn) {
+  start_edge();
+  dsekp::test::MqttTestClient device_client("esp32-01");
+  ScriptedDevice device(material_, 7);
+  connect_and_handshake(device_client, device);
+  ASSERT_EQ(device_client.subscribe(kRekeyTopic), std::optional<int>(1));
+  confirm(device_client, device);
+  stop_edge();
+  const std::string state = registry_path_ + ".state";
+  for (const std::string& f : {state, state + "-wal", state + "-shm"}) std::filesystem::remove(f);
+  start_edge();
+
+  ASSERT_TRUE(device_client.publish(
+      "dsekp/data", as_string(device.data(reading(1), unix_ms_now(), Encoding::json))));
+  const auto rekey = device_client.wait_for_message(kRekeyTopic);
+  ASSERT_TRUE(rekey.has_value()) << dsekp::test::read_file(err_file_);
+  RekeyFrame request;
+  ASSERT_EQ(decode_rekey(bytes_of(rekey->payload), request), Error::ok);
+  ASSERT_EQ(device.session().handle_rekey(request, 1), Error::ok);
+  ASSERT_TRUE(device.session().rekey_due());
+
+  const std::size_t before = device_client.received().size();
+  ASSERT_TRUE(device_client.publish(
+      "dsekp/init",
+      as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
+  ASSERT_TRUE(device_client.wait_for_count(before + 1)) << dsekp::test::read_file(err_file_);
+  const auto& ack = device_client.received()[before];
+  ASSERT_EQ(ack.topic, kAckTopic);
+  ASSERT_EQ(device.take_ack(bytes_of(ack.payload)), Error::ok);
+  ASSERT_TRUE(device_client.publish(
+      "dsekp/data", as_string(device.data(reading(2), unix_ms_now(), Encoding::json))));
+  ASSERT_TRUE(wait_until([&] { return line_count(dir_.file("logs/server_logs_dsekp.csv")) >= 3; },
+                         std::chrono::seconds(10)))
+      << dsekp::test::read_file(err_file_);
+  const auto answer = send("esp32-01", "relay on", 0);
+  ASSERT_TRUE(answer.value("ok", false)) << answer;
+  ASSERT_TRUE(device_client.wait_for_count(before + 2));
+  std::string opened;
+  EXPECT_EQ(device.open_down(bytes_of(device_client.received()[before + 1].payload), opened),
+            Error::ok);
+  EXPECT_EQ(opened, "relay on");
+  EXPECT_NE(dsekp::test::read_file(err_file_).find("rejected unknown_session"), std::string::npos);
   stop_edge();
 }
 

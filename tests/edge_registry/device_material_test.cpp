@@ -71,7 +71,7 @@ TEST_F(MaterialTest, ThePskKeyIsIncludedOnlyForThePskBaseline) {
   EXPECT_EQ(psk["topics"]["psk"], "psk/data");
   const std::string h = material_c_header(material_, broker_, MaterialMode::with_psk_baseline);
   EXPECT_NE(h.find("DSEKP_PSK_KEY[16]"), std::string::npos);
-  EXPECT_NE(h.find("#define DSEKP_TOPIC_PSK \"psk/data\""), std::string::npos);
+  EXPECT_NE(h.find("#define DSEKP_TOPIC_NAME_PSK \"psk/data\""), std::string::npos);
 }
 
 TEST_F(MaterialTest, HeaderCarriesTheKeysAsByteArrays) {

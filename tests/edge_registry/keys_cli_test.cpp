@@ -76,19 +76,22 @@ TEST_F(KeysCliTest, HeaderFormatIsAValidCHeader) {
   const auto r = keys({"add", "esp32-01", "--db", db_, "--format", "header", "--broker",
                        "192.168.1.10:8883", "--psk-baseline"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ofstream(dir_.file("dsekp_device.h")) << r.out;
-  // Uses every declaration, so -Werror also catches an unused or mistyped one.
+  std::ofstream(dir_.file("dsekp_device_config.h")) << r.out;
+  // Uses every declaration, so -Werror also catches an unused or mistyped one; included after
+  // the SDK's header as the example sketch does, so a macro that clashes with an SDK name fails.
   std::ofstream(dir_.file("main.c"))
-      << "#include \"dsekp_device.h\"\n#include <string.h>\n"
+      << "#include \"dsekp_client.h\"\n#include \"dsekp_device_config.h\"\n#include <string.h>\n"
          "int main(void) {\n"
          "  return (int)(strlen(DSEKP_DEV_ID) + strlen(DSEKP_BROKER_HOST) + DSEKP_BROKER_PORT +\n"
          "      strlen(DSEKP_BROKER_USERNAME) + strlen(DSEKP_BROKER_PASSWORD) +\n"
-         "      strlen(DSEKP_TOPIC_INIT DSEKP_TOPIC_ACK DSEKP_TOPIC_DATA DSEKP_TOPIC_DOWN\n"
-         "             DSEKP_TOPIC_PSK) + DSEKP_REGISTRY_GENERATION +\n"
+         "      strlen(DSEKP_TOPIC_NAME_INIT DSEKP_TOPIC_NAME_ACK DSEKP_TOPIC_NAME_DATA\n"
+         "             DSEKP_TOPIC_NAME_DOWN DSEKP_TOPIC_NAME_REKEY DSEKP_TOPIC_NAME_PSK) +\n"
+         "      DSEKP_TOPIC_REKEY + DSEKP_REGISTRY_GENERATION +\n"
          "      DSEKP_DEV_SECRET[31] + DSEKP_EDGE_SALT[0] + DSEKP_PSK_KEY[15]);\n}\n";
-  const auto cc = test::run_command({DSEKP_C_COMPILER, "-std=c99", "-Wall", "-Wextra", "-Werror",
-                                     "-pedantic", "-fsyntax-only", dir_.file("main.c")},
-                                    dir_.path().string());
+  const auto cc =
+      test::run_command({DSEKP_C_COMPILER, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
+                         "-fsyntax-only", "-I", DSEKP_SDK_INCLUDE_DIR, dir_.file("main.c")},
+                        dir_.path().string());
   EXPECT_EQ(cc.exit_code, 0) << cc.err << "\n" << r.out;
   EXPECT_NE(r.out.find("#define DSEKP_BROKER_HOST \"192.168.1.10\""), std::string::npos);
 }

@@ -101,11 +101,13 @@ class EdgeServiceTest : public ::testing::Test {
     return generation != kAbsentGeneration;
   }
 
-  /// Expects a protocol rejection named `name` that changed and published nothing.
+  /// Expects a protocol rejection named `name` that changed nothing and published nothing but,
+  /// for unknown_session, a REKEY request (rekey_request_test.cpp looks at those).
   static void expect_rejected(const HandleResult& r, std::string_view name) {
     EXPECT_EQ(r.reason, EdgeReason::protocol_error) << r.reason_name();
     EXPECT_EQ(std::string_view(r.reason_name()), name);
-    EXPECT_TRUE(r.publishes.empty());
+    EXPECT_EQ(r.publishes.size(), r.rekey_requested ? 1u : 0u);
+    EXPECT_TRUE(!r.rekey_requested || name == "unknown_session");
     EXPECT_FALSE(r.frame.has_value());
     EXPECT_TRUE(r.processed());
   }

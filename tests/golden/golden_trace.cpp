@@ -234,6 +234,44 @@ Trace compute_golden_trace(CryptoBackend& crypto) {
   const Bytes psk_json = encoded(psk, Encoding::json);
   put_text("psk_json", std::string(psk_json.begin(), psk_json.end()));
   put("psk_compact", encoded(psk, Encoding::compact));
+
+  // v1.1: the edge has lost the session and answers the DATA frame with seq 1 with a REKEY
+  // request; the device must accept it (and then owe a new handshake).
+  Bytes rekey_prk(32), k_rekey(32);
+  const std::array<ByteView, 1> secret_parts{ByteView(kDevSecret)};
+  require(crypto.hkdf_extract(kEdgeSalt, secret_parts, rekey_prk), "extract rekey");
+  put("rekey_prk", rekey_prk);
+  const Bytes rekey_info = concat({text_bytes("DSEKP1 rekey"), id_prefixed});
+  put("rekey_info", rekey_info);
+  expand(rekey_prk, rekey_info, k_rekey);
+  put("k_rekey", k_rekey);
+  constexpr std::uint32_t kRekeySeq = 1;
+  put_text("rekey_seq", std::to_string(kRekeySeq));
+  const Bytes rekey_transcript =
+      concat({text_bytes("DSEKP1 REKEY"), id_prefixed, be(kSessctr, 2), be(kRekeySeq, 4)});
+  put("rekey_transcript", rekey_transcript);
+  const std::array<ByteView, 1> rekey_parts{ByteView(rekey_transcript)};
+  require(crypto.hmac_sha256(k_rekey, rekey_parts, mac), "hmac");
+  // The library's derivation must give the same request as the formulas.
+  ProofKey library_key;
+  RekeyFrame rekey;
+  rekey.dev_id = credentials.dev_id;
+  rekey.sessctr = kSessctr;
+  rekey.seq = kRekeySeq;
+  require(derive_rekey_key(crypto, credentials.dev_secret, credentials.edge_salt,
+                           credentials.dev_id, library_key),
+          "derive_rekey_key");
+  require(
+      compute_rekey_proof(crypto, library_key, rekey.dev_id, rekey.sessctr, rekey.seq, rekey.proof),
+      "compute_rekey_proof");
+  require(std::equal(rekey.proof.view().begin(), rekey.proof.view().end(), mac.view().begin()),
+          "rekey proof");
+  put("rekey_proof", rekey.proof.view());
+  const Bytes rekey_json = encoded(rekey, Encoding::json);
+  put_text("rekey_json", std::string(rekey_json.begin(), rekey_json.end()));
+  put("rekey_compact", encoded(rekey, Encoding::compact));
+  require(device.handle_rekey(rekey, kDownTs), "handle_rekey");
+  require(device.rekey_due(), "rekey due after the request");
   return trace;
 }
 

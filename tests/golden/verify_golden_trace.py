@@ -124,6 +124,20 @@ def main(path: str, doc_path: str = "") -> int:
           % (dev_id.decode(), b64(psk_ct), b64(psk_iv), b64(psk_tag), sendts0))
     check("psk_compact", b"\x05" + id_lp + u(0, 4) + u(sendts0, 8) + psk_iv + psk_ct + psk_tag)
 
+    rekey_prk = hkdf_extract(salt, secret)
+    check("rekey_prk", rekey_prk)
+    check("rekey_info", b"DSEKP1 rekey" + id_lp)
+    k_rekey = hkdf_expand(rekey_prk, b"DSEKP1 rekey" + id_lp, 32)
+    check("k_rekey", k_rekey)
+    rekey_seq = int(t["rekey_seq"])
+    rekey_transcript = b"DSEKP1 REKEY" + id_lp + u(sessctr, 2) + u(rekey_seq, 4)
+    check("rekey_transcript", rekey_transcript)
+    rekey_proof = hmac.new(k_rekey, rekey_transcript, hashlib.sha256).digest()[:16]
+    check("rekey_proof", rekey_proof)
+    check("rekey_json", '{"v":1,"dev_id":"%s","sessctr":%d,"seq":%d,"proof":"%s"}'
+          % (dev_id.decode(), sessctr, rekey_seq, b64(rekey_proof)))
+    check("rekey_compact", b"\x06" + id_lp + u(sessctr, 2) + u(rekey_seq, 4) + rekey_proof)
+
     if doc_path:
         failures += check_document(t, doc_path)
     for f in failures:

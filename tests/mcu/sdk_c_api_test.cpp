@@ -447,6 +447,18 @@ TEST_F(ClientDriver, FullSessionMatchesTheGoldenTrace) {
   std::size_t n = 0;
   EXPECT_EQ(dsekp_client_on_message(&client, "other/topic", nullptr, 0, nullptr, 0, &n),
             DSEKP_ERR_INVALID_ARGUMENT);
+  // v1.1: the edge lost the session and asks for a new one; the driver sends a new INIT at once.
+  EXPECT_STREQ(dsekp_client_topic(&client, DSEKP_TOPIC_REKEY), "dsekp/rekey/esp32-01");
+  const std::size_t before = broker.published.size();
+  ASSERT_EQ(deliver(DSEKP_TOPIC_REKEY, g("rekey_json")), DSEKP_OK);
+  ASSERT_EQ(broker.published.size(), before + 1);
+  EXPECT_EQ(broker.published.back().first, "dsekp/init");
+  EXPECT_EQ(dsekp_device_handshake_pending(&client.device), 1);
+  // The same request again while that handshake runs changes nothing.
+  const Bytes compact = hex(g("rekey_compact"));
+  EXPECT_EQ(deliver(DSEKP_TOPIC_REKEY, std::string(compact.begin(), compact.end())),
+            DSEKP_ERR_REKEY_MISMATCH);
+  EXPECT_EQ(broker.published.size(), before + 1);
 }
 
 // A clocked device keeps no `t` across a reboot; the edge refuses a `t` not greater than the

@@ -64,6 +64,7 @@ static void connect_mqtt() {
     if (mqtt.connect(DSEKP_DEV_ID, DSEKP_BROKER_USERNAME, DSEKP_BROKER_PASSWORD)) {
       mqtt.subscribe(dsekp_client_topic(&dsekp, DSEKP_TOPIC_ACK), 1);
       mqtt.subscribe(dsekp_client_topic(&dsekp, DSEKP_TOPIC_DOWN), 1);
+      mqtt.subscribe(dsekp_client_topic(&dsekp, DSEKP_TOPIC_REKEY), 1);
     } else {
       delay(1000);
     }
