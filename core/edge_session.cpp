@@ -226,11 +226,16 @@ Error EdgeProtocol::open_data(const DataFrame& frame, EdgeDeviceState& state, st
   }
   bool confirms_pending = false;
   if (session == nullptr && pending_matches) {
+    const Error first = e;
     e = open_data_frame(crypto_, state.pending.session.keys.up, frame, plaintext,
                         out.plaintext_size);
     if (e == Error::ok) {
       session = &state.pending.session;
       confirms_pending = true;
+    } else if (first == Error::auth_failed) {
+      // The frame's iv was right for one candidate: it failed authentication there, whatever
+      // the other made of it (PROTOCOL.md 6.3 step 2), so the name does not depend on the order.
+      e = Error::auth_failed;
     }
   }
   if (session == nullptr) return e;

@@ -273,13 +273,13 @@ TEST_P(JsonErrors, JsonSyntax) {
 }
 
 TEST_P(JsonErrors, JsonTooManyFields) {
-  // DATA has the most members (7); 8 and 12 members are too many for every frame, whether or not
-  // the tokens still fit the tokenizer's budget.
+  // Only the tokenizer's budget counts (PROTOCOL.md 7, precedence): up to 11 members an extra one
+  // is named by its name (json_unknown_field), whatever the frame; 12 are too many for any frame.
   std::string text = canonical();
   for (std::size_t i = s().fields.size(); i < 12; ++i) {
     text = add_member(text, "\"x" + std::to_string(i) + "\":1");
-    if (i == 7) {
-      EXPECT_EQ(decode(text), Error::json_too_many_fields) << text;
+    if (i < 11) {
+      EXPECT_EQ(decode(text), Error::json_unknown_field) << text;
     }
   }
   EXPECT_EQ(decode(text), Error::json_too_many_fields) << text;
@@ -306,6 +306,14 @@ TEST_P(JsonErrors, JsonUnknownField) {
 TEST_P(JsonErrors, JsonDuplicateField) {
   // Renaming the last member to the first's name: same member count, one name twice.
   EXPECT_EQ(decode(rename_key(canonical(), s().fields.back(), s().fields[1])),
+            Error::json_duplicate_field);
+  // A complete frame with one member repeated is json_duplicate_field for every frame type (it
+  // was json_too_many_fields for the 7-member DATA frame only), and so is one with several.
+  const auto [id_start, id_end] = value_span(canonical(), "dev_id");
+  const std::string repeated =
+      add_member(canonical(), "\"dev_id\":" + canonical().substr(id_start, id_end - id_start));
+  EXPECT_EQ(decode(repeated), Error::json_duplicate_field) << repeated;
+  EXPECT_EQ(decode(add_member(add_member(repeated, "\"dev_id\":\"a\""), "\"dev_id\":\"b\"")),
             Error::json_duplicate_field);
   if (s().fields.size() < 7) {
     const auto [start, end] = value_span(canonical(), "dev_id");

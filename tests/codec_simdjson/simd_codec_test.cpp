@@ -238,7 +238,8 @@ TEST_F(SimdCodec, JsonTooManyFields) {
   EXPECT_EQ(data(text), Error::json_too_many_fields);
   EXPECT_EQ(data(set_value(data_, "seq", "[1,2,3,4,5,6,7,8,9,10,11,12,13,14]")),
             Error::json_too_many_fields);
-  EXPECT_EQ(psk(add_member(add_member(psk_, "\"a\":1"), "\"b\":2")), Error::json_too_many_fields);
+  // Fewer than 12 members: the extra one is named by its name, as the portable decoder does.
+  EXPECT_EQ(psk(add_member(add_member(psk_, "\"a\":1"), "\"b\":2")), Error::json_unknown_field);
 }
 
 TEST_F(SimdCodec, JsonUnknownField) {

@@ -12,7 +12,8 @@ namespace {
 class RekeyRequest : public ProtocolTest {
  protected:
   /// A device with an established session that has sealed `frames` frames.
-  std::unique_ptr<DeviceSession> established_device(std::uint32_t frames, DeviceConfig config = {}) {
+  std::unique_ptr<DeviceSession> established_device(std::uint32_t frames,
+                                                    DeviceConfig config = {}) {
     auto device = std::make_unique<DeviceSession>(device_crypto_, credentials_, config);
     InitFrame init;
     EXPECT_EQ(device->start_handshake(kNowS, device_rng_, init), Error::ok);
@@ -27,8 +28,7 @@ class RekeyRequest : public ProtocolTest {
   }
 
   /// The request an edge that knows DEV_SECRET makes for (sessctr, seq).
-  RekeyFrame request(std::uint16_t sessctr, std::uint32_t seq,
-                     const DevSecret* secret = nullptr) {
+  RekeyFrame request(std::uint16_t sessctr, std::uint32_t seq, const DevSecret* secret = nullptr) {
     RekeyFrame r;
     r.dev_id = credentials_.dev_id;
     r.sessctr = sessctr;
@@ -48,8 +48,8 @@ TEST_P(RekeyRequest, AnAuthenticRequestForTheCurrentSessionMakesARekeyDue) {
   EXPECT_FALSE(device->rekey_due());
   const RekeyFrame r = request(device->sessctr(), 2);
   for (Encoding enc : {Encoding::json, Encoding::compact}) {
-    RekeyFrame received = over_the_wire(
-        r, enc, [](ByteView w, RekeyFrame& o) { return decode_rekey(w, o); });
+    RekeyFrame received =
+        over_the_wire(r, enc, [](ByteView w, RekeyFrame& o) { return decode_rekey(w, o); });
     EXPECT_EQ(received.seq, 2u);
     EXPECT_TRUE(received.proof.equals(r.proof));
   }

@@ -158,6 +158,11 @@ TEST_P(Session, RebootWithTheSameSessctrSupersedesTheOldSession) {
   ASSERT_EQ(second.handle_ack(out.ack), Error::ok);
   // Old session still works while the new one is unconfirmed...
   EXPECT_EQ(open(seal(*first)), Error::ok);
+  // ...and a tampered frame of it fails both candidates: auth_failed (its iv is right for the
+  // established session; the pending one, tried second, would say nonce_mismatch).
+  DataFrame tampered = seal(*first);
+  tampered.ciphertext.storage()[0] ^= 0x01;
+  EXPECT_EQ(open(tampered), Error::auth_failed);
   DataOutcome outcome;
   ASSERT_EQ(open(seal(second), nullptr, &outcome), Error::ok);
   EXPECT_TRUE(outcome.confirmed_session);

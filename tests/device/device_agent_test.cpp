@@ -465,9 +465,9 @@ TEST(DeviceAgent, AnAuthenticRekeyRequestStartsANewHandshakeAtOnce) {
   EXPECT_EQ(rig.counters.rekey_requests_ignored, 1u);
   EXPECT_EQ(rig.wire.on("dsekp/init").size(), inits);
 
-  rig.agent->on_message(rig.device.topics.rekey,
-                        edge.rekey_request(frame.sessctr, frame.seq, frame.dev_id,
-                                           rig.device.credentials.edge_salt));
+  rig.agent->on_message(
+      rig.device.topics.rekey,
+      edge.rekey_request(frame.sessctr, frame.seq, frame.dev_id, rig.device.credentials.edge_salt));
   EXPECT_EQ(rig.counters.rekey_requests_accepted, 1u);
   (void)rig.step(now);
   EXPECT_EQ(rig.wire.on("dsekp/init").size(), inits + 1);

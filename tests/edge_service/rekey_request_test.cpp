@@ -53,7 +53,8 @@ TEST_F(RekeyRequestTest, ADeviceWhoseSessionTheEdgeLostIsAskedToRekeyAndGetsBack
 
     // The device's new handshake and its frames go through again.
     handshake(device, enc, t0 + 2'000);
-    const HandleResult back = deliver(kDataTopic, device.data(kReading, t0 + 2'001, enc), t0 + 2'002);
+    const HandleResult back =
+        deliver(kDataTopic, device.data(kReading, t0 + 2'001, enc), t0 + 2'002);
     EXPECT_TRUE(back.ok()) << back.reason_name();
     EXPECT_TRUE(back.session_confirmed);
   }
@@ -64,16 +65,18 @@ TEST_F(RekeyRequestTest, AtMostOneRequestPerDevicePerInterval) {
   ScriptedDevice device(material_, 33);
   confirmed_session(device);
   forget_state(device.dev_id());
-  ASSERT_TRUE(deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs).rekey_requested);
+  ASSERT_TRUE(
+      deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs).rekey_requested);
   for (std::uint64_t dt : {1u, 5'000u, 9'999u}) {
-    const HandleResult r = deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs + dt);
+    const HandleResult r =
+        deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs + dt);
     EXPECT_EQ(std::string_view(r.reason_name()), "unknown_session");
     EXPECT_FALSE(r.rekey_requested) << dt;
     EXPECT_TRUE(r.publishes.empty()) << dt;
   }
-  EXPECT_TRUE(deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json),
-                      kNowMs + kRekeyIntervalMs)
-                  .rekey_requested);
+  EXPECT_TRUE(
+      deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs + kRekeyIntervalMs)
+          .rekey_requested);
   // Another device is not held back by this one's interval.
   const DeviceMaterial other = add_device("esp32-02");
   ScriptedDevice second(other, 34);
