@@ -1,8 +1,12 @@
 // Server CSV rows (see server_csv_format.hpp).
 #include "edge/sinks/server_csv_format.hpp"
 
+#include <simdjson.h>
+
 #include <cstdio>
 #include <ctime>
+
+#include "edge/registry/text_encoding.hpp"
 
 namespace dsekp::edge::sinks {
 
@@ -25,6 +29,18 @@ std::string csv_field(std::string_view field) {
   return out;
 }
 
+std::string plaintext_column_text(ByteView plaintext) {
+  const std::string_view text(reinterpret_cast<const char*>(plaintext.data()), plaintext.size());
+  bool as_text = simdjson::validate_utf8(text.data(), text.size()) &&
+                 !text.starts_with(kBinaryPlaintextPrefix);
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) as_text = false;  // C0 controls and DEL: not in a reading
+  }
+  if (as_text) return std::string(text);
+  return std::string(kBinaryPlaintextPrefix) + to_base64(plaintext);
+}
+
 std::string iso8601_utc_ms(std::uint64_t unix_ms) {
   const auto seconds = static_cast<std::time_t>(unix_ms / 1000);
   std::tm tm{};
@@ -37,7 +53,7 @@ std::string iso8601_utc_ms(std::uint64_t unix_ms) {
 }
 
 std::string server_csv_row(const AcceptedFrame& f, std::uint64_t throughput) {
-  const std::string plaintext(f.plaintext.begin(), f.plaintext.end());
+  const std::string plaintext = plaintext_column_text(f.plaintext);
   std::string row =
       std::to_string(f.seq) + ',' + iso8601_utc_ms(f.recvts_ms) + ',' + csv_field(f.dev_id) + ',';
   if (f.mode == FrameMode::dsekp) row += std::to_string(f.sessctr) + ',';

@@ -25,6 +25,14 @@ namespace dsekp::edge::sinks {
 /// a line break; as is otherwise.
 [[nodiscard]] std::string csv_field(std::string_view field);
 
+/// How a decrypted reading is written into the `plaintext` column (docs/LOGS.md): as is when it
+/// is UTF-8 text without control characters (the JSON readings devices send), otherwise, and
+/// whenever it starts with the prefix itself, kBinaryPlaintextPrefix + its standard base64. The
+/// file stays UTF-8 text whatever an authenticated device encrypted; the telemetry table keeps
+/// the exact bytes.
+inline constexpr std::string_view kBinaryPlaintextPrefix = "base64:";
+[[nodiscard]] std::string plaintext_column_text(ByteView plaintext);
+
 /// Unix ms as ISO 8601 UTC with milliseconds, e.g. "2025-11-30T00:00:00.123Z".
 [[nodiscard]] std::string iso8601_utc_ms(std::uint64_t unix_ms);
 

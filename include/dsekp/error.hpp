@@ -19,7 +19,7 @@ enum class [[nodiscard]] Error : std::uint8_t{
     trailing_bytes,        // bytes after the end of the frame
     json_syntax,           // not valid JSON (as far as the tokenizer sees)
     json_not_object,       // top-level JSON value is not an object
-    json_too_many_fields,  // more members than any frame has
+    json_too_many_fields,  // more JSON values than the decoder's token budget (over 11 members)
     json_unknown_field,    // a member name this frame does not define
     json_duplicate_field,  // the same member twice
     json_missing_field,    // a required member is absent
@@ -45,7 +45,7 @@ enum class [[nodiscard]] Error : std::uint8_t{
     auth_failed,      // AEAD tag does not verify
     replay,           // seq already accepted in this session
     too_old,          // seq left of the replay window
-    dev_id_mismatch,  // frame's dev_id differs from the session's or the topic's
+    dev_id_mismatch,  // a DOWN names another device (or a state is bound to another one)
 
     // Device.
     no_pending_handshake,  // ACK arrived while no INIT is outstanding

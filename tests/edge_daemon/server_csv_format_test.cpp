@@ -55,5 +55,33 @@ TEST(ServerCsvFormat, PskRowHasNoSessctrAndPlaintextIsAlwaysQuoted) {
             "bin_1s,throughput,sendts_ms,recvts_us\n");
 }
 
+// An authenticated device may encrypt any bytes; the CSV file must stay UTF-8 text that a CSV
+// reader can split (the review's payload `00 ff 22 0a 2c 5c 78` was written raw before).
+TEST(ServerCsvFormat, APlaintextThatIsNotTextIsWrittenAsBase64) {
+  const auto column = [](std::vector<std::uint8_t> bytes) {
+    return plaintext_column_text(ByteView(bytes.data(), bytes.size()));
+  };
+  EXPECT_EQ(column({0x00, 0xff, 0x22, 0x0a, 0x2c, 0x5c, 0x78}), "base64:AP8iCixceA==");
+  EXPECT_EQ(column({0xc3, 0x28}), "base64:wyg=");      // invalid UTF-8
+  EXPECT_EQ(column({'a', '\t', 'b'}), "base64:YQli");  // a control character
+  EXPECT_EQ(column({'a', 0x7f}), "base64:YX8=");
+  // Text that starts with the prefix is encoded too, so the prefix is never ambiguous.
+  const std::string tricky = "base64:AAAA";
+  EXPECT_EQ(column({tricky.begin(), tricky.end()}), "base64:YmFzZTY0OkFBQUE=");
+  // Readings (UTF-8 JSON, also non-ASCII) and the empty confirming frame stay as they are.
+  const std::string reading =
+      "{\"t\":24.0,\"unit\":\"\xc2\xb0"
+      "C\"}";
+  EXPECT_EQ(column({reading.begin(), reading.end()}), reading);
+  EXPECT_EQ(column({}), "");
+
+  AcceptedFrame f;
+  f.mode = FrameMode::psk;
+  f.dev_id = "d";
+  f.plaintext = {0x00, 0xff, 0x22, 0x0a, 0x2c, 0x5c, 0x78};
+  EXPECT_EQ(server_csv_row(f, 1),
+            "0,1970-01-01T00:00:00.000Z,d,,,,\"base64:AP8iCixceA==\",0,0,0,0,1,0,0\n");
+}
+
 }  // namespace
 }  // namespace dsekp::edge::sinks
