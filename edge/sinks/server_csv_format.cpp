@@ -1,11 +1,10 @@
 // Server CSV rows (see server_csv_format.hpp).
 #include "edge/sinks/server_csv_format.hpp"
 
-#include <simdjson.h>
-
 #include <cstdio>
 #include <ctime>
 
+#include "codec_simdjson/utf8.hpp"
 #include "edge/registry/text_encoding.hpp"
 
 namespace dsekp::edge::sinks {
@@ -31,8 +30,7 @@ std::string csv_field(std::string_view field) {
 
 std::string plaintext_column_text(ByteView plaintext) {
   const std::string_view text(reinterpret_cast<const char*>(plaintext.data()), plaintext.size());
-  bool as_text = simdjson::validate_utf8(text.data(), text.size()) &&
-                 !text.starts_with(kBinaryPlaintextPrefix);
+  bool as_text = is_valid_utf8(text) && !text.starts_with(kBinaryPlaintextPrefix);
   for (const char c : text) {
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7F) as_text = false;  // C0 controls and DEL: not in a reading
