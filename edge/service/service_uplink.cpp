@@ -33,6 +33,13 @@ AeadNonce frame_nonce(const DataFrame& frame, const EdgeDeviceState& state) {
   return AeadNonce{};  // unreachable after a successful open_data
 }
 
+// A DATA frame with an empty plaintext (the frame that confirms a session of a device with
+// nothing to report, PROTOCOL.md 6.1 step 4) is accepted, confirms and moves the window, but is
+// no reading: the sinks (CSV, telemetry table, republish) never see it.
+bool is_reading(const AcceptedFrame& row) {
+  return !row.plaintext.empty();
+}
+
 // Clears the decrypted bytes of one frame from the service's buffer, whatever way the handler
 // leaves: the row has its own copy.
 class PlaintextScope {
@@ -107,7 +114,7 @@ EdgeService::CachedPath EdgeService::on_cached_data(const DataFrame& frame, Byte
     return CachedPath::handled;
   }
   guard.staged = true;  // from here an undo of the unit forgets the device (the store does)
-  if (!unit.write(row)) {
+  if (is_reading(row) && !unit.write(row)) {
     fail(r, EdgeReason::sink_failure, "the sink refused the row");
     return CachedPath::handled;
   }
@@ -115,12 +122,13 @@ EdgeService::CachedPath EdgeService::on_cached_data(const DataFrame& frame, Byte
   return CachedPath::handled;
 }
 
-void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us,
-                          HandleResult& r) {
+void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::uint64_t now_ms,
+                          std::uint64_t recvts_us, HandleResult& r) {
   DataFrame frame;
   if (const Error e = decoder_.decode_data(payload, Direction::uplink, frame); e != Error::ok)
     return reject(r, e);
   r.dev_id = frame.dev_id.str();
+  if (service_detail::from_another_device(topic_dev_id, frame.dev_id, r)) return;
   const CachedPath cached = on_cached_data(frame, payload, now_ms, recvts_us, r);
   if (store_.uplink_cache() != nullptr)
     r.cache_lookup = cached == CachedPath::handled ? CacheLookup::hit : CacheLookup::miss;
@@ -159,7 +167,8 @@ void EdgeService::on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t 
   WriteUnit unit(store_, &sink_);
   if (!unit.status().ok()) return fail_store(r, "begin", unit.status());
   if (!save_state(frame.dev_id, ctx, /*record=*/false, now_ms, r)) return;
-  if (!unit.write(row)) return fail(r, EdgeReason::sink_failure, "the sink refused the row");
+  if (is_reading(row) && !unit.write(row))
+    return fail(r, EdgeReason::sink_failure, "the sink refused the row");
   if (!commit(unit, r)) return;
 
   r.frame = std::move(row);

@@ -158,6 +158,27 @@ TEST_F(EdgeServiceTest, StaleInitIsRefused) {
   EXPECT_TRUE(deliver(kInitTopic, device.init(Encoding::json, kNowS - 299)).ok());
 }
 
+// The frame that confirms a session of a device with nothing to report (PROTOCOL.md 6.1 step 4)
+// is accepted and confirms the session, but it is no reading: no row anywhere (the review found
+// it stored and republished as `"reading":""`).
+TEST_F(EdgeServiceTest, AnEmptyConfirmingFrameConfirmsTheSessionButIsNoReading) {
+  ScriptedDevice device(material_, 51);
+  handshake(device, Encoding::compact);
+  const HandleResult confirm = deliver(kDataTopic, device.data("", kNowMs, Encoding::compact));
+  ASSERT_TRUE(confirm.ok()) << confirm.reason_name();
+  EXPECT_TRUE(confirm.session_confirmed);
+  EXPECT_TRUE(sink_.rows.empty());
+  EXPECT_EQ(sink_.table_rows(), 0);
+  // Its seq is taken: a replay is refused, and the next frame is a reading as usual.
+  const Bytes empty_again = device.data("", kNowMs + 1, Encoding::compact);
+  ASSERT_TRUE(deliver(kDataTopic, empty_again).ok());
+  expect_rejected(deliver(kDataTopic, empty_again), "replay");
+  ASSERT_TRUE(deliver(kDataTopic, device.data(kReading, kNowMs + 2, Encoding::compact)).ok());
+  ASSERT_EQ(sink_.rows.size(), 1u);
+  EXPECT_EQ(sink_.table_rows(), 1);
+  EXPECT_EQ(service_->snapshot().frames_accepted[static_cast<std::size_t>(FrameMode::dsekp)], 3u);
+}
+
 TEST_F(EdgeServiceTest, RowsCarryTheMicrosecondReceptionTime) {
   ScriptedDevice device(material_, 18);
   handshake(device, Encoding::json);
