@@ -34,6 +34,7 @@ struct KeysOptions {
   std::string edge_user;
   std::string prefix;
   std::string role;
+  std::string uplink_topics;          // empty: show the current setting
   edge::daemon::StateLocation state;  // registry_db is filled from `db` when used
 };
 
@@ -218,6 +219,22 @@ void run_account_list(const KeysOptions& options) {
   std::cout << out.dump(2) << "\n";
 }
 
+void run_uplink_topics(const KeysOptions& options) {
+  auto registry = open_registry(options.db, OpenMode::existing_only);
+  edge::UplinkTopics topics = edge::UplinkTopics::per_device;
+  if (!options.uplink_topics.empty()) {
+    topics = *edge::parse_uplink_topics(options.uplink_topics);  // CLI11 checked the word
+    check(registry->set_uplink_topics(topics));
+    std::fprintf(stderr,
+                 "dsekp keys: devices publish on %s uplink topics from now on. Re-provision the "
+                 "devices (keys show DEV --reveal), rerun `dsekp keys broker-config` and reload "
+                 "the broker.\n",
+                 edge::uplink_topics_name(topics));
+  }
+  check(registry->uplink_topics(topics));
+  std::cout << edge::uplink_topics_name(topics) << "\n";
+}
+
 void add_db_option(CLI::App* command, KeysOptions& options) {
   command->add_option("--db", options.db, "Registry database (SQLite, mode 0600)")->required();
 }
@@ -308,6 +325,16 @@ void add_keys_command(CLI::App& app) {
                    "Let devices publish and edges read psk/data (the comparison experiment)");
   broker->add_flag("--reveal", o->reveal, "Also print the passwords of the non-device accounts");
   broker->callback([o] { run_broker_config(*o); });
+
+  CLI::App* topics = keys->add_subcommand(
+      "uplink-topics",
+      "Show or set the topics devices publish on: per-device (dsekp/init/DEV, dsekp/data/DEV; "
+      "the broker lets each device publish only under its own name) or shared (the paper's "
+      "dsekp/init, dsekp/data)");
+  add_db_option(topics, *o);
+  topics->add_option("TOPICS", o->uplink_topics, "per-device or shared")
+      ->check(CLI::IsMember({"per-device", "shared"}));
+  topics->callback([o] { run_uplink_topics(*o); });
 
   CLI::App* account = keys->add_subcommand(
       "account", "Broker accounts that are not devices: more edges, readers, downlink senders");

@@ -59,6 +59,8 @@ Provisioned provision(const ProvisionRequest& request) {
   check(edge::DeviceRegistry::open(out.registry_db, edge::OpenMode::create_if_missing, registry),
         "cannot create the registry " + out.registry_db);
 
+  // The paper's topics (dsekp/init, dsekp/data), shared by every device.
+  check(registry->set_uplink_topics(edge::UplinkTopics::shared), "cannot set the uplink topics");
   edge::BrokerAddress broker;
   check(edge::parse_broker_address(request.broker_address, broker), "broker address");
   out.main_credentials = write_credentials(*registry, request.main_devices, broker,

@@ -436,6 +436,8 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   const EdgeTopics topics(o.topic_prefix);
   mqtt_options.subscriptions.push_back(share + topics.init());
   mqtt_options.subscriptions.push_back(share + topics.data());
+  mqtt_options.subscriptions.push_back(share + topics.per_device_init_filter());
+  mqtt_options.subscriptions.push_back(share + topics.per_device_data_filter());
   if (o.psk_baseline) mqtt_options.subscriptions.push_back(share + topics.psk());
   // `dsekp edge send` requests (edge/admin/admin_protocol.hpp); the ACL limits them to the edge
   // account.

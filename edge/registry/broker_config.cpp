@@ -42,6 +42,13 @@ std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
   const std::string& p = options.topic_prefix;
   const std::string psk_read = options.psk_baseline ? "topic read " + p + "psk/data\n" : "";
   const std::string psk_write = options.psk_baseline ? "pattern write " + p + "psk/data\n" : "";
+  // Per-device topics bind what a device account may publish to its own dev_id (the edge checks
+  // the frame's dev_id against the topic's); shared ones let it publish frames naming any device.
+  const bool per_device = options.uplink_topics == UplinkTopics::per_device;
+  const std::string uplink_write =
+      per_device
+          ? "pattern write " + p + "dsekp/init/%u\n" + "pattern write " + p + "dsekp/data/%u\n"
+          : "pattern write " + p + "dsekp/init\n" + "pattern write " + p + "dsekp/data\n";
   return "# DSEKP broker ACL, written by `dsekp keys broker-config`: regenerate, do not edit.\n"
          "# Client ids are the user names (use_username_as_clientid): no account can take over\n"
          "# another's session.\n"
@@ -50,6 +57,7 @@ std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
          "# (only with `dsekp edge --republish`) and take downlink requests.\n" +
          lines_for(accounts, AccountRole::edge,
                    "topic read " + p + "dsekp/init\n" + "topic read " + p + "dsekp/data\n" +
+                       "topic read " + p + "dsekp/init/+\n" + "topic read " + p + "dsekp/data/+\n" +
                        psk_read + "topic write " + p + "dsekp/init/ack/+\n" + "topic write " + p +
                        "dsekp/down/+\n" + "topic write " + p + "dsekp/rekey/+\n" + "topic write " +
                        p + "plain/+\n" + "topic read " + p + "dsekp/admin/downlink\n" +
@@ -64,11 +72,9 @@ std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
                        "dsekp/admin/result/+\n") +
          "\n"
          "# Devices (user name = dev_id) publish uplink frames and read only their own ACK,\n"
-         "# downlink and REKEY topics.\n"
-         "pattern write " +
-         p + "dsekp/init\n" + "pattern write " + p + "dsekp/data\n" + psk_write + "pattern read " +
-         p + "dsekp/init/ack/%u\n" + "pattern read " + p + "dsekp/down/%u\n" + "pattern read " + p +
-         "dsekp/rekey/%u\n";
+         "# downlink and REKEY topics.\n" +
+         uplink_write + psk_write + "pattern read " + p + "dsekp/init/ack/%u\n" + "pattern read " +
+         p + "dsekp/down/%u\n" + "pattern read " + p + "dsekp/rekey/%u\n";
 }
 
 RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accounts, Rng& rng,
@@ -112,6 +118,8 @@ RegistryStatus write_broker_config(DeviceRegistry& registry, const std::string& 
   if (const std::string why = topic_prefix_problem(options.topic_prefix); !why.empty())
     return {RegistryErrc::invalid_argument, why};
   if (auto s = registry.set_edge_broker_user(options.edge_user, out.edge); !s.ok()) return s;
+  BrokerConfigOptions effective = options;
+  if (auto s = registry.uplink_topics(effective.uplink_topics); !s.ok()) return s;
   if (auto s = registry.accounts(out.accounts); !s.ok()) return s;
   const bool has_downlink =
       std::any_of(out.accounts.begin(), out.accounts.end(),
@@ -141,7 +149,7 @@ RegistryStatus write_broker_config(DeviceRegistry& registry, const std::string& 
   std::string passwd;
   if (auto s = broker_password_file_text(logins, rng, passwd); !s.ok()) return s;
   if (auto s = write_file_atomically(out.password_file, passwd, 0600); !s.ok()) return s;
-  if (auto s = write_file_atomically(out.acl_file, broker_acl_text(out.accounts, options), 0644);
+  if (auto s = write_file_atomically(out.acl_file, broker_acl_text(out.accounts, effective), 0644);
       !s.ok())
     return s;
   out.conf_lines = broker_conf_lines(out.password_file, out.acl_file);

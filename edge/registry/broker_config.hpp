@@ -5,7 +5,8 @@
 //
 // What the ACL grants (anything not granted is denied; anonymous clients cannot log in at all;
 // P is the deployment's topic prefix, as given to `dsekp edge --prefix`):
-//   edge accounts   read P dsekp/init, P dsekp/data (and P psk/data with the PSK baseline);
+//   edge accounts   read P dsekp/init, P dsekp/data, P dsekp/init/+, P dsekp/data/+ (and
+//                   P psk/data with the PSK baseline);
 //                   write P dsekp/init/ack/+, P dsekp/down/+ and P dsekp/rekey/+ (every
 //                   device's ACK, downlink and REKEY request) and P plain/+ (readings republished
 //                   with `dsekp edge --republish`); read P dsekp/admin/downlink, write P
@@ -14,8 +15,10 @@
 //   downlink senders write P dsekp/admin/downlink, read P dsekp/admin/result/+ (`dsekp edge
 //                   send`; the edge also checks each request's own authentication).
 //   each device     (user name = dev_id, through %u patterns, so the ACL needs no per-device
-//                   lines and stays valid as devices come and go) writes P dsekp/init, P
-//                   dsekp/data (and P psk/data with the baseline); reads only
+//                   lines and stays valid as devices come and go) writes P dsekp/init/<its
+//                   dev_id> and P dsekp/data/<its dev_id> (per-device uplink topics, the
+//                   default) or, for a registry on the shared topics, P dsekp/init and
+//                   P dsekp/data (and P psk/data with the baseline); reads only
 //                   P dsekp/init/ack/<its dev_id>, P dsekp/down/<its dev_id> and
 //                   P dsekp/rekey/<its dev_id>.
 // Hence a device cannot read another device's ACKs or anyone's uplink traffic, and cannot
@@ -48,6 +51,8 @@ struct BrokerConfigOptions {
   std::string edge_user;      // the default edge account (recorded in the registry)
   std::string topic_prefix;   // P above: "" or e.g. "site1/"
   bool psk_baseline = false;  // grant the paper's psk/data topic (the comparison experiment)
+  /// What devices may publish on (write_broker_config takes it from the registry).
+  UplinkTopics uplink_topics = UplinkTopics::per_device;
 };
 
 /// The ACL file's text for `accounts` (the registry's non-device accounts).

@@ -82,9 +82,9 @@ std::string material_json(const DeviceMaterial& material, const BrokerAddress& b
                    {"port", broker.port},
                    {"username", material.broker_username},
                    {"password", material.broker_password}};
-  out["topics"] = {{"init", "dsekp/init"},
+  out["topics"] = {{"init", device_init_topic(material.uplink_topics, dev_id)},
                    {"ack", topic_ack(dev_id)},
-                   {"data", "dsekp/data"},
+                   {"data", device_data_topic(material.uplink_topics, dev_id)},
                    {"down", topic_down(dev_id)},
                    {"rekey", topic_rekey(dev_id)}};
   if (psk) out["topics"]["psk"] = "psk/data";
@@ -111,9 +111,14 @@ std::string material_c_header(const DeviceMaterial& material, const BrokerAddres
   h += "#define DSEKP_BROKER_PORT " + std::to_string(broker.port) + "\n";
   h += "#define DSEKP_BROKER_USERNAME \"" + material.broker_username + "\"\n";
   h += "#define DSEKP_BROKER_PASSWORD \"" + material.broker_password + "\"\n";
-  h += "#define DSEKP_TOPIC_NAME_INIT \"dsekp/init\"\n";
+  h += "#define DSEKP_TOPIC_NAME_INIT \"" + device_init_topic(material.uplink_topics, dev_id) +
+       "\"\n";
   h += "#define DSEKP_TOPIC_NAME_ACK \"" + topic_ack(dev_id) + "\"\n";
-  h += "#define DSEKP_TOPIC_NAME_DATA \"dsekp/data\"\n";
+  h += "#define DSEKP_TOPIC_NAME_DATA \"" + device_data_topic(material.uplink_topics, dev_id) +
+       "\"\n";
+  // For dsekp_device_params.per_device_topics: the SDK then publishes on the topics above.
+  h += std::string("#define DSEKP_PER_DEVICE_TOPICS ") +
+       (material.uplink_topics == UplinkTopics::per_device ? "1" : "0") + "\n";
   h += "#define DSEKP_TOPIC_NAME_DOWN \"" + topic_down(dev_id) + "\"\n";
   h += "#define DSEKP_TOPIC_NAME_REKEY \"" + topic_rekey(dev_id) + "\"\n";
   if (psk) h += "#define DSEKP_TOPIC_NAME_PSK \"psk/data\"\n";

@@ -111,7 +111,7 @@ RegistryStatus DeviceRegistry::draw_secrets(DeviceMaterial& out) {
   secure_wipe(password);
   out.broker_username = std::string(out.credentials.dev_id.str());
   (void)out.edge_salt.assign(edge_salt_.view());  // same sizes: cannot fail
-  return {};
+  return uplink_topics(out.uplink_topics);
 }
 
 RegistryStatus DeviceRegistry::store_device(const DeviceMaterial& material, bool is_rotation) {
@@ -226,7 +226,7 @@ RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial&
   out.broker_username = std::string(dev_id);
   out.broker_password = stmt.column_text(3);
   (void)out.edge_salt.assign(edge_salt_.view());
-  return {};
+  return uplink_topics(out.uplink_topics);
 }
 
 RegistryStatus DeviceRegistry::info(std::string_view dev_id, DeviceInfo& out) {
@@ -355,6 +355,27 @@ RegistryStatus DeviceRegistry::edge_broker_account(BrokerAccount& out) {
     return {RegistryErrc::not_found,
             "no edge broker user yet (run dsekp keys broker-config --edge-user NAME)"};
   return {};
+}
+
+RegistryStatus DeviceRegistry::uplink_topics(UplinkTopics& out) {
+  RegistryStatement stmt;
+  if (auto s = db_.prepare("SELECT uplink_topics FROM deployment WHERE id = 1", stmt); !s.ok())
+    return s;
+  bool row = false;
+  if (auto s = stmt.step(row); !s.ok()) return s;
+  const std::optional<UplinkTopics> value =
+      row ? parse_uplink_topics(stmt.column_text(0)) : std::nullopt;
+  if (!value) return {RegistryErrc::corrupt, "the deployment's uplink topics are unreadable"};
+  out = *value;
+  return {};
+}
+
+RegistryStatus DeviceRegistry::set_uplink_topics(UplinkTopics topics) {
+  RegistryStatement stmt;
+  RegistryStatus s = db_.prepare("UPDATE deployment SET uplink_topics = ?1 WHERE id = 1", stmt);
+  if (s.ok()) s = stmt.bind_text(1, uplink_topics_name(topics));
+  if (s.ok()) s = stmt.run();
+  return s;
 }
 
 RegistryStatus DeviceRegistry::admin_key(std::array<std::uint8_t, 32>& out) {

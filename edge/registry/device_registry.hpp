@@ -1,10 +1,11 @@
 // The edge's device registry: who may talk to the edge, with which long-term keys, on one SQLite
 // database shared by the edge daemon and `dsekp keys`.
 //
-// Contents (schema version 2, WAL journal, file mode 0600):
+// Contents (schema version 3, WAL journal, file mode 0600; older versions are upgraded on open):
 //   deployment  one row: EDGE_SALT (32 random bytes, drawn once when the database is created and
 //               never changed: every provisioned device holds it), the schema version, the
-//               registry's change counter, the edge's own broker account.
+//               registry's change counter, the edge's own broker account, the devices' uplink
+//               topics (uplink_topics.hpp: per-device for a new registry, shared for an older one).
 //   devices     dev_id (validated with dsekp::DevId), DEV_SECRET (32 bytes), PSK_KEY (16 bytes,
 //               the baseline's key), the device's broker password, created_ms, rotated_ms and its
 //               generation.
@@ -68,10 +69,11 @@
 #include "dsekp/spec.hpp"
 #include "registry_status.hpp"
 #include "sqlite_db.hpp"
+#include "uplink_topics.hpp"
 
 namespace dsekp::edge {
 
-inline constexpr std::int64_t kRegistrySchemaVersion = 2;
+inline constexpr std::int64_t kRegistrySchemaVersion = 3;
 inline constexpr std::size_t kEdgeSaltSize = kEdgeSaltMaxSize;
 /// Random bytes behind each broker password (printed as twice as many hex characters).
 inline constexpr std::size_t kBrokerPasswordBytes = 16;
@@ -91,6 +93,7 @@ struct DeviceMaterial {
   EdgeSalt edge_salt;
   std::string broker_username;  // equals dev_id
   std::string broker_password;
+  UplinkTopics uplink_topics = UplinkTopics::per_device;  // the deployment's, for the material
 };
 
 /// Public facts about a device: no secrets.
@@ -189,6 +192,10 @@ class DeviceRegistry {
   RegistryStatus set_edge_broker_user(std::string_view username, BrokerAccount& out);
   /// The edge's broker account; not_found until set_edge_broker_user() was called once.
   RegistryStatus edge_broker_account(BrokerAccount& out);
+
+  /// The topics the deployment's devices publish on (uplink_topics.hpp).
+  RegistryStatus uplink_topics(UplinkTopics& out);
+  RegistryStatus set_uplink_topics(UplinkTopics topics);
 
   /// The key the edge checks admin requests with (edge/admin/admin_auth.hpp): 32 random bytes
   /// drawn when the registry was created (or upgraded to schema 2). Secret.

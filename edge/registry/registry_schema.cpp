@@ -72,6 +72,17 @@ RegistryStatus migrate_from_version_1(SqliteDb& db, Rng& rng) {
   return db.exec("UPDATE deployment SET schema_version = 2 WHERE id = 1");
 }
 
+// Version 3: the deployment's uplink topics (uplink_topics.hpp). A registry from before keeps
+// the paper's shared topics, which its devices publish on; a new one starts per-device.
+constexpr const char* kAddUplinkTopics =
+    "ALTER TABLE deployment ADD COLUMN uplink_topics TEXT NOT NULL DEFAULT 'shared' "
+    "CHECK (uplink_topics IN ('shared', 'per-device'))";
+
+RegistryStatus migrate_from_version_2(SqliteDb& db) {
+  if (auto s = db.exec(kAddUplinkTopics); !s.ok()) return s;
+  return db.exec("UPDATE deployment SET schema_version = 3 WHERE id = 1");
+}
+
 RegistryStatus count_tables(SqliteDb& db, std::int64_t& tables, bool& has_deployment) {
   if (auto s = db.query_int64("SELECT count(*) FROM sqlite_schema WHERE type = 'table'", tables);
       !s.ok())
@@ -107,7 +118,9 @@ RegistryStatus create(SqliteDb& db, Rng& rng, std::int64_t now_ms) {
   if (auto s = insert.bind_blob(2, salt); !s.ok()) return s;
   if (auto s = insert.bind_int64(3, now_ms); !s.ok()) return s;
   if (auto s = insert.bind_text(4, password_text); !s.ok()) return s;
-  return insert.run();
+  if (auto s = insert.run(); !s.ok()) return s;
+  if (auto s = db.exec(kAddUplinkTopics); !s.ok()) return s;
+  return db.exec("UPDATE deployment SET uplink_topics = 'per-device' WHERE id = 1");
 }
 
 }  // namespace
@@ -137,6 +150,10 @@ RegistryStatus ensure_registry_schema(SqliteDb& db, bool may_create, Rng& rng,
   if (version == 1) {
     if (auto s = migrate_from_version_1(db, rng); !s.ok()) return s;
     version = 2;
+  }
+  if (version == 2) {
+    if (auto s = migrate_from_version_2(db); !s.ok()) return s;
+    version = 3;
   }
   if (version != kRegistrySchemaVersion)
     return {RegistryErrc::not_a_registry, "registry schema version " + std::to_string(version) +

@@ -60,12 +60,13 @@ EdgeService::~EdgeService() {
 
 HandleResult EdgeService::handle(std::string_view topic, ByteView payload, std::uint64_t now_ms,
                                  std::uint64_t recvts_us) noexcept {
-  const MessageKind kind = topics_.classify(topic);
+  std::string_view topic_dev_id;
+  const MessageKind kind = topics_.classify(topic, &topic_dev_id);
   try {
     std::lock_guard lock(mutex_);
     HandleResult r;
     r.kind = kind;
-    dispatch(kind, payload, now_ms, recvts_us, r);
+    dispatch(kind, topic_dev_id, payload, now_ms, recvts_us, r);
     counters_.record(r);
     return r;
   } catch (const std::exception& e) {
@@ -171,14 +172,14 @@ EdgeCounters EdgeService::snapshot() const {
   return copy;
 }
 
-void EdgeService::dispatch(MessageKind kind, ByteView payload, std::uint64_t now_ms,
-                           std::uint64_t recvts_us, HandleResult& r) {
+void EdgeService::dispatch(MessageKind kind, std::string_view topic_dev_id, ByteView payload,
+                           std::uint64_t now_ms, std::uint64_t recvts_us, HandleResult& r) {
   switch (kind) {
     case MessageKind::init:
     case MessageKind::data:
       if (!config_.dsekp_enabled) return fail(r, EdgeReason::mode_disabled, "DSEKP is disabled");
-      return kind == MessageKind::init ? on_init(payload, now_ms, r)
-                                       : on_data(payload, now_ms, recvts_us, r);
+      return kind == MessageKind::init ? on_init(topic_dev_id, payload, now_ms, r)
+                                       : on_data(topic_dev_id, payload, now_ms, recvts_us, r);
     case MessageKind::psk:
       if (!config_.psk_enabled) return fail(r, EdgeReason::mode_disabled, "PSK is disabled");
       return on_psk(payload, now_ms, recvts_us, r);

@@ -4,7 +4,10 @@
 // persist, hand accepted frames to the sink.
 //
 // Per message, by topic (docs/PROTOCOL.md sections 2 and 6; `{prefix}` from the config):
-//   {prefix}dsekp/init  INIT: decode -> registry -> stored state -> EdgeProtocol::handle_init
+//   {prefix}dsekp/init  INIT (also on {prefix}dsekp/init/{dev_id}; the same for DATA, and a
+//                       frame on a per-device topic must name that device, else
+//                       dev_id_mismatch): decode -> registry -> stored state ->
+//                       EdgeProtocol::handle_init
 //                       -> save the state in one transaction -> commit -> return the ACK for
 //                       {prefix}dsekp/init/ack/{dev_id} (QoS 1, in the encoding of the INIT).
 //                       A retransmitted INIT gets the stored ACK again and changes nothing.
@@ -163,10 +166,13 @@ class EdgeService {
   struct DeviceContext;
 
   HandleResult internal_error(MessageKind kind, const char* what) noexcept;
-  void dispatch(MessageKind kind, ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us,
-                HandleResult& r);
-  void on_init(ByteView payload, std::uint64_t now_ms, HandleResult& r);
-  void on_data(ByteView payload, std::uint64_t now_ms, std::uint64_t recvts_us, HandleResult& r);
+  // `topic_dev_id`: the device a per-device topic names (edge_topics.hpp), empty on a shared one.
+  void dispatch(MessageKind kind, std::string_view topic_dev_id, ByteView payload,
+                std::uint64_t now_ms, std::uint64_t recvts_us, HandleResult& r);
+  void on_init(std::string_view topic_dev_id, ByteView payload, std::uint64_t now_ms,
+               HandleResult& r);
+  void on_data(std::string_view topic_dev_id, ByteView payload, std::uint64_t now_ms,
+               std::uint64_t recvts_us, HandleResult& r);
   /// The store's uplink fast path (edge/store/uplink_session_cache.hpp).
   enum class CachedPath : std::uint8_t {
     handled,     // accepted, refused or failed: `r` says which

@@ -11,11 +11,37 @@ EdgeTopics::EdgeTopics(std::string prefix)
       data_(prefix_ + "dsekp/data"),
       psk_(prefix_ + "psk/data") {}
 
-MessageKind EdgeTopics::classify(std::string_view topic) const noexcept {
-  if (topic == data_) return MessageKind::data;  // the most frequent first
-  if (topic == psk_) return MessageKind::psk;
-  if (topic == init_) return MessageKind::init;
-  return MessageKind::unknown;
+namespace {
+
+// `topic` = `base` + "/" + one non-empty level: that level, else nullopt-like empty view.
+bool per_device(std::string_view topic, const std::string& base, std::string_view& dev_id) {
+  if (topic.size() <= base.size() + 1 || !topic.starts_with(base) || topic[base.size()] != '/')
+    return false;
+  const std::string_view rest = topic.substr(base.size() + 1);
+  if (rest.find('/') != std::string_view::npos) return false;
+  dev_id = rest;
+  return true;
+}
+
+}  // namespace
+
+MessageKind EdgeTopics::classify(std::string_view topic,
+                                 std::string_view* topic_dev_id) const noexcept {
+  std::string_view dev_id;
+  MessageKind kind = MessageKind::unknown;
+  if (topic == data_) {  // the most frequent first
+    kind = MessageKind::data;
+  } else if (topic == psk_) {
+    kind = MessageKind::psk;
+  } else if (topic == init_) {
+    kind = MessageKind::init;
+  } else if (per_device(topic, data_, dev_id)) {
+    kind = MessageKind::data;
+  } else if (per_device(topic, init_, dev_id)) {
+    kind = MessageKind::init;
+  }
+  if (topic_dev_id != nullptr) *topic_dev_id = dev_id;
+  return kind;
 }
 
 std::string EdgeTopics::ack(std::string_view dev_id) const {

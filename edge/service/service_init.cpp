@@ -15,10 +15,12 @@ using service_detail::reject;
 
 }  // namespace
 
-void EdgeService::on_init(ByteView payload, std::uint64_t now_ms, HandleResult& r) {
+void EdgeService::on_init(std::string_view topic_dev_id, ByteView payload, std::uint64_t now_ms,
+                          HandleResult& r) {
   InitFrame init;
   if (const Error e = decode_init(payload, init); e != Error::ok) return reject(r, e);
   r.dev_id = init.dev_id.str();
+  if (service_detail::from_another_device(topic_dev_id, init.dev_id, r)) return;
   DeviceContext ctx;
   if (!load_device(init.dev_id, ctx, r)) return;
   // Key rotation: sessions derived from the old DEV_SECRET must go. The new state replaces the

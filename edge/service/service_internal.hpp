@@ -24,6 +24,18 @@ inline void reject(HandleResult& r, Error e) {
   r.error = e;
 }
 
+/// A frame on a per-device topic (`topic_dev_id` not empty) must name that device: otherwise one
+/// device account would speak for another (the ACL lets it publish only on its own topics).
+inline bool from_another_device(std::string_view topic_dev_id, const DevId& frame_dev_id,
+                                HandleResult& r) {
+  if (topic_dev_id.empty() || topic_dev_id == frame_dev_id.str()) return false;
+  r.reason = EdgeReason::protocol_error;
+  r.error = Error::dev_id_mismatch;
+  r.detail = "the frame names " + std::string(frame_dev_id.str()) + " on the topic of " +
+             std::string(topic_dev_id.substr(0, kDevIdMaxSize));
+  return true;
+}
+
 inline void fail(HandleResult& r, EdgeReason reason, std::string detail) {
   r.reason = reason;
   r.detail = std::move(detail);

@@ -81,9 +81,9 @@ typedef enum { DSEKP_ENCODING_JSON = 0, DSEKP_ENCODING_COMPACT = 1 } dsekp_encod
 
 /** The topics of one device (PROTOCOL.md section 2). */
 typedef enum {
-  DSEKP_TOPIC_INIT = 0, /* dsekp/init: publish INITs */
+  DSEKP_TOPIC_INIT = 0, /* dsekp/init (or dsekp/init/{dev_id}): publish INITs */
   DSEKP_TOPIC_ACK = 1,  /* dsekp/init/ack/{dev_id}: subscribe */
-  DSEKP_TOPIC_DATA = 2, /* dsekp/data: publish DATA */
+  DSEKP_TOPIC_DATA = 2, /* dsekp/data (or dsekp/data/{dev_id}): publish DATA */
   DSEKP_TOPIC_DOWN = 3, /* dsekp/down/{dev_id}: subscribe */
   DSEKP_TOPIC_REKEY = 4 /* dsekp/rekey/{dev_id}: subscribe (v1.1) */
 } dsekp_topic;
@@ -104,6 +104,9 @@ typedef struct dsekp_device_params {
   uint32_t rekey_at_seq;     /* dsekp_device_rekey_due() from this seq on; 0 = default 0xFFFF0000 */
   dsekp_random_fn random;    /* required */
   void* random_user;         /* passed to `random` */
+  int per_device_topics;     /* nonzero: publish on dsekp/init/{dev_id} and dsekp/data/{dev_id}
+                                (the material header's DSEKP_PER_DEVICE_TOPICS); 0: the paper's
+                                shared dsekp/init and dsekp/data */
 } dsekp_device_params;
 
 /* Size of dsekp_device. The SDK checks at compile time that its state fits. The defaults are the

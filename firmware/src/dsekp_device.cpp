@@ -100,13 +100,15 @@ struct Impl {
       : rng(p.random, p.random_user),
         session(crypto, credentials, config),
         encoding(p.encoding == DSEKP_ENCODING_COMPACT ? dsekp::Encoding::compact
-                                                      : dsekp::Encoding::json) {}
+                                                      : dsekp::Encoding::json),
+        per_device_topics(p.per_device_topics != 0) {}
 
   std::uint32_t magic = kMagic;
   CallbackRng rng;
   dsekp::MbedtlsCrypto crypto;  // declared before `session`, which keeps a reference to it
   dsekp::DeviceSession session;
   dsekp::Encoding encoding;
+  bool per_device_topics;  // uplink on dsekp/init/{dev_id}, dsekp/data/{dev_id}
 };
 
 static_assert(sizeof(Impl) <= DSEKP_DEVICE_STORAGE_SIZE,
@@ -312,14 +314,16 @@ size_t dsekp_device_topic(const dsekp_device* dev, dsekp_topic topic, char* out,
   std::memcpy(&raw_topic, &topic, sizeof raw_topic);
   switch (raw_topic) {
     case DSEKP_TOPIC_INIT:
-      base = "dsekp/init";
+      base = p->per_device_topics ? "dsekp/init/" : "dsekp/init";
+      per_device = p->per_device_topics;
       break;
     case DSEKP_TOPIC_ACK:
       base = "dsekp/init/ack/";
       per_device = true;
       break;
     case DSEKP_TOPIC_DATA:
-      base = "dsekp/data";
+      base = p->per_device_topics ? "dsekp/data/" : "dsekp/data";
+      per_device = p->per_device_topics;
       break;
     case DSEKP_TOPIC_DOWN:
       base = "dsekp/down/";

@@ -45,7 +45,7 @@ enum class [[nodiscard]] Error : std::uint8_t{
     auth_failed,      // AEAD tag does not verify
     replay,           // seq already accepted in this session
     too_old,          // seq left of the replay window
-    dev_id_mismatch,  // a DOWN names another device (or a state is bound to another one)
+    dev_id_mismatch,  // frame names another device than its per-device topic or its receiver
 
     // Device.
     no_pending_handshake,  // ACK arrived while no INIT is outstanding

@@ -64,17 +64,20 @@ TEST(EdgeDaemonBrokerLogin, EdgeUsesTheRegistryAccountOnABrokerWithoutAnonymousA
   ASSERT_EQ(client.subscribe(ack_topic), std::optional<int>(1));
   ScriptedDevice device(material, 7);
   const auto now_s = static_cast<std::uint32_t>(unix_ms_now() / 1000);
-  ASSERT_TRUE(client.publish("dsekp/init", as_string(device.init(Encoding::compact, now_s))));
+  ASSERT_TRUE(
+      client.publish("dsekp/init/esp32-01", as_string(device.init(Encoding::compact, now_s))));
   const auto ack = client.wait_for_message(ack_topic);
   ASSERT_TRUE(ack.has_value()) << dsekp::test::read_file(err_file) << broker.log();
   ASSERT_EQ(device.take_ack(bytes_of(ack->payload)), Error::ok);
   constexpr int kFrames = 5;
   for (int i = 0; i < kFrames; ++i)
-    ASSERT_TRUE(client.publish(
-        "dsekp/data", as_string(device.data(reading(i), unix_ms_now(), Encoding::compact))));
+    ASSERT_TRUE(
+        client.publish("dsekp/data/esp32-01",
+                       as_string(device.data(reading(i), unix_ms_now(), Encoding::compact))));
 
   // --init-burst 1: a second, newer INIT within the hour is refused by the token bucket.
-  ASSERT_TRUE(client.publish("dsekp/init", as_string(device.init(Encoding::json, now_s + 1))));
+  ASSERT_TRUE(
+      client.publish("dsekp/init/esp32-01", as_string(device.init(Encoding::json, now_s + 1))));
   EXPECT_TRUE(wait_until(
       [&] { return dsekp::test::read_file(err_file).find("rate_limited") != std::string::npos; },
       std::chrono::seconds(10)))

@@ -78,7 +78,7 @@ class DownlinkAdminTest : public ::testing::Test {
     ASSERT_EQ(client.subscribe(kAckTopic), std::optional<int>(1));
     ASSERT_EQ(client.subscribe(kDownTopic), std::optional<int>(1));
     ASSERT_TRUE(client.publish(
-        "dsekp/init",
+        kInitTopic,
         as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
     const auto ack = client.wait_for_message(kAckTopic);
     ASSERT_TRUE(ack.has_value()) << dsekp::test::read_file(err_file_);
@@ -86,12 +86,15 @@ class DownlinkAdminTest : public ::testing::Test {
   }
   /// The key-confirming DATA frame, and the wait until the edge logged it.
   void confirm(dsekp::test::MqttTestClient& client, ScriptedDevice& device) {
-    ASSERT_TRUE(client.publish("dsekp/data",
+    ASSERT_TRUE(client.publish(kDataTopic,
                                as_string(device.data(reading(0), unix_ms_now(), Encoding::json))));
     ASSERT_TRUE(wait_until([&] { return line_count(dir_.file("logs/server_logs_dsekp.csv")) >= 2; },
                            std::chrono::seconds(10)));
   }
 
+  // A new registry's devices publish on per-device uplink topics (the generated ACL's default).
+  static constexpr const char* kInitTopic = "dsekp/init/esp32-01";
+  static constexpr const char* kDataTopic = "dsekp/data/esp32-01";
   static constexpr const char* kAckTopic = "dsekp/init/ack/esp32-01";
   static constexpr const char* kDownTopic = "dsekp/down/esp32-01";
   static constexpr const char* kRekeyTopic = "dsekp/rekey/esp32-01";
@@ -249,7 +252,7 @@ TEST_F(DownlinkAdminTest, ADeviceWhoseStateTheEdgeLostIsAskedToRekeyAndGetsBackI
   start_edge();
 
   ASSERT_TRUE(device_client.publish(
-      "dsekp/data", as_string(device.data(reading(1), unix_ms_now(), Encoding::json))));
+      kDataTopic, as_string(device.data(reading(1), unix_ms_now(), Encoding::json))));
   const auto rekey = device_client.wait_for_message(kRekeyTopic);
   ASSERT_TRUE(rekey.has_value()) << dsekp::test::read_file(err_file_);
   RekeyFrame request;
@@ -259,14 +262,14 @@ TEST_F(DownlinkAdminTest, ADeviceWhoseStateTheEdgeLostIsAskedToRekeyAndGetsBackI
 
   const std::size_t before = device_client.received().size();
   ASSERT_TRUE(device_client.publish(
-      "dsekp/init",
+      kInitTopic,
       as_string(device.init(Encoding::json, static_cast<std::uint32_t>(unix_ms_now() / 1000)))));
   ASSERT_TRUE(device_client.wait_for_count(before + 1)) << dsekp::test::read_file(err_file_);
   const auto& ack = device_client.received()[before];
   ASSERT_EQ(ack.topic, kAckTopic);
   ASSERT_EQ(device.take_ack(bytes_of(ack.payload)), Error::ok);
   ASSERT_TRUE(device_client.publish(
-      "dsekp/data", as_string(device.data(reading(2), unix_ms_now(), Encoding::json))));
+      kDataTopic, as_string(device.data(reading(2), unix_ms_now(), Encoding::json))));
   ASSERT_TRUE(wait_until([&] { return line_count(dir_.file("logs/server_logs_dsekp.csv")) >= 3; },
                          std::chrono::seconds(10)))
       << dsekp::test::read_file(err_file_);

@@ -186,8 +186,8 @@ TEST(EdgeDaemon, HandshakeDataPskReplayAndCleanShutdown) {
 TEST(EdgeDaemon, ByDefaultNothingIsRepublishedInClearAndThePskBaselineIsOff) {
   DaemonBed bed({});
   ASSERT_TRUE(bed.ready());
-  EXPECT_NE(bed.stderr_text().find("subscribed to 3 topics"), std::string::npos)
-      << "init, data and admin; not psk/data";
+  EXPECT_NE(bed.stderr_text().find("subscribed to 5 topics"), std::string::npos)
+      << "init, data, their per-device forms and admin; not psk/data";
   dsekp::test::MqttTestClient client("esp32-01");
   ScriptedDevice device(bed.material, 43);
   const auto now_s = static_cast<std::uint32_t>(unix_ms_now() / 1000);

@@ -36,6 +36,9 @@ class BrokerAclTest : public ::testing::Test {
     ASSERT_TRUE(registry_->add("dev-a", a_).ok());
     ASSERT_TRUE(registry_->add("dev-b", b_).ok());
     ASSERT_TRUE(registry_->add_account("telegraf", AccountRole::reader, reader_).ok());
+    // Most tests here are about grants that do not depend on it: they run on the paper's shared
+    // uplink topics; PerDeviceUplinkTopicsBindEachAccountToItsOwnDevId is about the default.
+    ASSERT_TRUE(registry_->set_uplink_topics(UplinkTopics::shared).ok());
     write_config();
     broker_ = std::make_unique<test::MosquittoBroker>(dir_.path().string(), files_.conf_lines);
   }
@@ -266,6 +269,41 @@ TEST_F(BrokerAclTest, ThePskTopicNeedsTheBaselineAndEveryGrantFollowsThePrefix) 
                                    BrokerConfigOptions{"edge", "site1/#", false}, files)
                    .ok())
       << "a wildcard in the prefix would widen every grant";
+}
+
+// The default of a new registry: each device account may publish only on its own uplink topics,
+// so it cannot put frames naming another device where the edge reads them (the edge refuses a
+// frame whose dev_id is not its topic's;
+// EdgeServiceTest.AFrameOnAPerDeviceTopicMustNameThatDevice).
+TEST_F(BrokerAclTest, PerDeviceUplinkTopicsBindEachAccountToItsOwnDevId) {
+  DeviceRegistry* registry = registry_.get();
+  std::unique_ptr<DeviceRegistry> fresh;
+  ASSERT_TRUE(DeviceRegistry::open(dir_.file("fresh.db"), OpenMode::create_if_missing, fresh).ok());
+  UplinkTopics topics = UplinkTopics::shared;
+  ASSERT_TRUE(fresh->uplink_topics(topics).ok());
+  EXPECT_EQ(topics, UplinkTopics::per_device) << "a new registry starts per-device";
+  ASSERT_TRUE(registry->set_uplink_topics(UplinkTopics::per_device).ok());
+  BrokerConfigFiles files;
+  ASSERT_TRUE(write_broker_config(*registry, dir_.file("per-device"),
+                                  BrokerConfigOptions{"edge", "", false}, files)
+                  .ok());
+  test::MosquittoBroker broker(dir_.file("per-device"), files.conf_lines);
+  MqttTestClient e("e");
+  MqttTestClient a("a");
+  ASSERT_EQ(e.connect(broker.port(), "edge", files.edge.password), std::optional<int>(0));
+  ASSERT_EQ(a.connect(broker.port(), "dev-a", a_.broker_password), std::optional<int>(0));
+  for (const char* filter : {"dsekp/init/+", "dsekp/data/+", "dsekp/init", "dsekp/data"})
+    ASSERT_EQ(e.subscribe(filter), kGrantedQos1) << filter;
+  // Refused by the ACL (MQTT 3.1.1: acknowledged, dropped): another's topic, the shared ones.
+  ASSERT_TRUE(a.publish("dsekp/data/dev-b", "a frame under b's name"));
+  ASSERT_TRUE(a.publish("dsekp/init/dev-b", "an INIT under b's name"));
+  ASSERT_TRUE(a.publish("dsekp/data", "a frame on the shared topic"));
+  ASSERT_TRUE(a.publish("dsekp/init/dev-a", "init from a"));
+  ASSERT_TRUE(a.publish("dsekp/data/dev-a", "data from a"));
+  ASSERT_TRUE(e.wait_for_message("dsekp/data/dev-a"));
+  ASSERT_EQ(e.received().size(), 2u);
+  EXPECT_EQ(e.received()[0].topic, "dsekp/init/dev-a");
+  EXPECT_EQ(e.received()[1].topic, "dsekp/data/dev-a");
 }
 
 // The broker refuses a packet over max_packet_size from any client: it never reaches the edge.

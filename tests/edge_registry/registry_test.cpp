@@ -295,6 +295,41 @@ TEST_F(RegistryTest, ChangesSinceListsAddsRotationsAndRemovals) {
   EXPECT_FALSE(readded.changes[0].removed);
 }
 
+// A new registry puts its devices on per-device uplink topics; one made before they existed
+// (schema 2) is upgraded on open and keeps the shared topics its devices publish on, so a
+// regenerated ACL does not lock them out.
+TEST_F(RegistryTest, UplinkTopicsArePerDeviceForANewRegistryAndSharedForAnUpgradedOne) {
+  {
+    auto registry = open();
+    UplinkTopics topics = UplinkTopics::shared;
+    ASSERT_TRUE(registry->uplink_topics(topics).ok());
+    EXPECT_EQ(topics, UplinkTopics::per_device);
+    DeviceMaterial material;
+    ASSERT_TRUE(registry->add("esp32-01", material).ok());
+    EXPECT_EQ(material.uplink_topics, UplinkTopics::per_device);
+  }
+  // Back to what schema 2 looked like.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE deployment DROP COLUMN uplink_topics; "
+                         "UPDATE deployment SET schema_version = 2",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto registry = open();
+  UplinkTopics topics = UplinkTopics::per_device;
+  ASSERT_TRUE(registry->uplink_topics(topics).ok());
+  EXPECT_EQ(topics, UplinkTopics::shared);
+  DeviceMaterial material;
+  ASSERT_TRUE(registry->material("esp32-01", material).ok());
+  EXPECT_EQ(material.uplink_topics, UplinkTopics::shared);
+  ASSERT_TRUE(registry->set_uplink_topics(UplinkTopics::per_device).ok());
+  ASSERT_TRUE(registry->uplink_topics(topics).ok());
+  EXPECT_EQ(topics, UplinkTopics::per_device);
+}
+
 TEST_F(RegistryTest, TheEdgeBrokerUserCannotBeADevice) {
   auto registry = open();
   add(*registry, "sensor-1");

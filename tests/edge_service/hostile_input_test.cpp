@@ -17,7 +17,7 @@ TEST_F(EdgeServiceTest, UnknownTopicsAreRefusedByName) {
   const Bytes init = device.init(Encoding::json);
   for (const char* topic :
        {"", "dsekp", "dsekp/init/", "dsekp/init/ack/esp32-01", "DSEKP/INIT", "/dsekp/init",
-        "dsekp/data/x", "dsekp/down/esp32-01", "psk/data/", "dsekp/#", "+/init"}) {
+        "dsekp/data/x/y", "dsekp/down/esp32-01", "psk/data/", "dsekp/#", "+/init"}) {
     const HandleResult r = deliver(topic, init);
     EXPECT_EQ(r.reason, EdgeReason::unknown_topic) << topic;
     EXPECT_STREQ(r.reason_name(), "unknown_topic");

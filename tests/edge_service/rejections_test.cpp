@@ -139,5 +139,38 @@ TEST_F(EdgeServiceTest, DisabledModesAreRefusedByName) {
   EXPECT_TRUE(deliver(kPskTopic, device.psk(kReading, 1, kNowMs, Encoding::json)).ok());
 }
 
+// Per-device uplink topics (PROTOCOL.md section 2): the topic's last level names the device, and
+// a frame naming another is refused before anything is looked up, so one device account cannot
+// speak for another even where the broker lets it publish.
+TEST_F(EdgeServiceTest, AFrameOnAPerDeviceTopicMustNameThatDevice) {
+  add_device("esp32-02");
+  ScriptedDevice device(material_, 24);
+  const Bytes init = device.init(Encoding::json);
+  const HandleResult elsewhere = deliver("dsekp/init/esp32-02", init);
+  expect_rejected(elsewhere, "dev_id_mismatch");
+  EXPECT_EQ(elsewhere.dev_id, "esp32-01");
+  EXPECT_FALSE(has_state(device.dev_id()));
+  const HandleResult own = deliver("dsekp/init/esp32-01", init);
+  ASSERT_TRUE(own.ok()) << own.reason_name();
+  ASSERT_EQ(own.publishes.size(), 1u);
+  EXPECT_EQ(own.publishes[0].topic, "dsekp/init/ack/esp32-01");
+  ASSERT_EQ(device.take_ack(own.publishes[0].payload), Error::ok);
+
+  const Bytes data = device.data(kReading, kNowMs, Encoding::compact);
+  expect_rejected(deliver("dsekp/data/esp32-02", data), "dev_id_mismatch");
+  EXPECT_TRUE(sink_.rows.empty());
+  const HandleResult accepted = deliver("dsekp/data/esp32-01", data);
+  ASSERT_TRUE(accepted.ok()) << accepted.reason_name();
+  EXPECT_TRUE(accepted.session_confirmed);
+  // The shared topics keep working (the paper's experiment; registries from before).
+  ASSERT_TRUE(deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json)).ok());
+  // Not per-device topics: deeper levels, an empty level.
+  for (const char* topic : {"dsekp/data/esp32-01/x", "dsekp/data/", "dsekp/datax"}) {
+    const HandleResult r = deliver(topic, device.data(kReading, kNowMs, Encoding::json));
+    EXPECT_EQ(std::string_view(r.reason_name()), "unknown_topic") << topic;
+  }
+  EXPECT_EQ(sink_.rows.size(), 2u);
+}
+
 }  // namespace
 }  // namespace dsekp::edge::testing

@@ -345,6 +345,25 @@ TEST_F(DeviceApi, Topics) {
   EXPECT_STREQ(buf, "dsekp/down/esp32-01");
   EXPECT_EQ(dsekp_device_topic(&dev, DSEKP_TOPIC_DOWN, buf, 19), 0u);  // 19 chars + NUL needed
   EXPECT_EQ(dsekp_device_topic(&dev, DSEKP_TOPIC_DOWN, buf, 20), 19u);
+  EXPECT_GT(dsekp_device_topic(&dev, DSEKP_TOPIC_REKEY, buf, sizeof buf), 0u);
+  EXPECT_STREQ(buf, "dsekp/rekey/esp32-01");
+}
+
+TEST(DeviceApiTopics, PerDeviceUplinkTopicsNameTheDevice) {
+  Material material;
+  Script script;
+  dsekp_device_params params = params_for(material, script);
+  params.per_device_topics = 1;
+  dsekp_device dev{};
+  ASSERT_EQ(dsekp_device_init(&dev, &params), DSEKP_OK);
+  char buf[DSEKP_TOPIC_MAX];
+  EXPECT_EQ(dsekp_device_topic(&dev, DSEKP_TOPIC_INIT, buf, sizeof buf), 19u);
+  EXPECT_STREQ(buf, "dsekp/init/esp32-01");
+  EXPECT_GT(dsekp_device_topic(&dev, DSEKP_TOPIC_DATA, buf, sizeof buf), 0u);
+  EXPECT_STREQ(buf, "dsekp/data/esp32-01");
+  EXPECT_GT(dsekp_device_topic(&dev, DSEKP_TOPIC_ACK, buf, sizeof buf), 0u);
+  EXPECT_STREQ(buf, "dsekp/init/ack/esp32-01");
+  dsekp_device_wipe(&dev);
 }
 
 TEST(DeviceApiC, UsableFromC) {
