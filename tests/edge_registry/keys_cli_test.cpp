@@ -72,6 +72,24 @@ TEST_F(KeysCliTest, AddPrintsTheMaterialStoredInAPrivateDatabase) {
   EXPECT_EQ(j["broker"]["password"].get<std::string>().size(), 32u);
 }
 
+TEST_F(KeysCliTest, UplinkTopicsArePerDeviceUnlessSetToTheSharedOnes) {
+  json j = add("sensor-1");
+  EXPECT_EQ(j["topics"]["init"], "dsekp/init/sensor-1");
+  EXPECT_EQ(j["topics"]["data"], "dsekp/data/sensor-1");
+  EXPECT_EQ(j["topics"]["rekey"], "dsekp/rekey/sensor-1");
+  auto r = keys({"uplink-topics", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "per-device\n");
+  r = keys({"uplink-topics", "--db", db_, "shared"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "shared\n");
+  EXPECT_NE(r.err.find("Re-provision"), std::string::npos) << r.err;
+  j = add("sensor-2");
+  EXPECT_EQ(j["topics"]["init"], "dsekp/init");
+  EXPECT_EQ(j["topics"]["data"], "dsekp/data");
+  EXPECT_NE(keys({"uplink-topics", "--db", db_, "per_device"}).exit_code, 0);
+}
+
 TEST_F(KeysCliTest, HeaderFormatIsAValidCHeader) {
   const auto r = keys({"add", "esp32-01", "--db", db_, "--format", "header", "--broker",
                        "192.168.1.10:8883", "--psk-baseline"});
