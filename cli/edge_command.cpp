@@ -167,6 +167,7 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
       env != nullptr && o.store_password_file.empty())
     o.store_password = env;
   if (given("--shared-group")) o.shared_group = f.shared_group;
+  if (given("--downlink-lane")) o.downlink_lane = f.downlink_lane;
   if (given("--session-cache-devices")) o.session_cache_devices = f.session_cache_devices;
   if (given("--logs-dir")) o.logs_dir = f.logs_dir;
   if (given("--username")) o.username = a.username;
@@ -251,6 +252,11 @@ void add_edge_command(CLI::App& app) {
   cmd->add_option("--store-password-file", args->options.store_password_file,
                   "With --store redis://USER@...: a file whose first line is USER's password "
                   "(or DSEKP_REDIS_PASSWORD)");
+  cmd->add_option("--downlink-lane", args->options.downlink_lane,
+                  "K/N: this edge's own index K among the N edges sharing one store; downlinks "
+                  "use only seqs = K mod N, so that a store restored from an older copy cannot "
+                  "make two edges seal under one nonce (default 0/1: one edge)")
+      ->capture_default_str();
   cmd->add_option("--shared-group", args->options.shared_group,
                   "Share the uplink with the other edges of GROUP ($share/GROUP/..., MQTT 5)");
   cmd->add_option("--session-cache-devices", args->options.session_cache_devices,

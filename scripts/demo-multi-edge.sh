@@ -78,6 +78,7 @@ EOF
 for k in 1 2 3; do
   "$dsekp" edge --broker "127.0.0.1:$broker_port" --db "$registry" \
     --store "redis://127.0.0.1:$redis_port/demo" --shared-group demo --client-id "edge-$k" \
+    --downlink-lane "$((k - 1))/3" \
     --state-db "$run_dir/edge-$k.state" --logs-dir "$run_dir/edge-$k" --metrics off \
     --replay-window 1024 --ready-file "$run_dir/edge-$k.ready" 2>"$run_dir/edge-$k.err" &
   pids+=($!)

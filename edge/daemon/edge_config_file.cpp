@@ -78,6 +78,7 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
       {"store", text(o.store)},
       {"store_password_file", text(o.store_password_file)},
       {"shared_group", text(o.shared_group)},
+      {"downlink_lane", text(o.downlink_lane)},
       {"session_cache_devices", number(o.session_cache_devices, 0, 100'000'000)},
       {"logs_dir", text(o.logs_dir)},
       {"username",

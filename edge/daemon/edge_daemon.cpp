@@ -181,6 +181,7 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
             a.store_password_file != b.store_password_file,
         "store");
   check(a.shared_group != b.shared_group, "shared_group");
+  check(a.downlink_lane != b.downlink_lane, "downlink_lane");
   check(a.session_cache_devices != b.session_cache_devices, "session_cache_devices");
   check(a.logs_dir != b.logs_dir, "logs_dir");
   check(a.username != b.username || a.password != b.password || a.password_file != b.password_file,
@@ -465,6 +466,13 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   EdgeServiceConfig config;
   config.topic_prefix = o.topic_prefix;
   config.psk_enabled = o.psk_baseline;
+  if (!parse_downlink_lane(o.downlink_lane, config.downlink_lane, error))
+    throw std::runtime_error("--downlink-lane: " + error);
+  if (!o.store.empty() && o.store != "sqlite" && config.downlink_lane.count == 1)
+    logging::logger().warn(
+        "a shared store and downlink lane 0/1: if several edges use this store, give each its "
+        "own --downlink-lane K/N, or a store restored from an older copy can make two of them "
+        "seal two downlinks under one nonce");
   apply_reloadable(o, config);
   EdgeService service(
       EdgeServiceParts{*registry, *store, *generations, sink, crypto, rng, downlink_journal.get()},

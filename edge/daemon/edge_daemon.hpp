@@ -62,6 +62,9 @@ struct EdgeDaemonOptions {
   // subscription $share/GROUP/..., so that the edges of one group split the messages (each
   // message to one of them). Needs MQTT 5 and, for correctness, a shared store. Empty: plain.
   std::string shared_group;
+  // --downlink-lane K/N: this edge's index among the N edges that share one store
+  // (edge/service/downlink_lane.hpp); each edge of a group needs its own K. "0/1": one edge.
+  std::string downlink_lane = "0/1";
   // --session-cache-devices: with a Redis store, the devices whose established sessions' uplink
   // keys this edge keeps in memory, so that their frames need no state read
   // (edge/store/uplink_session_cache.hpp). With shared subscriptions every edge sees every

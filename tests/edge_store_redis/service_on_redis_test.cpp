@@ -25,7 +25,8 @@ constexpr std::string_view kData = "dsekp/data";
 constexpr std::string_view kReadingJson = R"({"t":24.0,"h":51.0})";
 
 struct ServiceEdge {
-  ServiceEdge(RedisBackend& backend, DeviceRegistry& registry, const std::string& state_path) {
+  ServiceEdge(RedisBackend& backend, DeviceRegistry& registry, const std::string& state_path,
+              const EdgeServiceConfig& config = {}) {
     std::string error;
     local = SqliteSessionStore::open(state_path, {}, error);
     EXPECT_NE(local, nullptr) << error;
@@ -36,8 +37,7 @@ struct ServiceEdge {
     journal = DownlinkJournal::open(state_path + ".downlinks", error);
     EXPECT_NE(journal, nullptr) << error;
     service = std::make_unique<EdgeService>(
-        EdgeServiceParts{registry, *split, *generations, sink, crypto, rng, journal.get()},
-        EdgeServiceConfig{});
+        EdgeServiceParts{registry, *split, *generations, sink, crypto, rng, journal.get()}, config);
   }
   HandleResult deliver(std::string_view topic, const Bytes& payload) {
     return service->handle(topic, payload, kNowMs, kNowMs * 1000);
@@ -195,6 +195,50 @@ TEST_F(ServiceOnRedis, ARolledBackStateNeverReusesADownlinkSeq) {
   downlink("four", true);
   downlink("five", false);
   EXPECT_EQ(seqs, (std::set<std::uint32_t>{0, 1, 2, 3, 4}));
+}
+
+// Two edges on one Redis, each with its own journal: after Redis went back to an older copy
+// neither journal knows what the other edge sealed. In lanes 0/2 and 1/2 their seqs can never
+// meet (with both in lane 0/1, edge a's next seq after the rollback is one b already used).
+TEST_F(ServiceOnRedis, EdgesInTheirOwnLanesNeverShareADownlinkSeqAfterARollback) {
+  EdgeServiceConfig lane0;
+  lane0.downlink_lane = DownlinkLane{0, 2};
+  EdgeServiceConfig lane1;
+  lane1.downlink_lane = DownlinkLane{1, 2};
+  a_ = std::make_unique<ServiceEdge>(backend_, *registry_, dir_.file("lane0.db"), lane0);
+  b_ = std::make_unique<ServiceEdge>(backend_, *registry_, dir_.file("lane1.db"), lane1);
+  ScriptedDevice device(material_, 9);
+  const HandleResult init = a_->deliver(kInit, device.init(Encoding::json));
+  ASSERT_TRUE(init.ok()) << init.reason_name();
+  ASSERT_EQ(device.take_ack(init.publishes[0].payload), Error::ok);
+  ASSERT_TRUE(a_->deliver(kData, device.data(kReadingJson, kNowMs, Encoding::json)).ok());
+  const DevId id = dev_id_of("esp32-01");
+  EdgeDeviceState before;
+  std::uint64_t generation = 0;
+  ASSERT_TRUE(a_->redis->load(id, before, generation).ok());
+
+  std::set<std::uint32_t> seqs;
+  const auto downlink = [&](ServiceEdge& edge, const std::string& text) {
+    const HandleResult r = edge.service->send_downlink("esp32-01", bytes_of(text), kNowMs);
+    ASSERT_TRUE(r.ok()) << r.reason_name() << " " << r.detail;
+    EXPECT_EQ(*r.downlink_seq % 2, &edge == a_.get() ? 0u : 1u) << "outside its lane";
+    EXPECT_TRUE(seqs.insert(*r.downlink_seq).second) << "seq " << *r.downlink_seq << " twice";
+    std::string opened;
+    EXPECT_EQ(device.open_down(r.publishes[0].payload, opened), Error::ok) << text;
+    EXPECT_EQ(opened, text);
+  };
+  downlink(*a_, "a one");
+  downlink(*b_, "b one");
+  downlink(*b_, "b two");
+  downlink(*a_, "a two");
+  std::uint64_t any = kAnyGeneration;
+  ASSERT_TRUE(a_->redis->save(id, before, kNowMs, any).ok());  // the older copy is back
+  a_->redis->forget(id);
+  b_->redis->forget(id);
+  downlink(*a_, "a after the rollback");
+  downlink(*b_, "b after the rollback");
+  downlink(*a_, "a again");
+  EXPECT_EQ(seqs.size(), 7u);
 }
 
 }  // namespace

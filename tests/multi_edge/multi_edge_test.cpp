@@ -143,13 +143,19 @@ class MultiEdgeBed {
     }
     const std::string store = "redis://127.0.0.1:" + std::to_string(redis_->port()) + "/t:";
     for (int e = 0; e < kEdges; ++e) {
-      std::vector<std::string> args{
-          DSEKP_CLI_PATH,   "edge",
-          "--broker",       "127.0.0.1:" + std::to_string(broker_->port()),
-          "--db",           registry,
-          "--store",        store,
-          "--shared-group", kGroup,
-          "--no-republish"};
+      std::vector<std::string> args{DSEKP_CLI_PATH,
+                                    "edge",
+                                    "--broker",
+                                    "127.0.0.1:" + std::to_string(broker_->port()),
+                                    "--db",
+                                    registry,
+                                    "--store",
+                                    store,
+                                    "--shared-group",
+                                    kGroup,
+                                    "--downlink-lane",
+                                    std::to_string(e) + "/" + std::to_string(kEdges),
+                                    "--no-republish"};
       args.insert(args.end(), edge_args.begin(), edge_args.end());
       edges_.push_back(std::make_unique<GroupEdge>(dir_, e, std::move(args)));
     }
