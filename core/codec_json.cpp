@@ -292,16 +292,21 @@ Error all_of(Steps... steps) noexcept {
   return first;
 }
 
+// `{"v":1,"dev_id":"..","sessctr":N`: how INIT, ACK and REKEY begin.
+void versioned_head(Writer& w, const DevId& dev_id, std::uint16_t sessctr) noexcept {
+  w.text(R"({"v":)");
+  w.decimal(kProtocolVersion);
+  w.text(R"(,"dev_id":")");
+  w.text(dev_id.str());
+  w.text(R"(","sessctr":)");
+  w.decimal(sessctr);
+}
+
 }  // namespace
 
 Error encode(const InitFrame& f, MutableByteView out, std::size_t& written) noexcept {
   Writer w(out);
-  w.text(R"({"v":)");
-  w.decimal(kProtocolVersion);
-  w.text(R"(,"dev_id":")");
-  w.text(f.dev_id.str());
-  w.text(R"(","sessctr":)");
-  w.decimal(f.sessctr);
+  versioned_head(w, f.dev_id, f.sessctr);
   w.text(R"(,"t":)");
   w.decimal(f.t);
   w.text(R"(,"dev_nonce":")");
@@ -314,12 +319,7 @@ Error encode(const InitFrame& f, MutableByteView out, std::size_t& written) noex
 
 Error encode(const AckFrame& f, MutableByteView out, std::size_t& written) noexcept {
   Writer w(out);
-  w.text(R"({"v":)");
-  w.decimal(kProtocolVersion);
-  w.text(R"(,"dev_id":")");
-  w.text(f.dev_id.str());
-  w.text(R"(","sessctr":)");
-  w.decimal(f.sessctr);
+  versioned_head(w, f.dev_id, f.sessctr);
   w.text(R"(,"edge_nonce":")");
   w.base64_text(f.edge_nonce.view());
   w.text(R"(","status":)");
@@ -370,12 +370,7 @@ Error encode(const PskFrame& f, MutableByteView out, std::size_t& written) noexc
 
 Error encode(const RekeyFrame& f, MutableByteView out, std::size_t& written) noexcept {
   Writer w(out);
-  w.text(R"({"v":)");
-  w.decimal(kProtocolVersion);
-  w.text(R"(,"dev_id":")");
-  w.text(f.dev_id.str());
-  w.text(R"(","sessctr":)");
-  w.decimal(f.sessctr);
+  versioned_head(w, f.dev_id, f.sessctr);
   w.text(R"(,"seq":)");
   w.decimal(f.seq);
   w.text(R"(,"proof":")");

@@ -118,6 +118,7 @@ EdgeDeviceState& EdgeDeviceState::operator=(EdgeDeviceState&& other) noexcept {
   next_session_serial = other.next_session_serial;
   seen_inits = other.seen_inits;
   init_bucket = other.init_bucket;
+  compact_replies = other.compact_replies;
   // The source's keys were wiped by the moves; make it empty rather than keyless-but-"live".
   other.has_pending = false;
   other.established_count = 0;

@@ -9,8 +9,9 @@
 // replay window, freshness window, clockless mode, topic prefix, disabled modes, INIT budget),
 // then ops (script_ops.hpp, EdgeOp). Properties, each aborting when violated:
 //   * handle() never fails transiently on a healthy store (registry/store/sink/internal);
-//   * a rejection publishes nothing, commits no sink row and claims no session change; an
-//     accepted frame commits exactly its own row; an accepted INIT publishes one ACK on the
+//   * a rejection publishes nothing (but a decodable REKEY request for an unknown_session),
+//     commits no sink row and claims no session change; an accepted frame commits exactly its
+//     own row (none for an empty plaintext); an accepted INIT publishes one ACK on the
 //     device's ACK topic, decodable, in the INIT's encoding;
 //   * authenticity: an accepted frame's plaintext is one a device sealed, from that dev_id;
 //   * no replay: a DSEKP frame is accepted at most once, across edge restarts too (PSK has no
@@ -141,7 +142,6 @@ class Run {
     const std::uint8_t b = in_.u8();
     constexpr std::array<std::uint32_t, 4> kEstablished = {5, 1, 2, 3};
     constexpr std::array<std::uint32_t, 8> kWindows = {64, 1, 2, 4, 8, 16, 32, 1024};
-    config_.downlink_encoding = (a & 1) != 0 ? Encoding::compact : Encoding::json;
     config_.max_established = kEstablished[(a >> 1) & 3];
     config_.replay_window = kWindows[(a >> 3) & 7];
     clockless_ = (a & 0x80) != 0;
@@ -505,8 +505,6 @@ class Run {
     const edge::Publish& p = r.publishes[0];
     check(p.topic == service_->topics().downlink(dev_id(i).str()), "downlink on another topic",
           p.topic);
-    check(detect_encoding(ByteView(p.payload)) == config_.downlink_encoding,
-          "downlink not in the configured encoding");
     remember({p.topic, p.payload, MessageKind::unknown});
     DataFrame frame;
     check(decode_data(ByteView(p.payload), Direction::downlink, frame) == Error::ok,
@@ -550,8 +548,18 @@ class Run {
       check(r.reason == EdgeReason::unknown_topic, "an unknown topic was not unknown_topic", what);
     }
     if (!r.ok()) {
-      check(r.publishes.empty() && !r.frame && rows.empty() && !r.downlink_seq &&
-                !r.handshake_accepted && !r.session_confirmed && !r.session_evicted,
+      // The one publish a rejection may have: a REKEY request for a session the edge lacks.
+      if (r.rekey_requested) {
+        check(r.error == Error::unknown_session && r.publishes.size() == 1,
+              "a REKEY request for anything but an unknown session", what);
+        RekeyFrame request;
+        check(decode_rekey(ByteView(r.publishes[0].payload), request) == Error::ok &&
+                  r.publishes[0].topic == service_->topics().rekey(request.dev_id.str()),
+              "a REKEY request that does not decode or is on another topic", what);
+      }
+      check((r.rekey_requested || r.publishes.empty()) && !r.frame && rows.empty() &&
+                !r.downlink_seq && !r.handshake_accepted && !r.session_confirmed &&
+                !r.session_evicted,
             "a rejected message had an effect", what);
       check(r.reason != EdgeReason::protocol_error || r.error != Error::ok,
             "a protocol rejection without a reason", what);
@@ -561,10 +569,12 @@ class Run {
       on_ack(m, r, what);
     } else {
       check(r.publishes.empty(), "an uplink frame published something", what);
-      check(r.frame.has_value() && rows.size() == 1, "an accepted frame without exactly one row",
-            what);
-      check(rows[0].dev_id == r.frame->dev_id && rows[0].seq == r.frame->seq &&
-                rows[0].plaintext == r.frame->plaintext,
+      // An empty DATA frame is no reading: accepted without a row.
+      const bool reading = !r.frame || !r.frame->plaintext.empty();
+      check(r.frame.has_value() && rows.size() == (reading ? 1u : 0u),
+            "an accepted frame without exactly one row (none for an empty one)", what);
+      check(!reading || (rows[0].dev_id == r.frame->dev_id && rows[0].seq == r.frame->seq &&
+                         rows[0].plaintext == r.frame->plaintext),
             "the committed row is not the accepted frame", what);
       on_accepted(*r.frame, r.kind, what);
     }

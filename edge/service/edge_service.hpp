@@ -23,9 +23,10 @@
 //                       and logged again.
 //   anything else       unknown_topic.
 // send_downlink() seals a downlink frame under the device's newest established session with
-// the next seq that neither the state nor the downlink journal has seen used, makes that seq
+// the next seq in this edge's lane that neither the state nor the downlink journal has seen
+// used, makes that seq
 // durable in the journal (fsync) and in the state (a transaction), and returns the frame for
-// {prefix}dsekp/down/{dev_id} (QoS 1, in config.downlink_encoding).
+// {prefix}dsekp/down/{dev_id} (QoS 1, in the encoding of the device's newest accepted INIT).
 //
 // Persistence (PROTOCOL.md 6.5, ARCHITECTURE.md "The edge's durability"): a result's publishes
 // and frame exist only after the transaction that produced them has committed. A rejected
@@ -75,6 +76,7 @@
 #include "codec_simdjson/simd_codec.hpp"
 #include "credential_generations.hpp"
 #include "device_interval_limiter.hpp"
+#include "downlink_lane.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/crypto.hpp"
 #include "dsekp/edge_session.hpp"
@@ -102,7 +104,10 @@ struct EdgeServiceConfig {
   // downlink). The PSK baseline is off unless asked for: it has no replay protection.
   bool dsekp_enabled = true;
   bool psk_enabled = false;
-  Encoding downlink_encoding = Encoding::json;
+  /// The downlink seqs this edge may use (downlink_lane.hpp): distinct lanes for the edges that
+  /// share one store, so that a store restored from an older copy cannot make two of them seal
+  /// under one seq. One edge: lane 0 of 1.
+  DownlinkLane downlink_lane;
 };
 
 /// What the service drives. All must outlive it; it uses them only under its lock.

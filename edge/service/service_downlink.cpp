@@ -55,6 +55,9 @@ void EdgeService::on_downlink(std::string_view dev_id_text, ByteView plaintext,
       session->downlink_seq = floor.next_seq;
     }
   }
+  // Several edges on one store seal in disjoint lanes: what another edge sealed is in no
+  // journal of ours, but never in our lane either.
+  session->downlink_seq = config_.downlink_lane.first_at_or_after(session->downlink_seq);
   DataFrame frame;
   if (const Error e = protocol_->seal_downlink(ctx.state, plaintext, now_ms, frame);
       e != Error::ok) {
@@ -62,7 +65,9 @@ void EdgeService::on_downlink(std::string_view dev_id_text, ByteView plaintext,
   }
   std::vector<std::uint8_t> wire(max_encoded_data_size(plaintext.size()));
   std::size_t size = 0;
-  if (const Error e = encode(frame, config_.downlink_encoding, wire, size); e != Error::ok) {
+  // The device's own encoding: that of its newest accepted INIT (PROTOCOL.md section 2).
+  const Encoding encoding = ctx.state.compact_replies ? Encoding::compact : Encoding::json;
+  if (const Error e = encode(frame, encoding, wire, size); e != Error::ok) {
     return fail(r, EdgeReason::internal_error, std::string("encode downlink: ") + error_name(e));
   }
   wire.resize(size);

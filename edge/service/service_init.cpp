@@ -48,6 +48,8 @@ void EdgeService::on_init(std::string_view topic_dev_id, ByteView payload, std::
 
   // A retransmission re-sends the stored ACK; the stored state already holds it.
   if (!outcome.retransmission) {
+    // Downlinks go out in the encoding the device's newest INIT used.
+    ctx.state.compact_replies = detect_encoding(payload) == Encoding::compact;
     WriteUnit unit(store_, nullptr);
     if (!unit.status().ok()) return fail_store(r, "begin", unit.status());
     if (!save_state(init.dev_id, ctx, /*record=*/true, now_ms, r)) return;

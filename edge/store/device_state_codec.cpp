@@ -20,7 +20,10 @@ using Bitmap = std::array<std::uint64_t, ReplayWindow::kMaxSize / 64>;
 constexpr std::uint8_t kFlagPending = 1u << 0;
 constexpr std::uint8_t kFlagNewestInit = 1u << 1;
 constexpr std::uint8_t kFlagBucket = 1u << 2;
-constexpr std::uint8_t kKnownFlags = kFlagPending | kFlagNewestInit | kFlagBucket;
+// Added after the format's first release: states written before it lack it (JSON replies).
+constexpr std::uint8_t kFlagCompactReplies = 1u << 3;
+constexpr std::uint8_t kKnownFlags =
+    kFlagPending | kFlagNewestInit | kFlagBucket | kFlagCompactReplies;
 constexpr std::uint64_t kSeqSpace = std::uint64_t{1} << 32;  // seqs are u32; top/next <= 2^32
 
 std::size_t window_words(std::uint32_t size) noexcept {
@@ -126,6 +129,7 @@ void write_state(ByteWriter& w, const EdgeDeviceState& s) {
   if (s.has_pending) flags |= kFlagPending;
   if (s.has_newest_init) flags |= kFlagNewestInit;
   if (bucket.initialised) flags |= kFlagBucket;
+  if (s.compact_replies) flags |= kFlagCompactReplies;
   w.u8(flags);
   w.u32(s.has_newest_init ? s.newest_init_t : 0);
   w.u32(s.next_session_serial);
@@ -240,6 +244,7 @@ StateCodecError read_state(ByteReader& r, const DevId* expected, EdgeDeviceState
   s.has_pending = (flags & kFlagPending) != 0;
   s.has_newest_init = (flags & kFlagNewestInit) != 0;
   bucket.initialised = (flags & kFlagBucket) != 0;
+  s.compact_replies = (flags & kFlagCompactReplies) != 0;
   if ((flags & ~kKnownFlags) != 0 || (!s.has_newest_init && s.newest_init_t != 0) ||
       (!bucket.initialised && (bucket.tokens != 0 || bucket.last_refill_ms != 0)))
     return StateCodecError::bad_flags;

@@ -107,6 +107,10 @@ struct EdgeDeviceState {
   std::uint32_t next_session_serial = 0;  // serial of the next accepted INIT's session
   InitReplayCache seen_inits;
   TokenBucket init_bucket;
+  // The device's newest accepted INIT was in the compact encoding, so its downlink frames go
+  // out compact too (PROTOCOL.md section 2). Kept by the edge's service, which sees the bytes;
+  // the core never reads it.
+  bool compact_replies = false;
 
   EdgeDeviceState() = default;
   EdgeDeviceState(EdgeDeviceState&& other) noexcept;

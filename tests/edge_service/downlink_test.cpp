@@ -31,18 +31,32 @@ TEST_F(EdgeServiceTest, DownlinkRoundTripsToTheDevice) {
   EXPECT_EQ(service_->snapshot().downlinks, 5u);
 }
 
-TEST_F(EdgeServiceTest, DownlinkUsesTheConfiguredEncoding) {
-  EdgeServiceConfig config = test_config();
-  config.downlink_encoding = Encoding::compact;
-  start_edge(config);
+// A device that speaks compact gets its downlink in compact (it was JSON for every device, even
+// a compact-only one): the encoding of its newest accepted INIT, kept in its state, so also
+// after a restart.
+TEST_F(EdgeServiceTest, DownlinkGoesOutInTheEncodingOfTheDevicesInit) {
   ScriptedDevice device(material_, 62);
-  confirmed_session(device);
-  const HandleResult r = service_->send_downlink("esp32-01", bytes_of(""), kNowMs);
+  confirmed_session(device, Encoding::compact);
+  HandleResult r = service_->send_downlink("esp32-01", bytes_of(""), kNowMs);
   ASSERT_TRUE(r.ok()) << r.reason_name();
   EXPECT_EQ(r.publishes[0].payload[0], static_cast<std::uint8_t>(FrameType::down));
   std::string text;
   EXPECT_EQ(device.open_down(r.publishes[0].payload, text), Error::ok);
   EXPECT_EQ(text, "");
+  start_edge();  // the encoding is in the stored state
+  r = service_->send_downlink("esp32-01", bytes_of("x"), kNowMs);
+  ASSERT_TRUE(r.ok()) << r.reason_name();
+  EXPECT_EQ(r.publishes[0].payload[0], static_cast<std::uint8_t>(FrameType::down));
+  // The device's next session in JSON: downlinks in JSON from then on.
+  handshake(device, Encoding::json, kNowMs + 2'000);
+  ASSERT_TRUE(
+      deliver(kDataTopic, device.data(kReading, kNowMs + 2'001, Encoding::json), kNowMs + 2'002)
+          .ok());
+  r = service_->send_downlink("esp32-01", bytes_of("y"), kNowMs + 2'003);
+  ASSERT_TRUE(r.ok()) << r.reason_name();
+  EXPECT_EQ(r.publishes[0].payload[0], '{');
+  EXPECT_EQ(device.open_down(r.publishes[0].payload, text), Error::ok);
+  EXPECT_EQ(text, "y");
 }
 
 TEST_F(EdgeServiceTest, DownlinkRefusals) {
@@ -63,6 +77,29 @@ TEST_F(EdgeServiceTest, DownlinkRefusals) {
   std::string text;
   EXPECT_EQ(device.open_down(r.publishes[0].payload, text), Error::ok);
   EXPECT_EQ(text.size(), kMaxPayloadSize);
+}
+
+TEST(DownlinkLaneTest, EachLaneTakesEveryNthSeqAndTheTextIsChecked) {
+  const DownlinkLane one{};
+  EXPECT_EQ(one.first_at_or_after(0), 0u);
+  EXPECT_EQ(one.first_at_or_after(41), 41u);
+  const DownlinkLane second_of_three{1, 3};
+  EXPECT_EQ(second_of_three.first_at_or_after(0), 1u);
+  EXPECT_EQ(second_of_three.first_at_or_after(1), 1u);
+  EXPECT_EQ(second_of_three.first_at_or_after(2), 4u);
+  EXPECT_EQ(second_of_three.first_at_or_after(3), 4u);
+  const DownlinkLane last_of_three{2, 3};
+  EXPECT_EQ(last_of_three.first_at_or_after(3), 5u);
+  EXPECT_EQ(last_of_three.first_at_or_after(5), 5u);
+  DownlinkLane lane;
+  std::string error;
+  ASSERT_TRUE(parse_downlink_lane("2/3", lane, error)) << error;
+  EXPECT_EQ(lane.index, 2u);
+  EXPECT_EQ(lane.count, 3u);
+  for (const char* bad : {"3/3", "0/0", "1", "/3", "1/", "a/3", "1/65", "-1/3", "1/3x", ""}) {
+    EXPECT_FALSE(parse_downlink_lane(bad, lane, error)) << bad;
+    EXPECT_NE(error.find("K/N"), std::string::npos) << error;
+  }
 }
 
 }  // namespace

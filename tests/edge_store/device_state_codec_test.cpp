@@ -141,7 +141,7 @@ INSTANTIATE_TEST_SUITE_P(
         Corruption{"version", 0, 2, StateCodecError::unsupported_version},
         Corruption{"dev_id_length", 1, 65, StateCodecError::bad_dev_id},
         Corruption{"dev_id_char", 2, '/', StateCodecError::bad_dev_id},
-        Corruption{"unknown_flag", kFlags, 0x0F, StateCodecError::bad_flags},
+        Corruption{"unknown_flag", kFlags, 0x1F, StateCodecError::bad_flags},
         Corruption{"established_9", kEstablishedCount, 9, StateCodecError::too_many_sessions},
         Corruption{"established_255", kEstablishedCount, 255, StateCodecError::too_many_sessions},
         Corruption{"cache_next_32", kCacheNext, 32, StateCodecError::bad_replay_cache},

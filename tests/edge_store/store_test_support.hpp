@@ -71,6 +71,7 @@ inline EdgeSession make_session(std::uint16_t sessctr, std::uint32_t window_size
 inline EdgeDeviceState make_rich_state(const std::string& dev_id = "esp32-01") {
   EdgeDeviceState s;
   s.dev_id = dev_id_of(dev_id);
+  s.compact_replies = true;
   s.has_pending = true;
   s.pending.init.dev_id = s.dev_id;
   s.pending.init.sessctr = 0xBEEF;
@@ -139,6 +140,7 @@ inline void expect_same_state(const EdgeDeviceState& a, const EdgeDeviceState& b
   EXPECT_EQ(a.has_newest_init, b.has_newest_init);
   EXPECT_EQ(a.newest_init_t, b.newest_init_t);
   EXPECT_EQ(a.next_session_serial, b.next_session_serial);
+  EXPECT_EQ(a.compact_replies, b.compact_replies);
   EXPECT_EQ(a.seen_inits.next, b.seen_inits.next);
   for (std::size_t i = 0; i < kInitReplayCacheSize; ++i) {
     const auto& x = a.seen_inits.entries[i];
