@@ -434,15 +434,24 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     logging::logger().info("--shared-group: MQTT 5 only (no fallback to 3.1.1)");
   }
   // The PSK baseline's topic only when it is on: otherwise its frames never reach the edge.
-  const EdgeTopics topics(o.topic_prefix);
-  mqtt_options.subscriptions.push_back(share + topics.init());
-  mqtt_options.subscriptions.push_back(share + topics.data());
-  mqtt_options.subscriptions.push_back(share + topics.per_device_init_filter());
-  mqtt_options.subscriptions.push_back(share + topics.per_device_data_filter());
-  if (o.psk_baseline) mqtt_options.subscriptions.push_back(share + topics.psk());
   // `dsekp edge send` requests (edge/admin/admin_protocol.hpp); the ACL limits them to the edge
   // account.
-  mqtt_options.subscriptions.push_back(share + admin::request_topic(o.topic_prefix));
+  const EdgeTopics topics(o.topic_prefix);
+  const std::vector<std::string> filters = {topics.init(),
+                                            topics.data(),
+                                            topics.per_device_init_filter(),
+                                            topics.per_device_data_filter(),
+                                            topics.psk(),
+                                            admin::request_topic(o.topic_prefix)};
+  for (const std::string& filter : filters) {
+    const bool used = filter != topics.psk() || o.psk_baseline;
+    if (used) mqtt_options.subscriptions.push_back(share + filter);
+    // The persistent session keeps what an earlier run of this client id subscribed to: the
+    // plain filters of an edge that now shares (every message would come twice), the PSK topic
+    // of one that served the baseline. A group left for another is not known here.
+    if (!used) mqtt_options.stale_subscriptions.push_back(share + filter);
+    if (!share.empty()) mqtt_options.stale_subscriptions.push_back(filter);
+  }
   mqtt::ReadyHandler on_ready;
   if (!o.ready_file.empty()) on_ready = [&o] { write_ready_file(o.ready_file); };
   mqtt::MqttClient client(mqtt_options, on_message, on_ready, on_batch_end);

@@ -378,6 +378,11 @@ void MqttClient::handle_connack(mosquitto* mosq, int rc, int, const mqtt5__prope
     return;
   }
   subacks_ = 0;
+  for (const auto& topic : options_.stale_subscriptions) {
+    const int s = mosquitto_unsubscribe(mosq, nullptr, topic.c_str());
+    if (s != MOSQ_ERR_SUCCESS)
+      logging::logger().error("unsubscribe {}: {}", topic, mosquitto_strerror(s));
+  }
   for (const auto& topic : options_.subscriptions) {
     const int s = mosquitto_subscribe(mosq, nullptr, topic.c_str(), 1);
     if (s != MOSQ_ERR_SUCCESS)

@@ -105,6 +105,10 @@ struct MqttOptions {
   unsigned reconnect_min_s = 1;
   unsigned reconnect_max_s = 30;
   std::vector<std::string> subscriptions;  // QoS 1 each
+  // Filters an earlier configuration of this client id may have left in its persistent session
+  // (e.g. the plain topics of an edge now in a shared group, which would deliver every message
+  // twice): unsubscribed on every CONNACK, before the subscriptions.
+  std::vector<std::string> stale_subscriptions;
   MqttVersion version = MqttVersion::automatic;
   std::uint32_t session_expiry_s = 0xFFFFFFFF;  // MQTT 5 only; 0xFFFFFFFF: never expires
   MqttTls tls;

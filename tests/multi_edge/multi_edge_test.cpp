@@ -266,6 +266,31 @@ class MultiEdgeBed {
   std::vector<std::unique_ptr<Device>> devices_;
 };
 
+// An edge that ran alone and then joins a group keeps its client id and so its persistent
+// session, whose plain subscriptions would deliver every frame a second time next to the
+// shared one (found on the running system: every frame accepted once and refused once as a
+// replay). The edge drops them on connect.
+TEST(MultiEdge, AnEdgeThatJoinsAGroupDropsThePlainSubscriptionsOfItsEarlierRuns) {
+  MultiEdgeBed bed(1);
+  {
+    GroupEdge alone(
+        bed.dir_, 0,
+        {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(bed.broker_->port()),
+         "--db", bed.dir_.file("registry.db"), "--store",
+         "redis://127.0.0.1:" + std::to_string(bed.redis_->port()) + "/t:", "--no-republish"});
+    ASSERT_TRUE(alone.start());
+    ASSERT_EQ(alone.terminate(), std::optional<int>(0));
+  }
+  ASSERT_TRUE(bed.start_edges());
+  ASSERT_TRUE(bed.connect_devices());
+  constexpr int kFrames = 12;
+  for (int i = 0; i < kFrames; ++i) ASSERT_TRUE(bed.send(0, i));
+  ASSERT_TRUE(bed.wait_rows(kFrames, std::chrono::seconds(30))) << bed.all_stderr();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // room for a second copy
+  bed.expect_each_frame_once(kFrames);
+  EXPECT_EQ(bed.metric_sum(R"(dsekp_rejections_total{reason="replay"})"), 0.0) << bed.all_stderr();
+}
+
 TEST(MultiEdge, SessionsCrossEdgesEveryInitAnsweredOnceEveryFrameOnce) {
   // 5 devices over 3 edges: with a count divisible by 3, Mosquitto's round robin would give
   // each device the same edge for every frame (the broker rotates per message, not per device).
