@@ -11,7 +11,9 @@
 //    the first request, so one per 10 s only bounds how soon a lost request is repeated.
 //
 // In memory only: after a restart a device may get one reply more. Bounded: at most
-// kMaxDevices entries; when full it starts over (each device may then get one reply more).
+// kMaxDevices entries; when full, the entries whose interval is over go first (they limit
+// nothing any more), and only if every entry is still running does it start over (each device
+// may then get one reply more).
 #pragma once
 
 #include <cstddef>
@@ -30,18 +32,24 @@ class DeviceIntervalLimiter {
 
   /// Records a reply sent to `dev_id` at `now_ms`.
   void sent(std::string_view dev_id, std::uint64_t now_ms) {
-    if (last_.size() >= kMaxDevices && last_.find(std::string(dev_id)) == last_.end())
-      last_.clear();
+    if (last_.size() >= kMaxDevices && last_.find(std::string(dev_id)) == last_.end()) {
+      std::erase_if(last_, [&](const auto& entry) { return may_send_at(entry.second, now_ms); });
+      if (last_.size() >= kMaxDevices) last_.clear();
+    }
     last_[std::string(dev_id)] = now_ms;
   }
   /// Whether a reply may go to `dev_id` at `now_ms`. A clock that stepped back allows it (and
   /// counts from there).
   [[nodiscard]] bool may_send(std::string_view dev_id, std::uint64_t now_ms) const {
     const auto it = last_.find(std::string(dev_id));
-    return it == last_.end() || now_ms < it->second || now_ms - it->second >= interval_ms_;
+    return it == last_.end() || may_send_at(it->second, now_ms);
   }
 
  private:
+  [[nodiscard]] bool may_send_at(std::uint64_t last_ms, std::uint64_t now_ms) const noexcept {
+    return now_ms < last_ms || now_ms - last_ms >= interval_ms_;
+  }
+
   std::uint64_t interval_ms_;
   std::unordered_map<std::string, std::uint64_t> last_;
 };

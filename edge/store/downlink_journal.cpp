@@ -2,6 +2,7 @@
 #include "edge/store/downlink_journal.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -102,6 +103,20 @@ std::unique_ptr<DownlinkJournal> DownlinkJournal::open(const std::string& path,
                                                        std::string& error) {
   std::unique_ptr<DownlinkJournal> j(new DownlinkJournal());
   j->path_ = path;
+  // The journal file itself is replaced by every rewrite, so the lock lives on a file of its own.
+  const std::string lock_path = path + ".lock";
+  j->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (j->lock_fd_ < 0) {
+    error = errno_text("downlink journal " + lock_path + ": open");
+    return nullptr;
+  }
+  if (::flock(j->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    error = errno == EWOULDBLOCK
+                ? "downlink journal " + path +
+                      " is in use by another process (another edge on the same journal?)"
+                : errno_text("downlink journal " + lock_path + ": flock");
+    return nullptr;
+  }
   std::string all;
   if (!read_whole_file(path, all, error)) return nullptr;
   std::size_t at = 0;
@@ -127,6 +142,7 @@ std::unique_ptr<DownlinkJournal> DownlinkJournal::open(const std::string& path,
 
 DownlinkJournal::~DownlinkJournal() {
   if (fd_ >= 0) ::close(fd_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
 }
 
 void DownlinkJournal::apply(const std::string& dev_id, const std::string& tag,

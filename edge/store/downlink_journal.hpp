@@ -29,8 +29,13 @@
 // A newer session has keys no dropped entry was about, so it seals from its stored seq.
 //
 // What it does not cover: a journal restored from an older copy together with the store (keep
-// it out of such backups, or restore neither), and several edges on one Redis, where each edge
-// knows only its own downlinks (docs/PROTOCOL.md 6.5).
+// it out of such backups, or restore neither). Several edges on one Redis each know only their
+// own downlinks, which is why they seal in disjoint lanes (edge/service/downlink_lane.hpp).
+//
+// One process at a time: open() takes an exclusive lock (flock on PATH.lock, held until the
+// journal is destroyed), so a second edge started on the same journal is refused instead of
+// appending to a file whose other writer it does not know (its seqs would then be unknown to
+// both).
 //
 // Not thread-safe (the daemon's loop thread uses it, under the service's lock).
 #pragma once
@@ -93,6 +98,7 @@ class DownlinkJournal {
 
   std::string path_;
   int fd_ = -1;
+  int lock_fd_ = -1;  // PATH.lock, flock(LOCK_EX) while this journal lives
   std::map<std::string, Device, std::less<>> devices_;
   std::size_t lines_ = 0;  // lines in the file now
   bool dirty_ = false;     // an append failed: rewrite the file before the next one

@@ -129,5 +129,19 @@ TEST_F(RekeyRequestTest, ARequestProvokedByAForgedFrameDoesNotMoveALiveDevice) {
   EXPECT_FALSE(device.session().rekey_due());
 }
 
+// A full limiter drops the entries whose interval is over, not every entry: an attacker naming
+// more registered devices than it holds cannot reset the devices whose interval still runs.
+TEST(DeviceIntervalLimiterTest, WhenFullOnlyExpiredEntriesMakeRoom) {
+  DeviceIntervalLimiter limiter(kRekeyIntervalMs);
+  for (std::size_t i = 0; i + 1 < DeviceIntervalLimiter::kMaxDevices; ++i)
+    limiter.sent("dev-" + std::to_string(i), 0);
+  limiter.sent("recent", 9'000);
+  EXPECT_FALSE(limiter.may_send("recent", 9'500));
+  limiter.sent("newcomer", kRekeyIntervalMs);  // full: the 65,535 from t=0 have expired
+  EXPECT_FALSE(limiter.may_send("recent", kRekeyIntervalMs + 500)) << "its interval still runs";
+  EXPECT_FALSE(limiter.may_send("newcomer", kRekeyIntervalMs + 500));
+  EXPECT_TRUE(limiter.may_send("dev-1", kRekeyIntervalMs + 500));
+}
+
 }  // namespace
 }  // namespace dsekp::edge::testing

@@ -54,6 +54,21 @@ TEST(DownlinkJournal, WhatItRecordsSurvivesAReopenAndTheLargerSeqWins) {
   EXPECT_EQ(lines_in(path), 3u) << "compacted on open";
 }
 
+// Two writers would each append seqs the other does not know, so after a state rollback both
+// could seal the same one: a second open of a journal in use is refused (flock, which also
+// holds between two opens in one process), and the lock goes with the first journal.
+TEST(DownlinkJournal, ASecondOpenWhileTheFirstLivesIsRefused) {
+  test::TempDir dir;
+  const std::string path = dir.file("downlinks");
+  std::string error;
+  auto first = DownlinkJournal::open(path, error);
+  ASSERT_NE(first, nullptr) << error;
+  EXPECT_EQ(DownlinkJournal::open(path, error), nullptr);
+  EXPECT_NE(error.find("in use by another process"), std::string::npos) << error;
+  first.reset();
+  EXPECT_NE(DownlinkJournal::open(path, error), nullptr) << error;
+}
+
 TEST(DownlinkJournal, ATornLastLineIsDroppedAndOtherDamageRefusesTheFile) {
   test::TempDir dir;
   const std::string path = dir.file("downlinks");
