@@ -14,6 +14,8 @@ packages=(
   libspdlog-dev libsystemd-dev
   # the shared session store of several edges (edge/store/redis, tests start their own Redis)
   libhiredis-dev redis-server
+  # the TLS tunnel to Redis that SCALING.md describes (hiredis 0.14 has no TLS), tested too
+  stunnel4 openssl
   # a second, clusterable MQTT broker for tests/broker_compat (RabbitMQ is optional: skipped if absent)
   nats-server
   # libFuzzer smoke runs in `make test` (fuzz/, scripts/fuzz.sh)
