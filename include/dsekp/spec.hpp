@@ -53,8 +53,10 @@ enum class FrameType : std::uint8_t {
 
 inline constexpr std::uint8_t kAckStatusOk = 0;
 
-/// A REKEY request names one of the device's last kRekeyRecentFrames uplink seqs (6.1 step 7).
-inline constexpr std::uint32_t kRekeyRecentFrames = 1024;
+/// A REKEY request names one of the device's last kRekeyRecentFrames uplink seqs (6.1 step 7):
+/// enough for the backlog a broker queues while the edge is down (22 minutes of a device
+/// sending every 20 ms), whose oldest frame is the one the first request answers.
+inline constexpr std::uint32_t kRekeyRecentFrames = 65536;
 
 // Strong types.
 using DevSecret = SecretBytes<kDevSecretSize, struct DevSecretTag>;

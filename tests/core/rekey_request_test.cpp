@@ -96,7 +96,7 @@ TEST_P(RekeyRequest, OnlyARecentSeqCounts) {
   auto device = established_device(kRekeyRecentFrames + 10);
   const std::uint16_t sessctr = device->sessctr();
   EXPECT_EQ(device->handle_rekey(request(sessctr, 9), 0), Error::stale_rekey);
-  EXPECT_EQ(device->handle_rekey(request(sessctr, 10), 0), Error::ok);  // the 1024th most recent
+  EXPECT_EQ(device->handle_rekey(request(sessctr, 10), 0), Error::ok);  // the oldest that counts
 }
 
 TEST_P(RekeyRequest, AcceptedAtMostOncePerInterval) {

@@ -36,9 +36,8 @@ std::unique_ptr<test::ChildProcess> start_stunnel(const test::TempDir& dir, cons
                                                   const std::string& service) {
   const std::string conf = dir.file(name + ".conf");
   std::ofstream(conf) << "foreground = yes\npid =\nsyslog = no\ndebug = 4\n" << service;
-  return std::make_unique<test::ChildProcess>(
-      std::vector<std::string>{DSEKP_STUNNEL_PATH, conf}, dir.file(name + ".out"),
-      dir.file(name + ".err"));
+  return std::make_unique<test::ChildProcess>(std::vector<std::string>{DSEKP_STUNNEL_PATH, conf},
+                                              dir.file(name + ".out"), dir.file(name + ".err"));
 }
 
 // What a plain (non-TLS) Redis client gets back from `port` for a PING: empty if nothing.
@@ -77,16 +76,17 @@ TEST(RedisTlsTunnel, TheStoreWorksThroughAStunnelPairAndTheHopIsTls) {
   }
   const int tls_port = test::free_loopback_port();
   const int client_port = test::free_loopback_port();
-  auto server = start_stunnel(
-      dir, "server",
-      "[redis]\naccept = 127.0.0.1:" + std::to_string(tls_port) +
-          "\nconnect = 127.0.0.1:" + std::to_string(redis.port()) + "\ncert = " +
-          dir.file("redis.crt") + "\nkey = " + dir.file("redis.key") + "\n");
-  auto client = start_stunnel(dir, "client",
-                              "[redis]\nclient = yes\naccept = 127.0.0.1:" +
-                                  std::to_string(client_port) + "\nconnect = 127.0.0.1:" +
-                                  std::to_string(tls_port) + "\nverifyChain = yes\nCAfile = " +
-                                  dir.file("redis.crt") + "\ncheckHost = redis.internal\n");
+  auto server = start_stunnel(dir, "server",
+                              "[redis]\naccept = 127.0.0.1:" + std::to_string(tls_port) +
+                                  "\nconnect = 127.0.0.1:" + std::to_string(redis.port()) +
+                                  "\ncert = " + dir.file("redis.crt") +
+                                  "\nkey = " + dir.file("redis.key") + "\n");
+  auto client =
+      start_stunnel(dir, "client",
+                    "[redis]\nclient = yes\naccept = 127.0.0.1:" + std::to_string(client_port) +
+                        "\nconnect = 127.0.0.1:" + std::to_string(tls_port) +
+                        "\nverifyChain = yes\nCAfile = " + dir.file("redis.crt") +
+                        "\ncheckHost = redis.internal\n");
   ASSERT_TRUE(wait_for_port(tls_port)) << test::read_file(dir.file("server.err"));
   ASSERT_TRUE(wait_for_port(client_port)) << test::read_file(dir.file("client.err"));
 
@@ -112,19 +112,19 @@ TEST(RedisTlsTunnel, TheStoreWorksThroughAStunnelPairAndTheHopIsTls) {
   EXPECT_EQ(plain_ping(tls_port).find("PONG"), std::string::npos);
   // A tunnel client that does not trust the server's certificate never gets through.
   const int untrusting_port = test::free_loopback_port();
-  auto untrusting = start_stunnel(dir, "untrusting",
-                                  "[redis]\nclient = yes\naccept = 127.0.0.1:" +
-                                      std::to_string(untrusting_port) + "\nconnect = 127.0.0.1:" +
-                                      std::to_string(tls_port) +
-                                      "\nverifyChain = yes\nCAfile = " +
-                                      dir.file("other.crt") + "\n");
+  auto untrusting =
+      start_stunnel(dir, "untrusting",
+                    "[redis]\nclient = yes\naccept = 127.0.0.1:" + std::to_string(untrusting_port) +
+                        "\nconnect = 127.0.0.1:" + std::to_string(tls_port) +
+                        "\nverifyChain = yes\nCAfile = " + dir.file("other.crt") + "\n");
   ASSERT_TRUE(wait_for_port(untrusting_port));
-  EXPECT_EQ(RedisSessionStore::open([&] {
-              RedisStoreOptions u = o;
-              u.endpoint.port = untrusting_port;
-              return u;
-            }(),
-                                    error),
+  EXPECT_EQ(RedisSessionStore::open(
+                [&] {
+                  RedisStoreOptions u = o;
+                  u.endpoint.port = untrusting_port;
+                  return u;
+                }(),
+                error),
             nullptr);
 }
 
