@@ -16,7 +16,9 @@
 //     device accepts an ACK, its frames open at the edge (unless the edge has since accepted a
 //     newer INIT while the session was still unconfirmed, which PROTOCOL.md allows to replace it);
 //   * liveness: a genuine downlink frame delivered unmodified, in order, for the device's
-//     confirmed session opens.
+//     confirmed session opens;
+//   * REKEY (v1.1): handle_rekey() accepts only a request proven with DEV_SECRET, for the
+//     device's current session and a seq it sent, and only an accepted one makes a rekey due.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -31,6 +33,7 @@
 #include "crypto/testing/seeded_rng.hpp"
 #include "dsekp/device_session.hpp"
 #include "dsekp/edge_session.hpp"
+#include "dsekp/key_schedule.hpp"
 #include "fuzz_support.hpp"
 #include "script_ops.hpp"
 
@@ -47,7 +50,8 @@ constexpr std::size_t kMaxHistory = 32;
 struct Reached {
   std::uint64_t inputs = 0, acks_accepted = 0, frames_opened = 0, downlinks_opened = 0;
   std::uint64_t uplink_liveness_checks = 0, downlink_liveness_checks = 0;
-  std::map<std::string, std::uint64_t> ack_refusals, downlink_refusals;  // by error name
+  std::map<std::string, std::uint64_t> ack_refusals, downlink_refusals,
+      rekey_outcomes;  // by error name
 
   ~Reached() {
     if (std::getenv("DSEKP_FUZZ_STATS") == nullptr || inputs == 0) return;
@@ -56,10 +60,12 @@ struct Reached {
                  "frames_opened_by_edge=%llu downlinks_opened=%llu "
                  "liveness_checks(uplink=%llu downlink=%llu)\n"
                  "fuzz_device_session ACK refusals:%s\n"
-                 "fuzz_device_session downlink refusals:%s\n",
+                 "fuzz_device_session downlink refusals:%s\n"
+                 "fuzz_device_session REKEY outcomes:%s\n",
                  ull(inputs), ull(acks_accepted), ull(frames_opened), ull(downlinks_opened),
                  ull(uplink_liveness_checks), ull(downlink_liveness_checks),
-                 list(ack_refusals).c_str(), list(downlink_refusals).c_str());
+                 list(ack_refusals).c_str(), list(downlink_refusals).c_str(),
+                 list(rekey_outcomes).c_str());
   }
   static unsigned long long ull(std::uint64_t v) { return v; }
   static std::string list(const std::map<std::string, std::uint64_t>& m) {
@@ -104,6 +110,7 @@ class Run {
   Run(fuzz::ByteReader& in, std::uint64_t seed, MbedtlsCrypto& device_crypto,
       OpenSslCrypto& edge_crypto)
       : in_(in),
+        edge_crypto_(edge_crypto),
         device_rng_(seed ^ 1),
         edge_rng_(seed ^ 2),
         device_(device_crypto, provisioning().credentials, device_config(in.u8())),
@@ -170,6 +177,58 @@ class Run {
       case fuzz::DeviceOp::tamper_down:
         tamper_down();
         break;
+      case fuzz::DeviceOp::rekey:
+        rekey();
+        break;
+    }
+  }
+
+  // ---- REKEY requests (PROTOCOL.md 6.1 step 7) ----
+
+  Proof rekey_proof(const RekeyFrame& r) {
+    ProofKey key;
+    Proof proof;
+    check(
+        derive_rekey_key(edge_crypto_, provisioning().secret, provisioning().salt, r.dev_id, key) ==
+                Error::ok &&
+            compute_rekey_proof(edge_crypto_, key, r.dev_id, r.sessctr, r.seq, proof) == Error::ok,
+        "rekey proof");
+    return proof;
+  }
+
+  // A request an edge that knows DEV_SECRET made (for the current or another session, a seq
+  // some frames back), or one with a forged proof. Whatever the bytes: the device accepts only
+  // a request with the proof of DEV_SECRET for its own current session, and only an accepted
+  // one makes a rekey due.
+  void rekey() {
+    const std::uint8_t mode = in_.u8();
+    RekeyFrame r;
+    r.dev_id = provisioning().credentials.dev_id;
+    const std::uint16_t other = in_.u16();
+    r.sessctr = (mode & 1) != 0 ? other : device_.sessctr();
+    const std::uint16_t back = in_.u16();
+    const std::uint64_t next = device_.next_seq();
+    r.seq = static_cast<std::uint32_t>(next > back ? next - back : back);
+    if ((mode & 2) == 0) {
+      r.proof = rekey_proof(r);
+    } else {
+      for (std::uint8_t& b : r.proof.mutable_view()) b = in_.u8();
+    }
+    Bytes wire = fuzz::encode_or_fail(r, encoding());
+    fuzz::mutate(wire, in_);
+    RekeyFrame got;
+    if (decode_rekey(ByteView(wire), got) != Error::ok) return;
+    const bool was_due = device_.rekey_due();
+    const Error e = device_.handle_rekey(got, now_ms_);
+    ++g_reached.rekey_outcomes[error_name(e)];
+    if (e == Error::ok) {
+      check(got.dev_id == provisioning().credentials.dev_id && got.sessctr == device_.sessctr(),
+            "a REKEY for another device or session was accepted");
+      check(rekey_proof(got).equals(got.proof), "a REKEY with a forged proof was accepted");
+      check(got.seq < device_.next_seq(), "a REKEY for a seq never sent was accepted");
+      check(device_.rekey_due(), "an accepted REKEY made no rekey due");
+    } else {
+      check(device_.rekey_due() == was_due, "a refused REKEY changed rekey_due");
     }
   }
 
@@ -386,6 +445,7 @@ class Run {
   }
 
   fuzz::ByteReader& in_;
+  OpenSslCrypto& edge_crypto_;  // the edge's side of REKEY requests
   std::uint64_t now_ms_ = std::uint64_t{kStartS} * 1000;
   SeededRng device_rng_;
   SeededRng edge_rng_;

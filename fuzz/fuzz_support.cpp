@@ -90,5 +90,8 @@ Bytes encode_or_fail(const DataFrame& frame, Encoding enc) {
 Bytes encode_or_fail(const PskFrame& frame, Encoding enc) {
   return encode_frame(frame, enc);
 }
+Bytes encode_or_fail(const RekeyFrame& frame, Encoding enc) {
+  return encode_frame(frame, enc);
+}
 
 }  // namespace dsekp::fuzz

@@ -93,6 +93,7 @@ Bytes encode_or_fail(const InitFrame& frame, Encoding enc);
 Bytes encode_or_fail(const AckFrame& frame, Encoding enc);
 Bytes encode_or_fail(const DataFrame& frame, Encoding enc);
 Bytes encode_or_fail(const PskFrame& frame, Encoding enc);
+Bytes encode_or_fail(const RekeyFrame& frame, Encoding enc);
 
 /// The round-trip property of a frame `decoded` from `wire` (a decode that succeeded):
 ///   * compact: re-encoding gives back exactly `wire` (the layout has one spelling per frame);

@@ -22,8 +22,10 @@ enum class DeviceOp : std::uint8_t {
   clock,          // u16: time passes (retransmission and expiry are checked)
   tamper_ack,     // index, field, value: a genuine ACK with one field changed
   tamper_down,    // index, field, u32 value, enc: a genuine downlink frame with one field changed
+  rekey,          // mode, u16 sessctr, u16 back, enc, mutation: a REKEY request (genuine, for
+                  // another session, or with a forged proof) to the device
 };
-inline constexpr std::uint8_t kDeviceOpCount = 11;
+inline constexpr std::uint8_t kDeviceOpCount = 12;
 
 enum class EdgeOp : std::uint8_t {
   raw,         // topic selector, bytes16 payload: an arbitrary message
