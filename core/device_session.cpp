@@ -130,6 +130,8 @@ Error DeviceSession::handle_ack(const AckFrame& ack) noexcept {
   next_seq_ = config_.first_seq;
   downlink_window_ = ReplayWindow(config_.downlink_window);
   established_ = true;
+  has_session_start_ = sent_;
+  session_start_ms_ = first_sent_ms_;
   confirmation_pending_ = true;
   pending_ = false;
   handshake_keys_ = HandshakeKeys{};  // wipes SS and K_ack
@@ -138,6 +140,12 @@ Error DeviceSession::handle_ack(const AckFrame& ack) noexcept {
 
 bool DeviceSession::rekey_due() const noexcept {
   return established_ && (rekey_requested_ || next_seq_ >= config_.rekey_at_seq);
+}
+
+bool DeviceSession::rekey_due(std::uint64_t now_ms) const noexcept {
+  if (rekey_due()) return true;
+  return established_ && has_session_start_ && config_.rekey_after_ms != 0 &&
+         now_ms >= session_start_ms_ && now_ms - session_start_ms_ >= config_.rekey_after_ms;
 }
 
 Error DeviceSession::handle_rekey(const RekeyFrame& request, std::uint64_t now_ms) noexcept {

@@ -396,7 +396,7 @@ void DeviceAgent::after_data(std::uint64_t now_ms) {
       (config_.reset_prob > 0 && events_.uniform01() < config_.reset_prob);
   if (reset_now) {
     reboot(now_ms);
-  } else if (session_->rekey_due() && !session_->handshake_pending()) {
+  } else if (session_->rekey_due(now_ms) && !session_->handshake_pending()) {
     start_handshake();
   }
 }

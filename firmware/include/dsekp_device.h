@@ -121,9 +121,9 @@ typedef struct dsekp_device_params {
 #if defined(ESP_PLATFORM)
 #define DSEKP_DEVICE_STORAGE_SIZE 2048
 #elif UINTPTR_MAX > 0xFFFFFFFFu
-#define DSEKP_DEVICE_STORAGE_SIZE 1640
+#define DSEKP_DEVICE_STORAGE_SIZE 1656
 #else
-#define DSEKP_DEVICE_STORAGE_SIZE 1504
+#define DSEKP_DEVICE_STORAGE_SIZE 1520
 #endif
 #endif
 
@@ -207,6 +207,10 @@ int dsekp_device_established(const dsekp_device* dev);
 int dsekp_device_handshake_pending(const dsekp_device* dev);
 int dsekp_device_confirmation_pending(const dsekp_device* dev);
 int dsekp_device_rekey_due(const dsekp_device* dev);
+/** dsekp_device_rekey_due, or the session is older than a day at `now_ms` (the monotonic clock
+ *  of dsekp_device_note_init_sent): a bound on how long a device keeps sending under a session
+ *  the edge may have lost. */
+int dsekp_device_rekey_due_at(const dsekp_device* dev, uint64_t now_ms);
 uint16_t dsekp_device_sessctr(const dsekp_device* dev);
 uint64_t dsekp_device_next_seq(const dsekp_device* dev);
 

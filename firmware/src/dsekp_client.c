@@ -96,7 +96,7 @@ int dsekp_client_poll(dsekp_client* c) {
   if (dsekp_device_handshake_pending(d)) {
     if (dsekp_device_handshake_expired(d, now)) return send_init(c, 1);
     if (dsekp_device_retransmit_due(d, now)) return send_init(c, 0);
-  } else if (!dsekp_device_established(d) || dsekp_device_rekey_due(d)) {
+  } else if (!dsekp_device_established(d) || dsekp_device_rekey_due_at(d, now)) {
     return send_init(c, 1);
   }
   if (dsekp_device_established(d) && dsekp_device_confirmation_pending(d)) {

@@ -293,6 +293,10 @@ int dsekp_device_rekey_due(const dsekp_device* dev) {
   const Impl* p = impl(dev);
   return p != nullptr && p->session.rekey_due() ? 1 : 0;
 }
+int dsekp_device_rekey_due_at(const dsekp_device* dev, uint64_t now_ms) {
+  const Impl* p = impl(dev);
+  return p != nullptr && p->session.rekey_due(now_ms) ? 1 : 0;
+}
 uint16_t dsekp_device_sessctr(const dsekp_device* dev) {
   const Impl* p = impl(dev);
   return p != nullptr ? p->session.sessctr() : 0;

@@ -60,6 +60,10 @@ struct DeviceConfig {
   /// Least time between two accepted REKEY requests: a request recorded by an attacker for a
   /// session the device later draws again can cost the device at most one handshake this often.
   std::uint32_t rekey_request_interval_ms = 60'000;
+  /// A session older than this (from its INIT's first send, on the monotonic clock the caller
+  /// passes) is due for a rekey (rekey_due(now_ms)): the bound on how long a device can keep
+  /// sending under a session the edge lost when no REKEY request gets through. 0: never.
+  std::uint64_t rekey_after_ms = 24ull * 3600 * 1000;
 };
 
 class DeviceSession {
@@ -101,6 +105,9 @@ class DeviceSession {
   /// True when the caller should start a new session: the seq reached rekey_at_seq, or an
   /// authenticated REKEY request asked for one.
   [[nodiscard]] bool rekey_due() const noexcept;
+  /// rekey_due(), or the session is older than DeviceConfig::rekey_after_ms at `now_ms` (the
+  /// clock of note_init_sent()).
+  [[nodiscard]] bool rekey_due(std::uint64_t now_ms) const noexcept;
   [[nodiscard]] std::uint16_t sessctr() const noexcept { return sessctr_; }
   [[nodiscard]] std::uint64_t next_seq() const noexcept { return next_seq_; }
   [[nodiscard]] const DevId& dev_id() const noexcept { return credentials_.dev_id; }
@@ -143,8 +150,10 @@ class DeviceSession {
   // Next to sessctr_, in what would be padding before next_seq_ (the SDK's storage is sized).
   bool rekey_requested_ = false;  // an authenticated REKEY asked for a new session
   bool has_rekey_request_ms_ = false;
+  bool has_session_start_ = false;
   std::uint64_t next_seq_ = 0;          // 2^32 once exhausted
   std::uint64_t rekey_request_ms_ = 0;  // when the last REKEY was accepted
+  std::uint64_t session_start_ms_ = 0;  // first send of the established session's INIT
   TrafficKeys traffic_;
   ReplayWindow downlink_window_;
 };

@@ -120,6 +120,37 @@ TEST_P(RekeyRequest, SeqsBelowTheSessionsFirstSeqWereNeverSent) {
   EXPECT_EQ(device->handle_rekey(request(device->sessctr(), 101), 0), Error::ok);
 }
 
+// The backstop when no REKEY request gets through (a v1 edge, an attacker crowding them out on
+// shared topics): a session is due for a rekey a day after its INIT was first sent.
+TEST_P(RekeyRequest, ASessionIsDueForARekeyAfterItsMaximumAge) {
+  DeviceConfig config;
+  config.rekey_after_ms = 3'600'000;
+  DeviceSession device(device_crypto_, credentials_, config);
+  InitFrame init;
+  ASSERT_EQ(device.start_handshake(kNowS, device_rng_, init), Error::ok);
+  ASSERT_EQ(device.note_init_sent(1'000, device_rng_), Error::ok);
+  InitOutcome out;
+  ASSERT_EQ(accept_init(init, kNowMs, out), Error::ok);
+  ASSERT_EQ(device.handle_ack(out.ack), Error::ok);
+  EXPECT_FALSE(device.rekey_due(1'000 + 3'599'999));
+  EXPECT_TRUE(device.rekey_due(1'000 + 3'600'000));
+  EXPECT_FALSE(device.rekey_due()) << "the seq alone does not make it due";
+  ASSERT_EQ(device.start_handshake(kNowS + 3600, device_rng_, init), Error::ok);
+  ASSERT_EQ(device.note_init_sent(1'000 + 3'600'000, device_rng_), Error::ok);
+  ASSERT_EQ(accept_init(init, kNowMs + 3'600'000, out), Error::ok);
+  ASSERT_EQ(device.handle_ack(out.ack), Error::ok);
+  EXPECT_FALSE(device.rekey_due(1'000 + 3'600'001)) << "the new session counts from its INIT";
+  // 0: never; the default is a day.
+  EXPECT_EQ(DeviceConfig{}.rekey_after_ms, 24ull * 3600 * 1000);
+  config.rekey_after_ms = 0;
+  DeviceSession ageless(device_crypto_, credentials_, config);
+  ASSERT_EQ(ageless.start_handshake(kNowS + 7200, device_rng_, init), Error::ok);
+  ASSERT_EQ(ageless.note_init_sent(0, device_rng_), Error::ok);
+  ASSERT_EQ(accept_init(init, kNowMs + 7'200'000, out), Error::ok);
+  ASSERT_EQ(ageless.handle_ack(out.ack), Error::ok);
+  EXPECT_FALSE(ageless.rekey_due(UINT64_MAX));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, RekeyRequest, all_backend_pairs(), pair_name);
 
 }  // namespace

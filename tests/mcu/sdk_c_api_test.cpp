@@ -480,6 +480,24 @@ TEST_F(ClientDriver, FullSessionMatchesTheGoldenTrace) {
   EXPECT_EQ(broker.published.size(), before + 1);
 }
 
+// A session a day old is renewed by the driver's poll, with no request from the edge: the bound
+// on how long a device sends under a session the edge may have lost.
+TEST_F(ClientDriver, ADayOldSessionIsRenewed) {
+  broker.wall = std::stoull(g("t")) * 1000;
+  ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  ASSERT_EQ(deliver(DSEKP_TOPIC_ACK, g("ack_json")), DSEKP_OK);
+  const std::size_t before = broker.published.size();
+  broker.mono = kBootedMs + 24ull * 3600 * 1000 - 1;
+  broker.wall += 24ull * 3600 * 1000 - 1;
+  ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  EXPECT_EQ(broker.published.size(), before);
+  broker.mono += 1;
+  broker.wall += 1;
+  ASSERT_EQ(dsekp_client_poll(&client), DSEKP_OK);
+  ASSERT_EQ(broker.published.size(), before + 1);
+  EXPECT_EQ(broker.published.back().first, "dsekp/init");
+}
+
 // A clocked device keeps no `t` across a reboot; the edge refuses a `t` not greater than the
 // last it accepted. So the first INIT of a boot waits until the device has been up for a second:
 // its second is then later than that of any INIT before the reboot.
