@@ -67,6 +67,16 @@ class ServiceOnRedis : public ::testing::Test {
     a_ = std::make_unique<ServiceEdge>(backend_, *registry_, dir_.file("a.db"));
     b_ = std::make_unique<ServiceEdge>(backend_, *registry_, dir_.file("b.db"));
   }
+  /// Handshake and confirmation through edge a; `copy` is the device's state in Redis then
+  /// (what a Redis restored from an older copy would bring back).
+  void confirm_and_copy_state(ScriptedDevice& device, const DevId& id, EdgeDeviceState& copy) {
+    const HandleResult init = a_->deliver(kInit, device.init(Encoding::json));
+    ASSERT_TRUE(init.ok()) << init.reason_name();
+    ASSERT_EQ(device.take_ack(init.publishes[0].payload), Error::ok);
+    ASSERT_TRUE(a_->deliver(kData, device.data(kReadingJson, kNowMs, Encoding::json)).ok());
+    std::uint64_t loaded = 0;
+    ASSERT_TRUE(a_->redis->load(id, copy, loaded).ok());
+  }
   std::string generation() {
     return RedisBackend::server().command(
         {"HGET", a_->redis->key_of(dev_id_of("esp32-01")), "gen"});
@@ -170,14 +180,9 @@ TEST_F(ServiceOnRedis, ACorruptStateQuarantinesOneDeviceWhileTheOthersFlow) {
 // and the device opens every one of them.
 TEST_F(ServiceOnRedis, ARolledBackStateNeverReusesADownlinkSeq) {
   ScriptedDevice device(material_, 8);
-  const HandleResult init = a_->deliver(kInit, device.init(Encoding::json));
-  ASSERT_TRUE(init.ok()) << init.reason_name();
-  ASSERT_EQ(device.take_ack(init.publishes[0].payload), Error::ok);
-  ASSERT_TRUE(a_->deliver(kData, device.data(kReadingJson, kNowMs, Encoding::json)).ok());
   const DevId id = dev_id_of("esp32-01");
   EdgeDeviceState before;
-  std::uint64_t generation = 0;
-  ASSERT_TRUE(a_->redis->load(id, before, generation).ok());
+  confirm_and_copy_state(device, id, before);
 
   std::set<std::uint32_t> seqs;
   const auto downlink = [&](const std::string& text, bool restored) {
@@ -208,14 +213,9 @@ TEST_F(ServiceOnRedis, EdgesInTheirOwnLanesNeverShareADownlinkSeqAfterARollback)
   a_ = std::make_unique<ServiceEdge>(backend_, *registry_, dir_.file("lane0.db"), lane0);
   b_ = std::make_unique<ServiceEdge>(backend_, *registry_, dir_.file("lane1.db"), lane1);
   ScriptedDevice device(material_, 9);
-  const HandleResult init = a_->deliver(kInit, device.init(Encoding::json));
-  ASSERT_TRUE(init.ok()) << init.reason_name();
-  ASSERT_EQ(device.take_ack(init.publishes[0].payload), Error::ok);
-  ASSERT_TRUE(a_->deliver(kData, device.data(kReadingJson, kNowMs, Encoding::json)).ok());
   const DevId id = dev_id_of("esp32-01");
   EdgeDeviceState before;
-  std::uint64_t generation = 0;
-  ASSERT_TRUE(a_->redis->load(id, before, generation).ok());
+  confirm_and_copy_state(device, id, before);
 
   std::set<std::uint32_t> seqs;
   const auto downlink = [&](ServiceEdge& edge, const std::string& text) {
