@@ -23,6 +23,7 @@ struct DownlinkLane {
 
   /// The smallest seq >= `from` in this lane.
   [[nodiscard]] std::uint64_t first_at_or_after(std::uint64_t from) const noexcept {
+    if (count <= 1) return from;  // one lane (or a lane built without the parser's checks)
     const std::uint64_t rest = from % count;
     return from - rest + index + (rest > index ? count : 0);
   }

@@ -103,8 +103,11 @@ std::unique_ptr<DownlinkJournal> DownlinkJournal::open(const std::string& path,
                                                        std::string& error) {
   std::unique_ptr<DownlinkJournal> j(new DownlinkJournal());
   j->path_ = path;
-  // The journal file itself is replaced by every rewrite, so the lock lives on a file of its own.
-  const std::string lock_path = path + ".lock";
+  // The journal file itself is replaced by every rewrite, so the lock lives on a file of its own,
+  // named after the journal's canonical path: a symlink to the same journal meets the same lock.
+  std::error_code ec;
+  const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
+  const std::string lock_path = (ec ? std::filesystem::path(path) : canonical).string() + ".lock";
   j->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (j->lock_fd_ < 0) {
     error = errno_text("downlink journal " + lock_path + ": open");

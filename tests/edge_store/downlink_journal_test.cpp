@@ -65,6 +65,9 @@ TEST(DownlinkJournal, ASecondOpenWhileTheFirstLivesIsRefused) {
   ASSERT_NE(first, nullptr) << error;
   EXPECT_EQ(DownlinkJournal::open(path, error), nullptr);
   EXPECT_NE(error.find("in use by another process"), std::string::npos) << error;
+  // The same journal through a symlink meets the same lock.
+  ASSERT_EQ(::symlink(path.c_str(), dir.file("alias").c_str()), 0);
+  EXPECT_EQ(DownlinkJournal::open(dir.file("alias"), error), nullptr);
   first.reset();
   EXPECT_NE(DownlinkJournal::open(path, error), nullptr) << error;
 }
