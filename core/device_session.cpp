@@ -162,13 +162,9 @@ Error DeviceSession::handle_rekey(const RekeyFrame& request, std::uint64_t now_m
       now_ms - rekey_request_ms_ < config_.rekey_request_interval_ms)
     return Error::rate_limited;
 
-  ProofKey k_rekey;  // wiped on return
   Proof expected;
-  Error e = derive_rekey_key(crypto_, credentials_.dev_secret, credentials_.edge_salt,
-                             credentials_.dev_id, k_rekey);
-  if (e == Error::ok)
-    e = compute_rekey_proof(crypto_, k_rekey, request.dev_id, request.sessctr, request.seq,
-                            expected);
+  Error e = rekey_request_proof(crypto_, credentials_.dev_secret, credentials_.edge_salt, request,
+                                expected);
   crypto_.forget_keys();
   if (e == Error::ok && !expected.equals(request.proof)) e = Error::bad_rekey_proof;
   if (e != Error::ok) return e;

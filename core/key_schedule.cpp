@@ -118,6 +118,16 @@ Error compute_rekey_proof(CryptoBackend& crypto, const ProofKey& k_rekey, const 
   return Error::ok;
 }
 
+Error rekey_request_proof(CryptoBackend& crypto, const DevSecret& dev_secret,
+                          const EdgeSalt& edge_salt, const RekeyFrame& request,
+                          Proof& out) noexcept {
+  ProofKey k_rekey;  // wiped on return
+  if (Error e = derive_rekey_key(crypto, dev_secret, edge_salt, request.dev_id, k_rekey);
+      e != Error::ok)
+    return e;
+  return compute_rekey_proof(crypto, k_rekey, request.dev_id, request.sessctr, request.seq, out);
+}
+
 Error derive_traffic_keys(CryptoBackend& crypto, const SessionSecret& session_secret,
                           const EdgeNonce& edge_nonce, TrafficKeys& out) noexcept {
   // TS = HKDF-Extract(salt = EdgeNonce, IKM = SS): the edge's fresh nonce makes every session's

@@ -186,13 +186,10 @@ class Run {
   // ---- REKEY requests (PROTOCOL.md 6.1 step 7) ----
 
   Proof rekey_proof(const RekeyFrame& r) {
-    ProofKey key;
     Proof proof;
-    check(
-        derive_rekey_key(edge_crypto_, provisioning().secret, provisioning().salt, r.dev_id, key) ==
-                Error::ok &&
-            compute_rekey_proof(edge_crypto_, key, r.dev_id, r.sessctr, r.seq, proof) == Error::ok,
-        "rekey proof");
+    check(rekey_request_proof(edge_crypto_, provisioning().secret, provisioning().salt, r, proof) ==
+              Error::ok,
+          "rekey proof");
     return proof;
   }
 

@@ -13,7 +13,7 @@ EdgeTopics::EdgeTopics(std::string prefix)
 
 namespace {
 
-// `topic` = `base` + "/" + one non-empty level: that level, else nullopt-like empty view.
+// True if `topic` is `base` + "/" + one non-empty level, which goes to `dev_id`.
 bool per_device(std::string_view topic, const std::string& base, std::string_view& dev_id) {
   if (topic.size() <= base.size() + 1 || !topic.starts_with(base) || topic[base.size()] != '/')
     return false;

@@ -188,12 +188,8 @@ void EdgeService::request_rekey(const DataFrame& frame, ByteView payload,
   request.dev_id = frame.dev_id;
   request.sessctr = frame.sessctr;
   request.seq = frame.seq;
-  ProofKey k_rekey;
-  Error e = derive_rekey_key(crypto_, credentials.dev_secret, protocol_->config().edge_salt,
-                             frame.dev_id, k_rekey);
-  if (e == Error::ok)
-    e = compute_rekey_proof(crypto_, k_rekey, request.dev_id, request.sessctr, request.seq,
-                            request.proof);
+  Error e = rekey_request_proof(crypto_, credentials.dev_secret, protocol_->config().edge_salt,
+                                request, request.proof);
   crypto_.forget_keys();
   std::vector<std::uint8_t> wire(kMaxFrameSize);
   std::size_t size = 0;

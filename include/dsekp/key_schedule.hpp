@@ -74,6 +74,12 @@ Error derive_rekey_key(CryptoBackend& crypto, const DevSecret& dev_secret,
 Error compute_rekey_proof(CryptoBackend& crypto, const ProofKey& k_rekey, const DevId& dev_id,
                           std::uint16_t sessctr, std::uint32_t seq, Proof& out) noexcept;
 
+/// The proof of `request` (its dev_id, sessctr and seq) under K_rekey of `dev_secret`: what the
+/// edge puts in a REKEY request and the device checks it against. K_rekey is wiped on return.
+Error rekey_request_proof(CryptoBackend& crypto, const DevSecret& dev_secret,
+                          const EdgeSalt& edge_salt, const RekeyFrame& request,
+                          Proof& out) noexcept;
+
 /// TS = HKDF-Extract(EdgeNonce, SS); expands the up and down keys and IV bases.
 Error derive_traffic_keys(CryptoBackend& crypto, const SessionSecret& session_secret,
                           const EdgeNonce& edge_nonce, TrafficKeys& out) noexcept;

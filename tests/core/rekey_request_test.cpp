@@ -33,11 +33,8 @@ class RekeyRequest : public ProtocolTest {
     r.dev_id = credentials_.dev_id;
     r.sessctr = sessctr;
     r.seq = seq;
-    ProofKey key;
-    EXPECT_EQ(derive_rekey_key(edge_crypto_, secret ? *secret : credentials_.dev_secret,
-                               credentials_.edge_salt, credentials_.dev_id, key),
-              Error::ok);
-    EXPECT_EQ(compute_rekey_proof(edge_crypto_, key, r.dev_id, r.sessctr, r.seq, r.proof),
+    EXPECT_EQ(rekey_request_proof(edge_crypto_, secret ? *secret : credentials_.dev_secret,
+                                  credentials_.edge_salt, r, r.proof),
               Error::ok);
     return r;
   }

@@ -113,9 +113,7 @@ class InProcessEdge {
     request.dev_id = dev_id;
     request.sessctr = sessctr;
     request.seq = seq;
-    ProofKey key;
-    EXPECT_EQ(derive_rekey_key(crypto_, secret_, salt, dev_id, key), Error::ok);
-    EXPECT_EQ(compute_rekey_proof(crypto_, key, dev_id, sessctr, seq, request.proof), Error::ok);
+    EXPECT_EQ(rekey_request_proof(crypto_, secret_, salt, request, request.proof), Error::ok);
     Bytes wire(kMaxFrameSize);
     std::size_t n = 0;
     EXPECT_EQ(encode(request, Encoding::compact, wire, n), Error::ok);
