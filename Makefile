@@ -12,6 +12,11 @@
 #                and run by ctest; CI (.ci/run) runs it after `make test`
 #   make demo-multi-edge  three edges sharing session state on a private Redis, one device fleet,
 #                the exactly-once check over the edges (scripts/demo-multi-edge.sh, docs/SCALING.md)
+#   make deb     build, then the Debian package of this machine's architecture with CPack:
+#                build/deb/dsekp_<version>_<arch>.deb (cmake/packaging.cmake)
+#   make test-deb  the package checked by lintian, installed into a throwaway Debian 12 root,
+#                run there against Mosquitto, removed and purged (scripts/package/test-deb.sh;
+#                root; CI runs it after the sanitizer suite)
 #   make format  clang-format every C++ file in place
 # ccache (installed by scripts/install-deps.sh, used by CMakeLists.txt when found): paths taken
 # relative to the checkout, so that a build of another checkout (CI's fresh clone) hits the same
@@ -24,7 +29,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
 EXPERIMENT_ARGS ?=
 
-.PHONY: all deps build test bench experiment fuzz test-sanitize demo-multi-edge format
+.PHONY: all deps build test bench experiment fuzz test-sanitize demo-multi-edge deb test-deb format
 
 all: build
 
@@ -57,6 +62,14 @@ test-sanitize: deps
 
 demo-multi-edge: build
 	@BUILD_DIR=$(BUILD_DIR) bash scripts/demo-multi-edge.sh
+
+deb: build
+	@rm -rf $(BUILD_DIR)/deb
+	@cd $(BUILD_DIR) && cpack -G DEB
+	@ls $(BUILD_DIR)/deb/*.deb
+
+test-deb: deb
+	@bash scripts/package/test-deb.sh $(BUILD_DIR)/deb/dsekp_*_$$(dpkg --print-architecture).deb
 
 format:
 	@git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i

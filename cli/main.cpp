@@ -5,6 +5,7 @@
 
 #include "analyze_command.hpp"
 #include "bench_command.hpp"
+#include "completion_command.hpp"
 #include "device_command.hpp"
 #include "edge_command.hpp"
 #include "experiment_command.hpp"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   dsekp::cli::add_device_command(app);
   dsekp::cli::add_link_command(app);
   dsekp::cli::add_experiment_command(app);
+  dsekp::cli::add_completion_command(app);  // last: it walks the others
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -24,6 +24,9 @@ packages=(
   # microcontroller cross-builds run under QEMU (tests/mcu, docs/FIRMWARE.md)
   gcc-arm-none-eabi picolibc-arm-none-eabi libstdc++-arm-none-eabi-dev
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-arm qemu-system-misc dpkg-dev
+  # the Debian package (`make deb`: man pages) and its test (`make test-deb`: lintian, a
+  # throwaway Debian root in a namespace of its own)
+  help2man lintian debootstrap iproute2 util-linux
 )
 
 missing=()

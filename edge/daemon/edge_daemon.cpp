@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "edge/daemon/pending_rows.hpp"
 #include "edge/daemon/rejection_log.hpp"
 #include "edge/daemon/result_metrics.hpp"
+#include "edge/daemon/service_manager.hpp"
 #include "edge/daemon/test_hold.hpp"
 #include "edge/logging/edge_logger.hpp"
 #include "edge/metrics/edge_metrics.hpp"
@@ -452,8 +454,12 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     if (!used) mqtt_options.stale_subscriptions.push_back(share + filter);
     if (!share.empty()) mqtt_options.stale_subscriptions.push_back(filter);
   }
-  mqtt::ReadyHandler on_ready;
-  if (!o.ready_file.empty()) on_ready = [&o] { write_ready_file(o.ready_file); };
+  const ServiceManager service_manager;
+  const std::string broker_name = o.broker_host + ":" + std::to_string(o.broker_port);
+  mqtt::ReadyHandler on_ready = [&o, &service_manager, &broker_name] {
+    if (!o.ready_file.empty()) write_ready_file(o.ready_file);
+    service_manager.status("serving: subscribed on " + broker_name);
+  };
   mqtt::MqttClient client(mqtt_options, on_message, on_ready, on_batch_end);
   std::unique_ptr<sinks::RepublishSink> republish;
   if (o.republish) {
@@ -553,13 +559,30 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
                          o.broker_port,
                          share.empty() ? std::string() : ", shared group " + o.shared_group);
 
+  service_manager.ready("connecting to " + broker_name);
+
+  // The main thread waits for signals; under a systemd watchdog it wakes every half interval to
+  // tell systemd the loop thread is alive.
+  const auto wait_for_signal = [&](int& sig) {
+    const std::chrono::milliseconds period = service_manager.check_period();
+    if (period.count() == 0) return sigwait(&signals, &sig) == 0;
+    const timespec timeout{static_cast<time_t>(period.count() / 1000),
+                           static_cast<long>(period.count() % 1000) * 1000000L};
+    while (true) {
+      service_manager.keep_alive(client.loop_stalled_for(), store_health.waiting.load());
+      sig = sigtimedwait(&signals, nullptr, &timeout);
+      if (sig > 0) return true;
+      if (errno != EAGAIN && errno != EINTR) return false;
+    }
+  };
   int sig = 0;
-  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+  while (wait_for_signal(sig) && sig == SIGHUP) {
     if (csv) csv->reopen();
     if (!o.reload) {
       logging::logger().info("SIGHUP: CSV logs reopen with the next row");
       continue;
     }
+    service_manager.reloading();
     try {
       const EdgeDaemonOptions n = o.reload();
       report_restart_only_changes(o, n);
@@ -574,11 +597,15 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
           "rejection_lines_per_second {}, log_level {}); CSV logs reopen with the next row",
           n.max_skew_s, n.init_burst, n.init_refill_ms, n.replay_window,
           n.rejection_lines_per_second, logging::to_string(n.log_level));
+      service_manager.reloaded("reloaded; broker " + broker_name);
     } catch (const std::exception& e) {
       logging::logger().error("SIGHUP: reload failed, keeping the running options: {}", e.what());
+      service_manager.reloaded("reload failed, running with the previous options; broker " +
+                               broker_name);
     }
   }
   logging::logger().info("signal {}, stopping", sig);
+  service_manager.stopping();
   stopping = true;  // ends a fail-closed pause, so the loop thread can be joined
   // The loop thread is joined first: after it, no handler runs and the sinks are quiet (the CSV
   // sink flushes per commit; its destructor closes the files).

@@ -30,6 +30,12 @@ constexpr auto kStopGrace = std::chrono::seconds(2);
 // The loop's wait for socket activity, ms: also the keep-alive check's resolution.
 constexpr int kLoopTimeoutMs = 200;
 
+std::int64_t steady_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 bool readable_now(int sock) {
   pollfd p{sock, POLLIN, 0};
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
@@ -179,6 +185,13 @@ int MqttClient::connect_once() {
   return rc;
 }
 
+std::chrono::milliseconds MqttClient::loop_stalled_for() const noexcept {
+  const std::int64_t since = handlers_since_ns_.load();
+  if (since == 0) return std::chrono::milliseconds(0);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::nanoseconds(std::max<std::int64_t>(0, steady_ns() - since)));
+}
+
 void MqttClient::pause(unsigned seconds) {
   std::unique_lock lock(stop_mutex_);
   stop_cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return stopping_.load(); });
@@ -255,6 +268,7 @@ int MqttClient::drive() {
       (void)!::read(wake_fd_, &count, sizeof count);
     }
     int rc = MOSQ_ERR_SUCCESS;
+    handlers_since_ns_ = std::max<std::int64_t>(1, steady_ns());
     if (tls_pending || (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       rc = read_burst(sock);
     } else if ((fds[0].revents & POLLOUT) != 0 && ssl != nullptr &&
@@ -264,6 +278,7 @@ int MqttClient::drive() {
       rc = mosquitto_loop_read(mosq_, 1);
       end_batch();
     }
+    handlers_since_ns_ = 0;
     if (rc != MOSQ_ERR_SUCCESS) return rc;
     if (connected_) ever_accepted_ = true;
     // Only now, after the batch end (its commit), may the queued PUBACKs and ACKs go out.

@@ -155,6 +155,10 @@ class MqttClient {
   [[nodiscard]] bool connected() const noexcept { return connected_.load(); }
   /// The protocol of the current (or last) connection: 5 or 4 (3.1.1).
   [[nodiscard]] int protocol() const noexcept { return protocol_.load(); }
+  /// How long the loop thread has been inside its handlers (a burst of messages and its batch
+  /// end, the commit); zero while it polls, writes or waits to reconnect. The systemd watchdog
+  /// watches it (edge/daemon/service_manager.hpp).
+  [[nodiscard]] std::chrono::milliseconds loop_stalled_for() const noexcept;
 
  private:
   void run();  // the loop thread: connect, loop, back off, reconnect until stop()
@@ -211,6 +215,8 @@ class MqttClient {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> connected_{false};
   std::atomic<int> protocol_{5};
+  // steady_clock nanoseconds at which the loop thread entered its handlers; 0 outside them.
+  std::atomic<std::int64_t> handlers_since_ns_{0};
   bool fall_back_ = false;     // auto: the broker refused MQTT 5 (loop thread only)
   bool connack_seen_ = false;  // any CONNACK on this connection, accepting or not (loop thread)
   // auto: MQTT 5 connections in a row that the broker closed without any CONNACK (loop thread)

@@ -21,7 +21,8 @@ if [ -n "${DSEKP_MBEDTLS_SRC:-}" ]; then
   exit 0
 fi
 
-version=$(dpkg-query -W -f='${Version}' libmbedtls-dev 2>/dev/null || true)
+# The host's own architecture: with an arm64 cross toolchain libmbedtls-dev:arm64 is there too.
+version=$(dpkg-query -W -f='${Version}' "libmbedtls-dev:$(dpkg --print-architecture)" 2>/dev/null || true)
 [ -n "$version" ] || die "libmbedtls-dev is not installed (make deps installs it); its version selects the source"
 upstream=${version#*:}
 upstream=${upstream%-*}

@@ -48,6 +48,7 @@ class EdgeRunner {
     const auto status = process_->wait_for(std::chrono::seconds(5));
     EXPECT_EQ(status, std::optional<int>(128 + SIGKILL));
   }
+  void signal(int sig) { process_->signal(sig); }
   std::optional<int> terminate() {
     process_->signal(SIGTERM);
     return process_->wait_for(std::chrono::seconds(10));

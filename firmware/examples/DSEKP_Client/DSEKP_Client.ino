@@ -1,10 +1,11 @@
 // DSEKP_Client: the paper's ESP32 client (DHT11 readings every 2 s, encrypted, over MQTT with
 // PubSubClient), on the DSEKP device SDK.
 //
-// THIN GLUE, NOT COMPILED IN CI: there is no Xtensa toolchain, Arduino core, PubSubClient or DHT
-// library on the build machines. Everything protocol-related is in the SDK (dsekp_client.h,
-// dsekp_device.h), which CI compiles and runs for Cortex-M4 and rv32imac under QEMU and tests on
-// the host. This sketch only connects Wi-Fi, NTP, PubSubClient and the DHT11 to it.
+// Thin glue: everything protocol-related is in the SDK (dsekp_client.h, dsekp_device.h). This
+// sketch only connects Wi-Fi, NTP, PubSubClient and the DHT11 to it. CI compiles it unchanged,
+// with a header from `dsekp keys add --format header`, for the host against stand-ins for the
+// Arduino libraries (run there against a real Mosquitto and edge) and for rv32imc
+// (tests/arduino_sketch).
 //
 // Needs: Arduino-ESP32 3.x (C++20), PubSubClient 2.8, "DHT sensor library" (Adafruit).
 // Provisioning: `dsekp keys add <dev_id> --db edge.db --broker HOST:PORT --format header
@@ -31,7 +32,7 @@ static uint8_t tx_buffer[512];  // INIT and DATA frames of a 19-byte reading fit
 
 // --- what the SDK takes from the application --------------------------------------------------
 static int publish(void*, const char* topic, const uint8_t* payload, size_t len) {
-  return mqtt.publish(topic, payload, len) ? 0 : -1;
+  return mqtt.publish(topic, payload, static_cast<unsigned int>(len)) ? 0 : -1;  // len <= tx_buffer
 }
 static uint64_t monotonic_ms(void*) {
   return millis();
