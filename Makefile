@@ -17,6 +17,10 @@
 #   make test-deb  the package checked by lintian, installed into a throwaway Debian 12 root,
 #                run there against Mosquitto, removed and purged (scripts/package/test-deb.sh;
 #                root; CI runs it after the sanitizer suite)
+#   make deb-arm64  the arm64 package (Raspberry Pi 5), cross-built in build-arm64/ with Debian's
+#                crossbuild-essential-arm64 (scripts/test-arm64.sh --package-only)
+#   make test-arm64  the cross build, its package, and the portable suites (core, crypto, codecs,
+#                golden trace, stores, edge service) run under qemu-user-static; CI runs it
 #   make format  clang-format every C++ file in place
 # ccache (installed by scripts/install-deps.sh, used by CMakeLists.txt when found): paths taken
 # relative to the checkout, so that a build of another checkout (CI's fresh clone) hits the same
@@ -29,7 +33,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
 EXPERIMENT_ARGS ?=
 
-.PHONY: all deps build test bench experiment fuzz test-sanitize demo-multi-edge deb test-deb format
+.PHONY: all deps build test bench experiment fuzz test-sanitize demo-multi-edge deb test-deb deb-arm64 test-arm64 format
 
 all: build
 
@@ -70,6 +74,12 @@ deb: build
 
 test-deb: deb
 	@bash scripts/package/test-deb.sh $(BUILD_DIR)/deb/dsekp_*_$$(dpkg --print-architecture).deb
+
+deb-arm64:
+	@JOBS=$(JOBS) bash scripts/test-arm64.sh --package-only
+
+test-arm64:
+	@JOBS=$(JOBS) bash scripts/test-arm64.sh
 
 format:
 	@git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | xargs clang-format -i

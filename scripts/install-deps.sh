@@ -29,6 +29,23 @@ packages=(
   help2man lintian debootstrap iproute2 util-linux
 )
 
+# --arm64: also the aarch64 cross toolchain, QEMU's user-mode emulator and the arm64 (multiarch)
+# libraries the cross build links (scripts/test-arm64.sh). libsimdjson-dev cannot be installed
+# for two architectures at once: the host's headers serve both, the arm64 library comes from
+# libsimdjson14 (cmake/toolchains/aarch64-linux-gnu.cmake).
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+if [ "${1:-}" = --arm64 ]; then
+  arm64_dev=(libssl-dev libmbedtls-dev libsimdjson14 libsqlite3-dev libmosquitto-dev
+    libsystemd-dev libhiredis-dev libspdlog-dev libcsv-dev libgtest-dev libgmock-dev
+    libbenchmark-dev libboost-math-dev libcpp-httplib-dev libtomlplusplus-dev)
+  packages+=(crossbuild-essential-arm64 qemu-user-static file "${arm64_dev[@]/%/:arm64}")
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "install-deps: adding the arm64 architecture (multiarch)"
+    $SUDO dpkg --add-architecture arm64  # the arm64 packages are then missing: apt-get update below
+  fi
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -41,8 +58,6 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 
 echo "install-deps: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -24,6 +24,7 @@ mkdir -p "$pkg/src/dsekp" "$pkg/src/dsekp_core" "$pkg/src/crypto/mbedtls" \
   "$pkg/examples/DSEKP_Client" "$pkg/extras"
 
 cp "$DSEKP_ROOT"/firmware/packaging/{library.properties,library.json,idf_component.yml} "$pkg/"
+cp "$DSEKP_ROOT/LICENSE" "$pkg/"
 cp "$DSEKP_ROOT/firmware/packaging/CMakeLists.esp-idf.txt" "$pkg/CMakeLists.txt"
 cp "$DSEKP_ROOT"/firmware/include/{dsekp_device.h,dsekp_client.h} "$pkg/src/"
 cp "$DSEKP_ROOT"/firmware/src/{dsekp_device.cpp,dsekp_client.c} "$pkg/src/"
@@ -59,10 +60,15 @@ python3 - "$pkg" <<'EOF' || mcu_die "a package manifest is invalid"
 import json, os, sys
 pkg = sys.argv[1]
 props = dict(l.split("=", 1) for l in open(os.path.join(pkg, "library.properties")).read().splitlines() if "=" in l)
-for key in ("name", "version", "author", "maintainer", "sentence", "paragraph", "category", "url", "architectures"):
+for key in ("name", "version", "author", "maintainer", "sentence", "paragraph", "category", "url", "architectures", "license"):
     assert props.get(key), "library.properties: %s missing" % key
+# The library needs nothing but the platform; PubSubClient and DHT are the example's.
+assert "depends" not in props, "library.properties: the library itself depends on nothing"
 lib = json.load(open(os.path.join(pkg, "library.json")))
 assert lib["name"] == props["name"] and lib["version"] == props["version"], "library.json disagrees"
+assert lib["license"] == props["license"] == "Apache-2.0", "the licenses disagree"
+assert lib["repository"]["url"] and lib["authors"] and lib["dependencies"] == {}, "library.json fields"
+assert os.path.exists(os.path.join(pkg, "LICENSE")), "LICENSE missing"
 for ex in lib["examples"]:
     for f in ex["files"]:
         assert os.path.exists(os.path.join(pkg, ex["base"], f)), "example file missing: " + f
@@ -71,6 +77,7 @@ try:
     import yaml
     doc = yaml.safe_load(yml)
     assert doc["version"] == props["version"] and "idf" in doc["dependencies"], "idf_component.yml"
+    assert doc["license"] == "Apache-2.0" and doc["repository"], "idf_component.yml fields"
 except ImportError:
     assert 'version: "%s"' % props["version"] in yml and "dependencies:" in yml, "idf_component.yml"
 print("package: manifests agree on %s %s" % (props["name"], props["version"]))

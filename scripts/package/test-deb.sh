@@ -78,29 +78,27 @@ log "installed: binary, user, directories, conffile, man pages, completion, unit
 cat >"$root/tmp/run.sh" <<'RUN'
 set -eu
 as_dsekp() { runuser -u dsekp -- "$@"; }
-# docs/EDGE.md, "Install from the Debian package", steps 2-4 (the unit's RuntimeDirectory= is
-# made by hand: there is no systemd in this root).
-as_dsekp dsekp keys add pi-01 --db /var/lib/dsekp/edge.db --broker 127.0.0.1:1883 >/tmp/pi-01.json
+cd /root
+# docs/EDGE.md, "Install from the Debian package", steps 2-4, as written there (`sudo -u dsekp`
+# is runuser here; systemctl restart mosquitto is the broker started by hand below).
+as_dsekp dsekp keys add pi-01 --db /var/lib/dsekp/edge.db --broker 127.0.0.1:1883 >pi-01.json
 as_dsekp dsekp keys broker-config --db /var/lib/dsekp/edge.db --out-dir /var/lib/dsekp/broker \
-  --edge-user edge >/tmp/broker-lines.conf
-install -d -m 0755 /etc/mosquitto/conf.d
-install -d -o mosquitto -m 0755 /run/mosquitto  # its unit's RuntimeDirectory=
-install -d -o mosquitto -m 0700 /etc/mosquitto/dsekp
-install -o mosquitto -m 0600 /var/lib/dsekp/broker/* /etc/mosquitto/dsekp/
-{ echo "listener 1883 127.0.0.1"; sed "s|/var/lib/dsekp/broker|/etc/mosquitto/dsekp|g" /tmp/broker-lines.conf; } \
-  >/etc/mosquitto/conf.d/dsekp.conf
+  --edge-user edge >dsekp-broker.conf
+sh -c 'install -o mosquitto -m 0600 -D -t /etc/mosquitto/dsekp /var/lib/dsekp/broker/passwd /var/lib/dsekp/broker/acl && { echo "listener 1883"; sed "s|/var/lib/dsekp/broker|/etc/mosquitto/dsekp|" dsekp-broker.conf; } > /etc/mosquitto/conf.d/dsekp.conf'
+# What the units' RuntimeDirectory= make (no systemd in this root).
+install -d -o mosquitto -m 0755 /run/mosquitto
+install -d -o dsekp -g dsekp -m 0755 /run/dsekp
 mosquitto -c /etc/mosquitto/mosquitto.conf >/tmp/mosquitto.out 2>&1 &
 listening() { (exec 3<>/dev/tcp/127.0.0.1/1883) 2>/dev/null; }
 for i in $(seq 100); do listening && break; sleep 0.1; done
 listening || { cat /tmp/mosquitto.out /var/log/mosquitto/mosquitto.log; echo "mosquitto not up"; exit 1; }
-install -d -o dsekp -g dsekp -m 0755 /run/dsekp
 # As the unit runs it: user dsekp (setpriv execs the edge itself, so the signals reach it).
 setpriv --reuid=dsekp --regid=dsekp --init-groups /usr/bin/dsekp edge --config /etc/dsekp/edge.toml \
   2>/tmp/edge.err &
 edge=$!
 for i in $(seq 200); do [ -f /run/dsekp/ready ] && break; sleep 0.1; done
 [ -f /run/dsekp/ready ] || { cat /tmp/edge.err /var/log/mosquitto/mosquitto.log; echo "edge not ready"; exit 1; }
-dsekp device --mode dsekp --credentials /tmp/pi-01.json --broker 127.0.0.1:1883 --count 5 --interval-ms 50 \
+dsekp device --mode dsekp --credentials pi-01.json --broker 127.0.0.1:1883 --count 5 --interval-ms 50 \
   --logs-dir /tmp/client-logs --progress off >/tmp/device.out 2>&1 || { cat /tmp/device.out; exit 1; }
 for i in $(seq 50); do
   [ "$(grep -c pi-01 /var/log/dsekp/server_logs_dsekp.csv 2>/dev/null)" = 5 ] && break
