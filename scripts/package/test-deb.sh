@@ -10,15 +10,17 @@
 # Usage: test-deb.sh DEB_FILE
 set -euo pipefail
 deb=$(realpath "${1:?usage: test-deb.sh DEB_FILE}")
-here=$(cd "$(dirname "$0")" && pwd)
 log() { echo "test-deb: $*"; }
 die() { echo "test-deb: FAILED: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot, unshare)"
 
 # --- lintian -------------------------------------------------------------------------------------
 log "lintian $(basename "$deb")"
-lintian --fail-on error,warning --suppress-tags-from-file "$here/../../packaging/debian/lintian-tags" \
-  --info "$deb" || die "lintian reports errors or warnings (above)"
+# No tag is overridden: the package has none (info tags included).
+lintian_ok=true
+report=$(lintian --fail-on error,warning,info --info "$deb" 2>&1) || lintian_ok=false
+grep -v 'running with root privileges' <<<"$report" || true
+$lintian_ok || die "lintian reports tags (above)"
 
 # --- the throwaway root --------------------------------------------------------------------------
 cache=/var/cache/dsekp
