@@ -71,6 +71,9 @@ check in_root getent passwd dsekp
 check test "$(in_root stat -c '%U %a' /var/lib/dsekp)" = "dsekp 700"
 check test "$(in_root stat -c '%U %G %a' /var/log/dsekp)" = "dsekp adm 750"
 check grep -q '^ /etc/dsekp/edge.toml ' <(in_root dpkg-query -W -f='${Conffiles}\n' dsekp)
+# It may hold the broker password: root:dsekp 0640 in a root:dsekp 0750 directory.
+check test "$(in_root stat -c '%U %G %a' /etc/dsekp/edge.toml)" = "root dsekp 640"
+check test "$(in_root stat -c '%U %G %a' /etc/dsekp)" = "root dsekp 750"
 check test -s "$root/usr/share/man/man1/dsekp-edge.1.gz"
 check grep -q 'completion' "$root/usr/share/bash-completion/completions/dsekp"
 check grep -q '^Type=notify' "$root/usr/lib/systemd/system/dsekp-edge.service"
@@ -130,5 +133,6 @@ for gone in /etc/dsekp /var/lib/dsekp /var/log/dsekp /usr/lib/systemd/system/dse
   check test ! -e "$root$gone"
 done
 check test -z "$(in_root dpkg-query -W -f='${db:Status-Abbrev}' dsekp 2>/dev/null)"
+check test -z "$(in_root dpkg-statoverride --list '/etc/dsekp*')"
 log "removed (conffile kept) and purged (config, state and logs gone)"
 echo "test-deb: passed"
