@@ -9,14 +9,9 @@ include(GNUInstallDirs)
 set(DSEKP_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
 set(DSEKP_GENERATED_DIR ${CMAKE_BINARY_DIR}/packaging)
 
-# Files written from the built binary. Running it needs the target's loader: under a cross build
-# CMAKE_CROSSCOMPILING_EMULATOR (qemu-aarch64-static) runs it.
+# Files written from the built binary (DSEKP_CLI_RUN: through the emulator when cross-compiling).
 find_program(DSEKP_HELP2MAN help2man)
-set(dsekp_run $<TARGET_FILE:dsekp_cli>)
-if(CMAKE_CROSSCOMPILING_EMULATOR)
-  list(JOIN CMAKE_CROSSCOMPILING_EMULATOR " " emulator)
-  set(dsekp_run "${emulator} $<TARGET_FILE:dsekp_cli>")
-endif()
+set(dsekp_run ${DSEKP_CLI_RUN})
 set(generated ${DSEKP_GENERATED_DIR}/dsekp.bash ${DSEKP_GENERATED_DIR}/changelog.gz)
 add_custom_command(OUTPUT ${DSEKP_GENERATED_DIR}/dsekp.bash
   COMMAND sh -c "${dsekp_run} completion bash > ${DSEKP_GENERATED_DIR}/dsekp.bash"
