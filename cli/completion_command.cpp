@@ -60,9 +60,8 @@ void print_bash(const CLI::App& root) {
 
 void add_completion_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("completion", "Print a shell completion script (bash)");
-  auto shell = std::make_shared<std::string>();
-  cmd->add_option("shell", *shell, "The shell")->required()->check(CLI::IsMember({"bash"}));
-  cmd->callback([&app, shell] { print_bash(app); });
+  cmd->add_option("shell", "The shell")->required()->check(CLI::IsMember({"bash"}));
+  cmd->callback([&app] { print_bash(app); });
 }
 
 }  // namespace dsekp::cli

@@ -11,17 +11,16 @@ set(DSEKP_GENERATED_DIR ${CMAKE_BINARY_DIR}/packaging)
 
 # Files written from the built binary (DSEKP_CLI_RUN: through the emulator when cross-compiling).
 find_program(DSEKP_HELP2MAN help2man)
-set(dsekp_run ${DSEKP_CLI_RUN})
 set(generated ${DSEKP_GENERATED_DIR}/dsekp.bash ${DSEKP_GENERATED_DIR}/changelog.gz)
 add_custom_command(OUTPUT ${DSEKP_GENERATED_DIR}/dsekp.bash
-  COMMAND sh -c "${dsekp_run} completion bash > ${DSEKP_GENERATED_DIR}/dsekp.bash"
+  COMMAND sh -c "${DSEKP_CLI_RUN} completion bash > ${DSEKP_GENERATED_DIR}/dsekp.bash"
   DEPENDS dsekp_cli VERBATIM)
 add_custom_command(OUTPUT ${DSEKP_GENERATED_DIR}/changelog.gz
   COMMAND sh -c "gzip -9n -c ${DSEKP_PACKAGING_DIR}/debian/changelog > ${DSEKP_GENERATED_DIR}/changelog.gz"
   DEPENDS ${DSEKP_PACKAGING_DIR}/debian/changelog VERBATIM)
 if(DSEKP_HELP2MAN)
   add_custom_command(OUTPUT ${DSEKP_GENERATED_DIR}/man/dsekp.1.gz
-    COMMAND ${PROJECT_SOURCE_DIR}/scripts/package/man-pages.sh "${dsekp_run}"
+    COMMAND ${PROJECT_SOURCE_DIR}/scripts/package/man-pages.sh "${DSEKP_CLI_RUN}"
             ${DSEKP_GENERATED_DIR}/man ${PROJECT_VERSION}
     DEPENDS dsekp_cli ${PROJECT_SOURCE_DIR}/scripts/package/man-pages.sh VERBATIM)
   list(APPEND generated ${DSEKP_GENERATED_DIR}/man/dsekp.1.gz)
