@@ -24,7 +24,9 @@ namespace dsekp::base64 {
 }
 
 /// Writes the padded encoding of `in` (exactly encoded_size(in.size()) chars, no terminator) to
-/// `out`. buffer_too_small if `out` is shorter; `written` is 0 then.
+/// `out`. buffer_too_small if `out` is shorter; `written` is 0 then. `in` may lie inside `out`
+/// at or after out.data() + encoded_size(in.size()) - in.size(): each 48-byte chunk of `in` is
+/// read before its 64 characters are written, and the text never reaches unread input.
 Error encode(ByteView in, std::span<char> out, std::size_t& written) noexcept;
 
 /// Decodes canonical padded base64. bad_base64 for anything else; buffer_too_small if the decoded

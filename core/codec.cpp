@@ -2,6 +2,8 @@
 // checks, and dispatch to the JSON or compact profile.
 #include "dsekp/codec.hpp"
 
+#include <cstdint>
+
 #include "codec_compact.hpp"
 #include "codec_json.hpp"
 #include "codec_limits.hpp"
@@ -25,6 +27,22 @@ Error check_size(ByteView wire) noexcept {
 Error check_values(const DevId& dev_id, std::uint64_t sendts_ms = 0) noexcept {
   if (dev_id.size() == 0 || sendts_ms > kMaxSendTs) return Error::invalid_argument;
   return Error::ok;
+}
+
+bool overlap(ByteView a, ByteView b) noexcept {
+  const auto a0 = reinterpret_cast<std::uintptr_t>(a.data());
+  const auto b0 = reinterpret_cast<std::uintptr_t>(b.data());
+  return !a.empty() && !b.empty() && a0 < b0 + b.size() && b0 < a0 + a.size();
+}
+
+// The one overlap the DATA encoders handle (codec.hpp): the ciphertext is the tail of an output
+// buffer of at least max_encoded_data_size(). The JSON encoder then writes the base64 of each
+// 48-byte chunk only after reading it, and never catches up with unread bytes (base64.hpp);
+// the compact encoder copies it forward to an offset below its own.
+bool ciphertext_placement_ok(ByteView ciphertext, MutableByteView out) noexcept {
+  if (!overlap(ciphertext, out)) return true;
+  return ciphertext.data() + ciphertext.size() == out.data() + out.size() &&
+         out.size() >= max_encoded_data_size(ciphertext.size());
 }
 
 template <typename Frame>
@@ -53,8 +71,14 @@ Error encode(const AckFrame& f, Encoding enc, MutableByteView out, std::size_t& 
 }
 
 Error encode(const DataFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept {
+  return encode(view_of(f), enc, out, written);
+}
+
+Error encode(const DataFrameView& f, Encoding enc, MutableByteView out,
+             std::size_t& written) noexcept {
   written = 0;
   if (const Error e = check_values(f.dev_id, f.sendts_ms); e != Error::ok) return e;
+  if (!ciphertext_placement_ok(f.ciphertext, out)) return Error::invalid_argument;
   return dispatch_encode(f, enc, out, written);
 }
 
@@ -84,10 +108,20 @@ Error decode_ack(ByteView wire, AckFrame& out) noexcept {
 }
 
 Error decode_data(ByteView wire, Direction direction, DataFrame& out) noexcept {
+  DataFrameView view;
+  const Error e = decode_data(wire, direction, view, out.ciphertext.storage());
+  copy_data_header(view, out);
+  return out.ciphertext.resize(view.ciphertext.size()) ? e : Error::payload_too_large;
+}
+
+Error decode_data(ByteView wire, Direction direction, DataFrameView& out,
+                  MutableByteView ciphertext) noexcept {
+  out.ciphertext = ByteView();
   if (const Error e = check_size(wire); e != Error::ok) return e;
+  if (overlap(wire, ciphertext)) return Error::invalid_argument;
   return detect_encoding(wire) == Encoding::json
-             ? codec_detail::json::decode_data(wire, direction, out)
-             : codec_detail::compact::decode_data(wire, direction, out);
+             ? codec_detail::json::decode_data(wire, direction, out, ciphertext)
+             : codec_detail::compact::decode_data(wire, direction, out, ciphertext);
 }
 
 Error decode_psk(ByteView wire, PskFrame& out) noexcept {

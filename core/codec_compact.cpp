@@ -1,6 +1,7 @@
 // Encoder and strict decoder of the compact binary profile (layouts in codec_compact.hpp).
 #include "codec_compact.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 #include "codec_limits.hpp"
@@ -58,15 +59,18 @@ Error read_sendts(Reader& r, std::uint64_t& out) noexcept {
   return out <= kMaxSendTs ? Error::ok : Error::bad_integer;
 }
 
-// The variable ciphertext runs up to the 16-byte tag that ends the frame.
-template <typename Frame>
-Error read_ciphertext_and_tag(Reader& r, Frame& out) noexcept {
+// The variable ciphertext runs up to the 16-byte tag that ends the frame; it is copied into
+// `storage` and its length set in `n`.
+Error read_ciphertext_and_tag(Reader& r, MutableByteView storage, std::size_t& n,
+                              AeadTag& tag) noexcept {
   if (r.remaining() < kTagSize) return Error::truncated;
-  const std::size_t n = r.remaining() - kTagSize;
+  n = r.remaining() - kTagSize;
   if (n > kMaxPayloadSize) return Error::payload_too_large;
+  if (n > storage.size()) return Error::buffer_too_small;
   ByteView ct;
-  if (!r.take(n, ct) || !out.ciphertext.assign(ct)) return Error::payload_too_large;
-  if (!read_fixed(r, out.tag)) return Error::truncated;
+  if (!r.take(n, ct)) return Error::truncated;
+  std::copy(ct.begin(), ct.end(), storage.begin());
+  if (!read_fixed(r, tag)) return Error::truncated;
   return Error::ok;
 }
 
@@ -94,14 +98,14 @@ Error encode(const AckFrame& f, MutableByteView out, std::size_t& written) noexc
   return finish(w, written);
 }
 
-Error encode(const DataFrame& f, MutableByteView out, std::size_t& written) noexcept {
+Error encode(const DataFrameView& f, MutableByteView out, std::size_t& written) noexcept {
   Writer w(out);
   w.u8(type_byte(data_type(f.direction)));
   put_dev_id(w, f.dev_id);
   w.be16(f.sessctr);
   w.be32(f.seq);
   w.be64(f.sendts_ms);
-  w.bytes(f.ciphertext.view());  // no iv: the receiver derives the nonce
+  w.bytes(f.ciphertext);  // no iv: the receiver derives the nonce
   w.bytes(f.tag.view());
   return finish(w, written);
 }
@@ -150,7 +154,8 @@ Error decode_ack(ByteView wire, AckFrame& out) noexcept {
   return r.remaining() == 0 ? Error::ok : Error::trailing_bytes;
 }
 
-Error decode_data(ByteView wire, Direction direction, DataFrame& out) noexcept {
+Error decode_data(ByteView wire, Direction direction, DataFrameView& out,
+                  MutableByteView ciphertext) noexcept {
   Reader r(wire);
   if (const Error e = read_type(r, data_type(direction)); e != Error::ok) return e;
   out.direction = direction;
@@ -159,7 +164,10 @@ Error decode_data(ByteView wire, Direction direction, DataFrame& out) noexcept {
   if (const Error e = read_sendts(r, out.sendts_ms); e != Error::ok) return e;
   out.has_iv = false;
   out.iv = AeadNonce{};
-  return read_ciphertext_and_tag(r, out);
+  std::size_t n = 0;
+  const Error e = read_ciphertext_and_tag(r, ciphertext, n, out.tag);
+  out.ciphertext = ciphertext.first(e == Error::ok ? n : 0);
+  return e;
 }
 
 Error decode_psk(ByteView wire, PskFrame& out) noexcept {
@@ -169,7 +177,12 @@ Error decode_psk(ByteView wire, PskFrame& out) noexcept {
   if (!r.be32(out.seq)) return Error::truncated;
   if (const Error e = read_sendts(r, out.sendts_ms); e != Error::ok) return e;
   if (!read_fixed(r, out.iv)) return Error::truncated;
-  return read_ciphertext_and_tag(r, out);
+  std::size_t n = 0;
+  if (const Error e = read_ciphertext_and_tag(r, out.ciphertext.storage(), n, out.tag);
+      e != Error::ok) {
+    return e;
+  }
+  return out.ciphertext.resize(n) ? Error::ok : Error::payload_too_large;
 }
 
 Error decode_rekey(ByteView wire, RekeyFrame& out) noexcept {

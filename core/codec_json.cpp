@@ -257,14 +257,25 @@ Error get_fixed(const Document& doc, const jsmntok_t& t, Fixed& out) noexcept {
   return e;
 }
 
-Error get_payload(const Document& doc, const jsmntok_t& t,
-                  BoundedBytes<kMaxPayloadSize>& out) noexcept {
+// Decodes a base64 payload into `storage`; `n` is its length. payload_too_large if it decodes to
+// more than kMaxPayloadSize bytes, buffer_too_small if only `storage` is too short.
+Error get_payload(const Document& doc, const jsmntok_t& t, MutableByteView storage,
+                  std::size_t& n) noexcept {
+  n = 0;
   string_view s;
   if (const Error e = get_string(doc, t, s); e != Error::ok) return e;
+  const Error e = base64::decode(s, storage, n);
+  if (e != Error::buffer_too_small) return e;
+  // Only reported for valid base64 (whole groups), so its decoded length is exact.
+  const std::size_t padding = s.ends_with("==") ? 2 : s.ends_with('=') ? 1 : 0;
+  return s.size() / 4 * 3 - padding > kMaxPayloadSize ? Error::payload_too_large
+                                                      : Error::buffer_too_small;
+}
+
+Error get_payload(const Document& doc, const jsmntok_t& t,
+                  BoundedBytes<kMaxPayloadSize>& out) noexcept {
   std::size_t n = 0;
-  const Error e = base64::decode(s, out.storage(), n);
-  if (e == Error::buffer_too_small) return Error::payload_too_large;
-  if (e != Error::ok) return e;
+  if (const Error e = get_payload(doc, t, out.storage(), n); e != Error::ok) return e;
   return out.resize(n) ? Error::ok : Error::payload_too_large;
 }
 
@@ -330,7 +341,7 @@ Error encode(const AckFrame& f, MutableByteView out, std::size_t& written) noexc
   return finish(w, written);
 }
 
-Error encode(const DataFrame& f, MutableByteView out, std::size_t& written) noexcept {
+Error encode(const DataFrameView& f, MutableByteView out, std::size_t& written) noexcept {
   Writer w(out);
   w.text(kDataOpen);
   w.decimal(f.seq);
@@ -339,7 +350,7 @@ Error encode(const DataFrame& f, MutableByteView out, std::size_t& written) noex
   w.text(kDataSessctr);
   w.decimal(f.sessctr);
   w.text(kDataCiphertext);
-  w.base64_text(f.ciphertext.view());
+  w.base64_text(f.ciphertext);  // may be the tail of `out` (codec.hpp)
   w.text(kDataIv);
   w.base64_text(f.iv.view());  // always written: the paper's receivers expect it
   w.text(kDataTag);
@@ -412,17 +423,24 @@ Error decode_ack(ByteView wire, AckFrame& out) noexcept {
                 [&] { return get_fixed(doc, *f[5], out.proof); });
 }
 
-Error decode_data(ByteView wire, Direction direction, DataFrame& out) noexcept {
+Error decode_data(ByteView wire, Direction direction, DataFrameView& out,
+                  MutableByteView ciphertext) noexcept {
   Document doc;
   const jsmntok_t* f[std::size(kDataFields)];  // value tokens, indexed like kDataFields
   if (const Error e = tokenize(as_text(wire), doc); e != Error::ok) return e;
   if (const Error e = bind(doc, kDataFields, f); e != Error::ok) return e;
   out.direction = direction;
   out.has_iv = true;
+  out.ciphertext = ByteView();
   return all_of([&] { return get_u32(doc, *f[0], out.seq); },
                 [&] { return get_dev_id(doc, *f[1], out.dev_id); },
                 [&] { return get_u16(doc, *f[2], out.sessctr); },
-                [&] { return get_payload(doc, *f[3], out.ciphertext); },
+                [&] {
+                  std::size_t n = 0;
+                  const Error e = get_payload(doc, *f[3], ciphertext, n);
+                  out.ciphertext = ciphertext.first(n);
+                  return e;
+                },
                 [&] { return get_fixed(doc, *f[4], out.iv); },
                 [&] { return get_fixed(doc, *f[5], out.tag); },
                 [&] { return get_uint_as(doc, *f[6], kMaxSendTs, out.sendts_ms); });

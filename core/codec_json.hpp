@@ -23,13 +23,14 @@ namespace dsekp::codec_detail::json {
 
 Error encode(const InitFrame& f, MutableByteView out, std::size_t& written) noexcept;
 Error encode(const AckFrame& f, MutableByteView out, std::size_t& written) noexcept;
-Error encode(const DataFrame& f, MutableByteView out, std::size_t& written) noexcept;
+Error encode(const DataFrameView& f, MutableByteView out, std::size_t& written) noexcept;
 Error encode(const PskFrame& f, MutableByteView out, std::size_t& written) noexcept;
 Error encode(const RekeyFrame& f, MutableByteView out, std::size_t& written) noexcept;
 
 Error decode_init(ByteView wire, InitFrame& out) noexcept;
 Error decode_ack(ByteView wire, AckFrame& out) noexcept;
-Error decode_data(ByteView wire, Direction direction, DataFrame& out) noexcept;
+Error decode_data(ByteView wire, Direction direction, DataFrameView& out,
+                  MutableByteView ciphertext) noexcept;
 Error decode_psk(ByteView wire, PskFrame& out) noexcept;
 Error decode_rekey(ByteView wire, RekeyFrame& out) noexcept;
 

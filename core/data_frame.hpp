@@ -16,14 +16,33 @@
 
 namespace dsekp {
 
-/// Fills `out` (all fields, iv included) with the encryption of `plaintext`.
-Error seal_data_frame(CryptoBackend& crypto, const DirectionKeys& keys, Direction direction,
-                      const DevId& dev_id, std::uint16_t sessctr, std::uint32_t seq,
-                      std::uint64_t sendts_ms, ByteView plaintext, DataFrame& out) noexcept;
+/// The cleartext fields of a frame being sealed (they all go into the AAD).
+struct DataHeaderFields {
+  Direction direction;
+  const DevId& dev_id;
+  std::uint16_t sessctr;
+  std::uint32_t seq;
+  std::uint64_t sendts_ms;
+};
 
-/// Authenticates and decrypts `frame` into `plaintext` (at least frame.ciphertext.size() bytes);
-/// sets `plaintext_size`. nonce_mismatch, auth_failed or buffer_too_small on failure.
-Error open_data_frame(CryptoBackend& crypto, const DirectionKeys& keys, const DataFrame& frame,
+/// Fills `out` (all fields, iv included) with the encryption of `plaintext`, its ciphertext
+/// written to the first plaintext.size() bytes of `ciphertext` (which may be `plaintext` itself).
+Error seal_data_frame(CryptoBackend& crypto, const DirectionKeys& keys,
+                      const DataHeaderFields& header, ByteView plaintext,
+                      MutableByteView ciphertext, DataFrameView& out) noexcept;
+/// As above, the ciphertext inline in `out`.
+Error seal_data_frame(CryptoBackend& crypto, const DirectionKeys& keys,
+                      const DataHeaderFields& header, ByteView plaintext, DataFrame& out) noexcept;
+
+/// Authenticates and decrypts `frame` into `plaintext` (at least its ciphertext's size; may be
+/// the ciphertext itself); sets `plaintext_size`. nonce_mismatch, auth_failed or
+/// buffer_too_small on failure.
+template <typename Frame>
+Error open_data_frame(CryptoBackend& crypto, const DirectionKeys& keys, const Frame& frame,
                       MutableByteView plaintext, std::size_t& plaintext_size) noexcept;
+extern template Error open_data_frame(CryptoBackend&, const DirectionKeys&, const DataFrame&,
+                                      MutableByteView, std::size_t&) noexcept;
+extern template Error open_data_frame(CryptoBackend&, const DirectionKeys&, const DataFrameView&,
+                                      MutableByteView, std::size_t&) noexcept;
 
 }  // namespace dsekp

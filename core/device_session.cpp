@@ -174,21 +174,33 @@ Error DeviceSession::handle_rekey(const RekeyFrame& request, std::uint64_t now_m
   return Error::ok;
 }
 
-Error DeviceSession::seal(ByteView plaintext, std::uint64_t sendts_ms, DataFrame& out) noexcept {
+Error DeviceSession::seal(ByteView plaintext, std::uint64_t sendts_ms, MutableByteView ciphertext,
+                          DataFrameView& out) noexcept {
+  out.ciphertext = ByteView();
   if (!established_) return Error::no_session;
   if (next_seq_ >= kSeqSpace) return Error::session_exhausted;
   if (plaintext.size() > kMaxPayloadSize) return Error::payload_too_large;
+  if (ciphertext.size() < plaintext.size()) return Error::buffer_too_small;
   if (sendts_ms > kMaxSendTs) return Error::invalid_argument;
   // From here the seq is consumed, so even a failed seal can never lead to nonce reuse.
   const auto seq = static_cast<std::uint32_t>(next_seq_++);
-  const Error e = seal_data_frame(crypto_, traffic_.up, Direction::uplink, credentials_.dev_id,
-                                  sessctr_, seq, sendts_ms, plaintext, out);
+  const Error e = seal_data_frame(
+      crypto_, traffic_.up, {Direction::uplink, credentials_.dev_id, sessctr_, seq, sendts_ms},
+      plaintext, ciphertext, out);
   if (e == Error::ok) confirmation_pending_ = false;
   return e;
 }
 
-Error DeviceSession::open_downlink(const DataFrame& frame, MutableByteView plaintext,
-                                   std::size_t& plaintext_size) noexcept {
+Error DeviceSession::seal(ByteView plaintext, std::uint64_t sendts_ms, DataFrame& out) noexcept {
+  DataFrameView view;
+  const Error e = seal(plaintext, sendts_ms, out.ciphertext.storage(), view);
+  copy_data_header(view, out);
+  return out.ciphertext.resize(view.ciphertext.size()) ? e : Error::payload_too_large;
+}
+
+template <typename Frame>
+Error DeviceSession::open_downlink_frame(const Frame& frame, MutableByteView plaintext,
+                                         std::size_t& plaintext_size) noexcept {
   plaintext_size = 0;
   if (!established_) return Error::no_session;
   if (frame.direction != Direction::downlink) return Error::invalid_argument;
@@ -205,6 +217,16 @@ Error DeviceSession::open_downlink(const DataFrame& frame, MutableByteView plain
     return e;
   }
   return Error::ok;
+}
+
+Error DeviceSession::open_downlink(const DataFrame& frame, MutableByteView plaintext,
+                                   std::size_t& plaintext_size) noexcept {
+  return open_downlink_frame(frame, plaintext, plaintext_size);
+}
+
+Error DeviceSession::open_downlink(const DataFrameView& frame, MutableByteView plaintext,
+                                   std::size_t& plaintext_size) noexcept {
+  return open_downlink_frame(frame, plaintext, plaintext_size);
 }
 
 }  // namespace dsekp

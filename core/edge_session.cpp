@@ -301,8 +301,9 @@ Error EdgeProtocol::seal_downlink(EdgeDeviceState& state, ByteView plaintext,
   if (newest == nullptr) return Error::no_session;
   if (newest->downlink_seq >= kSeqSpace) return Error::session_exhausted;
   const auto seq = static_cast<std::uint32_t>(newest->downlink_seq++);
-  return seal_data_frame(crypto_, newest->keys.down, Direction::downlink, state.dev_id,
-                         newest->sessctr, seq, sendts_ms, plaintext, out);
+  return seal_data_frame(crypto_, newest->keys.down,
+                         {Direction::downlink, state.dev_id, newest->sessctr, seq, sendts_ms},
+                         plaintext, out);
 }
 
 }  // namespace dsekp

@@ -1,5 +1,5 @@
-// mbedTLS 2.28 backend: HMAC-SHA256 and HKDF over one long-lived MD context, AES-128-GCM over two
-// GCM contexts that cache the two most recently used keys, CTR-DRBG randomness. See
+// mbedTLS 2.28 backend: HMAC-SHA256 and HKDF over one long-lived MD context, AES-128-GCM over one
+// GCM context that caches the most recently used key, CTR-DRBG randomness. See
 // mbedtls_crypto.hpp for why.
 #include "crypto/mbedtls/mbedtls_crypto.hpp"
 
@@ -26,28 +26,24 @@ constexpr char kDrbgPersonalisation[] = "DSEKP1 device rng";
 
 MbedtlsCrypto::MbedtlsCrypto() noexcept {
   mbedtls_md_init(&md_);
-  for (GcmSlot& slot : gcm_) mbedtls_gcm_init(&slot.ctx);
+  mbedtls_gcm_init(&gcm_.ctx);
   const mbedtls_md_info_t* sha256 = mbedtls_md_info_from_type(MBEDTLS_MD_SHA256);
   ready_ = sha256 != nullptr && mbedtls_md_setup(&md_, sha256, /*hmac=*/1) == 0;
 }
 
 MbedtlsCrypto::~MbedtlsCrypto() {
-  for (GcmSlot& slot : gcm_) {
-    mbedtls_gcm_free(&slot.ctx);  // zeroizes the key schedule and GHASH key
-    mbedtls_platform_zeroize(slot.key.data(), slot.key.size());
-  }
+  mbedtls_gcm_free(&gcm_.ctx);  // zeroizes the key schedule and GHASH key
+  mbedtls_platform_zeroize(gcm_.key.data(), gcm_.key.size());
   mbedtls_md_free(&md_);  // zeroizes the HMAC pads and the hash state
 }
 
 void MbedtlsCrypto::forget_keys() noexcept {
   // mbedtls_gcm_free frees the AES state (mbedtls_cipher_free zeroizes it first) and zeroizes the
   // rest of the context: GHASH tables, counter and tag state. gcm_init leaves it ready for setkey.
-  for (GcmSlot& slot : gcm_) {
-    mbedtls_gcm_free(&slot.ctx);
-    mbedtls_gcm_init(&slot.ctx);
-    mbedtls_platform_zeroize(slot.key.data(), slot.key.size());
-    slot.keyed = false;
-  }
+  mbedtls_gcm_free(&gcm_.ctx);
+  mbedtls_gcm_init(&gcm_.ctx);
+  mbedtls_platform_zeroize(gcm_.key.data(), gcm_.key.size());
+  gcm_.keyed = false;
   if (!ready_) return;
   // Re-keying replaces ipad||opad with those of the zero key. Finishing one MAC as well overwrites
   // the SHA-256 state and block buffer, which still hold the last MAC (for hkdf_expand: the last
@@ -144,33 +140,17 @@ Error MbedtlsCrypto::hkdf_expand(ByteView prk, std::span<const ByteView> info_pa
 
 mbedtls_gcm_context* MbedtlsCrypto::gcm_for_key(ByteView key) noexcept {
   // Re-keying frees and re-allocates the AES context inside mbedtls_gcm_setkey, so it happens only
-  // for a key that neither context holds. The comparisons are constant-time because both operands
-  // are secret: the time shows at most which cached key, if any, was equal, never how much of a
-  // key matched.
-  static_assert(kGcmSlots == 2, "the replacement rule below assumes two slots");
-  // The most recently used slot is tried first, so a run of messages under one key costs one
-  // comparison, as with a single cached key.
-  const std::size_t recent = gcm_recent_, other = 1 - gcm_recent_;
-  std::size_t hit = kGcmSlots;
-  if (gcm_[recent].keyed && constant_time_equal(key, ByteView(gcm_[recent].key))) {
-    hit = recent;
-  } else if (gcm_[other].keyed && constant_time_equal(key, ByteView(gcm_[other].key))) {
-    hit = other;
+  // for another key than the cached one. The comparison is constant-time because both operands
+  // are secret: the time shows at most whether the key changed, never how much of it matched.
+  if (gcm_.keyed && constant_time_equal(key, ByteView(gcm_.key))) return &gcm_.ctx;
+  gcm_.keyed = false;  // until setkey has succeeded
+  if (mbedtls_gcm_setkey(&gcm_.ctx, MBEDTLS_CIPHER_ID_AES, key.data(), 8 * kAeadKeySize) != 0) {
+    mbedtls_platform_zeroize(gcm_.key.data(), gcm_.key.size());
+    return nullptr;
   }
-  if (hit == kGcmSlots) {
-    // Miss: an unused slot if there is one, else the least recently used (of two: not the recent).
-    hit = !gcm_[0].keyed ? 0 : !gcm_[1].keyed ? 1 : other;
-    GcmSlot& slot = gcm_[hit];
-    slot.keyed = false;  // until setkey has succeeded
-    if (mbedtls_gcm_setkey(&slot.ctx, MBEDTLS_CIPHER_ID_AES, key.data(), 8 * kAeadKeySize) != 0) {
-      mbedtls_platform_zeroize(slot.key.data(), slot.key.size());
-      return nullptr;
-    }
-    std::memcpy(slot.key.data(), key.data(), slot.key.size());
-    slot.keyed = true;
-  }
-  gcm_recent_ = hit;
-  return &gcm_[hit].ctx;
+  std::memcpy(gcm_.key.data(), key.data(), gcm_.key.size());
+  gcm_.keyed = true;
+  return &gcm_.ctx;
 }
 
 Error MbedtlsCrypto::aes128_gcm_seal(ByteView key, const AeadNonce& nonce, ByteView aad,

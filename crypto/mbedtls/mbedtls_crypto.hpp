@@ -4,24 +4,25 @@
 // Why the object keeps long-lived contexts: mbedTLS 2.28's MD and GCM layers allocate their
 // internal state with mbedtls_calloc when a context is set up (mbedtls_md_setup) or keyed
 // (mbedtls_gcm_setkey frees and re-creates its AES context). So the HMAC context is set up once in
-// the constructor, and two keyed GCM contexts are kept: a device seals under its uplink key and
-// opens under its downlink key, and with two cached keys alternating between them never re-keys.
+// the constructor, and one keyed GCM context is kept for the most recent key: a device seals
+// every uplink frame under one key, so only a downlink (opened under the other key) re-keys, once
+// on the way in and once on the way back. One context rather than two saves a GCM context and an
+// AES context (about 650 bytes on a 32-bit MCU) for a few thousand instructions per downlink.
 //
 // When an MbedtlsCrypto allocates (mbedtls_calloc; nothing else in this file allocates):
 //  - the constructor: mbedtls_md_setup, two blocks (the SHA-256 context and ipad||opad);
-//  - an AES-GCM call whose key is in neither cached context: mbedtls_gcm_setkey frees the AES
-//    state of the context it re-keys (an unused one, else the least recently used), if it has one,
-//    and allocates a new one (one calloc of an mbedtls_aes_context). That is the first use of each
-//    of the first two keys, any key beyond the two cached ones, and the first use of each key
-//    after forget_keys();
+//  - an AES-GCM call under another key than the cached one: mbedtls_gcm_setkey frees the AES
+//    state of the context, if it has one, and allocates a new one (one calloc of an
+//    mbedtls_aes_context). That is the first use of a key, every change of key, and the first use
+//    of a key after forget_keys();
 //  - nothing else: HMAC, HKDF and AES-GCM under a cached key never allocate, and forget_keys()
 //    itself only frees (the AES states of the keyed contexts).
 // tests/crypto/mbedtls_allocation_test.cpp counts these. (An MCU build points mbedtls_calloc at a
 // static pool; that is a later issue, not handled here.)
 //
 // What stays in the object between calls: the keyed HMAC context (ipad||opad of the last HMAC
-// key, and the hash state of the last MAC computed), the two keyed GCM contexts (AES schedule,
-// GHASH key tables) and a copy of each cached AES key, used only to find the context for a key.
+// key, and the hash state of the last MAC computed), the keyed GCM context (AES schedule, GHASH
+// key tables) and a copy of its AES key, used only to tell whether a call needs a re-key.
 // For AES-128 that copy is no more than the library already keeps: round key 0 of the schedule is
 // the key itself. forget_keys() and the destructor overwrite all of it (checked through the
 // public mbedTLS structs by tests/crypto/key_state_test.cpp). An MbedtlsCrypto is not thread-safe;
@@ -64,19 +65,16 @@ class MbedtlsCrypto final : public CryptoBackend {
   Error aes128_gcm_open(ByteView key, const AeadNonce& nonce, ByteView aad, ByteView ciphertext,
                         const AeadTag& tag, MutableByteView plaintext) noexcept override;
   /// Re-keys the HMAC context with the all-zero key and computes one MAC with it (so neither the
-  /// pads of the last key nor the last MAC stay in the hash state), frees and zeroizes both GCM
-  /// contexts and wipes the cached key copies. Frees, never allocates; the next AES-GCM call
+  /// pads of the last key nor the last MAC stay in the hash state), frees and zeroizes the GCM
+  /// context and wipes the cached key copy. Frees, never allocates; the next AES-GCM call
   /// re-keys (and allocates, see above).
   void forget_keys() noexcept override;
-
-  /// Number of keyed AES-GCM contexts kept (see the allocation note above).
-  static constexpr std::size_t kGcmSlots = 2;
 
   /// Read-only views of the library contexts, for the tests that check what forget_keys() leaves
   /// behind. Not part of the CryptoBackend interface.
   [[nodiscard]] const mbedtls_md_context_t& hmac_context_for_tests() const noexcept { return md_; }
-  [[nodiscard]] const mbedtls_gcm_context& gcm_context_for_tests(std::size_t slot) const noexcept {
-    return gcm_[slot].ctx;
+  [[nodiscard]] const mbedtls_gcm_context& gcm_context_for_tests() const noexcept {
+    return gcm_.ctx;
   }
 
  private:
@@ -90,13 +88,11 @@ class MbedtlsCrypto final : public CryptoBackend {
   // Feeds prefix || parts... || suffix to the started HMAC and writes the MAC to out (32 bytes).
   bool hmac_finish(ByteView prefix, std::span<const ByteView> parts, ByteView suffix,
                    std::uint8_t* out) noexcept;
-  // The GCM context keyed with `key`: a cached one, or the least recently used one re-keyed.
-  // Null if re-keying failed.
+  // The GCM context keyed with `key`, re-keyed unless it already was. Null if re-keying failed.
   mbedtls_gcm_context* gcm_for_key(ByteView key) noexcept;
 
   mbedtls_md_context_t md_;
-  std::array<GcmSlot, kGcmSlots> gcm_;
-  std::size_t gcm_recent_ = 0;  // index of the slot used most recently
+  GcmSlot gcm_;
   bool ready_ = false;
 };
 

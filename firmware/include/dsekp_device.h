@@ -115,15 +115,15 @@ typedef struct dsekp_device_params {
  * accelerator with a larger GCM context, a generous 2048 that has NOT been checked on hardware
  * here. A platform whose state does not fit must define a larger value for the SDK and the
  * application alike (the compiler names the macro); dsekp_device_state_size() tells what the
- * state needs. Sealing and opening also put one frame (up to 1 KB of ciphertext) on the stack for
- * the duration of the call. */
+ * state needs. Sealing and opening use no frame buffer of their own: they work in the caller's
+ * output buffers. */
 #ifndef DSEKP_DEVICE_STORAGE_SIZE
 #if defined(ESP_PLATFORM)
 #define DSEKP_DEVICE_STORAGE_SIZE 2048
 #elif UINTPTR_MAX > 0xFFFFFFFFu
-#define DSEKP_DEVICE_STORAGE_SIZE 1656
+#define DSEKP_DEVICE_STORAGE_SIZE 1200
 #else
-#define DSEKP_DEVICE_STORAGE_SIZE 1520
+#define DSEKP_DEVICE_STORAGE_SIZE 1112
 #endif
 #endif
 
@@ -185,12 +185,16 @@ int dsekp_device_handle_ack(dsekp_device* dev, const uint8_t* msg, size_t msg_le
  *  of the established session and writes the encoded frame for DSEKP_TOPIC_DATA. `sendts_ms` is
  *  the Unix time in milliseconds (authenticated, used by the edge for latency logs). `out_cap`
  *  below dsekp_device_max_frame_size(plaintext_len) fails with BUFFER_TOO_SMALL before the seq
- *  is consumed. NO_SESSION before the first ACK; SESSION_EXHAUSTED at the end of the seq space. */
+ *  is consumed. `out` also serves as the working buffer (the ciphertext is sealed into its tail),
+ *  so it must not overlap `plaintext` (INVALID_ARGUMENT). NO_SESSION before the first ACK;
+ *  SESSION_EXHAUSTED at the end of the seq space. */
 int dsekp_device_seal(dsekp_device* dev, const uint8_t* plaintext, size_t plaintext_len,
                       uint64_t sendts_ms, uint8_t* out, size_t out_cap, size_t* out_len);
 
 /** Handles a message received on DSEKP_TOPIC_DOWN: authenticates it against the current session,
- *  checks it is not a replay, and writes the plaintext (never any unauthenticated byte). */
+ *  checks it is not a replay, and writes the plaintext (never any unauthenticated byte). The
+ *  ciphertext is decoded into `plaintext` and decrypted there, so `plaintext` must not overlap
+ *  `msg` (INVALID_ARGUMENT); on any failure `plaintext` is wiped. */
 int dsekp_device_open_downlink(dsekp_device* dev, const uint8_t* msg, size_t msg_len,
                                uint8_t* plaintext, size_t plaintext_cap, size_t* plaintext_len);
 

@@ -10,10 +10,10 @@
 extern "C" {
 #endif
 
-/** Bytes of RAM the pool takes (DSEKP_MBEDTLS_POOL_SETS sets of four blocks: two AES contexts,
- *  one SHA-256 context, the HMAC pads). */
+/** Bytes of RAM the pool takes (DSEKP_MBEDTLS_POOL_SETS sets of three blocks: an AES context,
+ *  a SHA-256 context, the HMAC pads). */
 size_t dsekp_mbedtls_pool_bytes(void);
-/** Number of blocks (4 per set; one set serves one device session). */
+/** Number of blocks (3 per set; one set serves one device session). */
 size_t dsekp_mbedtls_pool_blocks(void);
 /** Most blocks ever in use at once. */
 size_t dsekp_mbedtls_pool_high_water(void);

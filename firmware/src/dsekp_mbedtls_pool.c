@@ -3,9 +3,9 @@
  * Compiled only with firmware/config/dsekp_mbedtls_config.h (MBEDTLS_PLATFORM_CALLOC_MACRO =
  * dsekp_mbedtls_calloc). mbedTLS 2.28 allocates in exactly three places on DSEKP's path, with
  * sizes fixed by its headers: mbedtls_md_setup (one SHA-256 context, then 2 x 64 bytes of HMAC
- * pads) and mbedtls_cipher_setup inside mbedtls_gcm_setkey (one AES context per keyed GCM
- * context; the old one is freed first). One MbedtlsCrypto (one device session) therefore holds
- * at most one block of each kind below, with two AES contexts: a "set". The pool has
+ * pads) and mbedtls_cipher_setup inside mbedtls_gcm_setkey (the AES context of the backend's
+ * one keyed GCM context; the old one is freed first). One MbedtlsCrypto (one device session)
+ * therefore holds at most one block of each kind below: a "set". The pool has
  * DSEKP_MBEDTLS_POOL_SETS sets (default 1). A request takes the smallest free block that fits;
  * one that fits none, or finds them all taken, gets NULL, which mbedTLS reports as an allocation
  * failure and the backend as crypto_failure: never a fallback to libc. Not thread-safe (a device
@@ -25,13 +25,12 @@
 #define AES_BLOCK DSEKP_ROUND8(sizeof(mbedtls_aes_context))
 #define SHA_BLOCK DSEKP_ROUND8(sizeof(mbedtls_sha256_context))
 #define PAD_BLOCK ((size_t)128) /* HMAC ipad || opad for SHA-256 */
-#define BLOCKS_PER_SET 4u
+#define BLOCKS_PER_SET 3u
 #define BLOCKS (BLOCKS_PER_SET * DSEKP_MBEDTLS_POOL_SETS)
 
 /* One set, laid out in memory as the blocks are numbered within it. */
 typedef struct {
-  unsigned char aes0[AES_BLOCK];
-  unsigned char aes1[AES_BLOCK];
+  unsigned char aes[AES_BLOCK];
   unsigned char sha[SHA_BLOCK];
   unsigned char pads[PAD_BLOCK];
 } pool_set;
@@ -48,11 +47,8 @@ static unsigned char* block_at(size_t i, size_t* size) {
   switch (i % BLOCKS_PER_SET) {
     case 0:
       *size = AES_BLOCK;
-      return s->aes0;
+      return s->aes;
     case 1:
-      *size = AES_BLOCK;
-      return s->aes1;
-    case 2:
       *size = SHA_BLOCK;
       return s->sha;
     default:

@@ -25,6 +25,12 @@ enum class Encoding : std::uint8_t { json, compact };
 Error encode(const InitFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept;
 Error encode(const AckFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept;
 Error encode(const DataFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept;
+/// As above. `f.ciphertext` may be the last f.ciphertext.size() bytes of `out` itself, when `out`
+/// holds max_encoded_data_size(f.ciphertext.size()) bytes: the encoder reads each ciphertext byte
+/// before anything is written over it (the device SDK seals into the tail of the frame buffer, so
+/// that sealing needs no second buffer). Any other overlap is invalid_argument.
+Error encode(const DataFrameView& f, Encoding enc, MutableByteView out,
+             std::size_t& written) noexcept;
 Error encode(const PskFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept;
 Error encode(const RekeyFrame& f, Encoding enc, MutableByteView out, std::size_t& written) noexcept;
 
@@ -33,6 +39,11 @@ Error decode_init(ByteView wire, InitFrame& out) noexcept;
 Error decode_ack(ByteView wire, AckFrame& out) noexcept;
 /// `direction` selects the compact type byte expected (data or down) and is stored in `out`.
 Error decode_data(ByteView wire, Direction direction, DataFrame& out) noexcept;
+/// As above, with the ciphertext copied (compact) or base64-decoded (JSON) into `ciphertext`,
+/// which must not overlap `wire`; out.ciphertext views the bytes written there. buffer_too_small
+/// if the frame's ciphertext (at most kMaxPayloadSize) does not fit.
+Error decode_data(ByteView wire, Direction direction, DataFrameView& out,
+                  MutableByteView ciphertext) noexcept;
 Error decode_psk(ByteView wire, PskFrame& out) noexcept;
 Error decode_rekey(ByteView wire, RekeyFrame& out) noexcept;
 

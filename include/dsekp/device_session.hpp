@@ -114,6 +114,10 @@ class DeviceSession {
 
   /// Encrypts `plaintext` as the next DATA frame of the established session.
   Error seal(ByteView plaintext, std::uint64_t sendts_ms, DataFrame& out) noexcept;
+  /// As above, the ciphertext written to the first plaintext.size() bytes of `ciphertext` (which
+  /// may be `plaintext` itself; buffer_too_small, before a seq is consumed, if it is shorter).
+  Error seal(ByteView plaintext, std::uint64_t sendts_ms, MutableByteView ciphertext,
+             DataFrameView& out) noexcept;
 
   /// Checks a REKEY request from the edge (PROTOCOL.md 6.1 step 7), cheapest checks first:
   /// no_session before an ACK; rekey_mismatch if it names another device or session or a
@@ -126,8 +130,15 @@ class DeviceSession {
   /// Authenticates and decrypts a downlink frame of the current session, then records its seq.
   Error open_downlink(const DataFrame& frame, MutableByteView plaintext,
                       std::size_t& plaintext_size) noexcept;
+  /// As above; `plaintext` may be the frame's ciphertext itself (decrypted in place).
+  Error open_downlink(const DataFrameView& frame, MutableByteView plaintext,
+                      std::size_t& plaintext_size) noexcept;
 
  private:
+  template <typename Frame>
+  Error open_downlink_frame(const Frame& frame, MutableByteView plaintext,
+                            std::size_t& plaintext_size) noexcept;
+
   CryptoBackend& crypto_;
   DeviceCredentials credentials_;
   DeviceConfig config_;

@@ -32,7 +32,12 @@ struct AckFrame {
 /// one shape; `direction` says which keys, AAD label and compact type byte apply.
 enum class Direction : std::uint8_t { uplink, downlink };
 
-struct DataFrame {
+/// One DATA or downlink frame. `Ciphertext` is where its ciphertext lives: inline in the frame
+/// (DataFrame, up to kMaxPayloadSize bytes) or in memory the caller owns (DataFrameView). The
+/// device SDK seals into and opens from the application's own buffers through a view, so that no
+/// kMaxPayloadSize frame ever sits on a microcontroller's stack.
+template <typename Ciphertext>
+struct BasicDataFrame {
   Direction direction = Direction::uplink;
   DevId dev_id;
   std::uint16_t sessctr = 0;
@@ -40,9 +45,41 @@ struct DataFrame {
   std::uint64_t sendts_ms = 0;  // sender clock, Unix milliseconds; authenticated (AAD)
   bool has_iv = false;          // JSON carries the nonce as `iv`; compact leaves it implicit
   AeadNonce iv;
-  BoundedBytes<kMaxPayloadSize> ciphertext;
+  Ciphertext ciphertext;
   AeadTag tag;
 };
+
+using DataFrame = BasicDataFrame<BoundedBytes<kMaxPayloadSize>>;
+using DataFrameView = BasicDataFrame<ByteView>;
+
+/// The ciphertext bytes of a frame, wherever they are held.
+inline ByteView ciphertext_of(const DataFrame& frame) noexcept {
+  return frame.ciphertext.view();
+}
+inline ByteView ciphertext_of(const DataFrameView& frame) noexcept {
+  return frame.ciphertext;
+}
+
+/// Copies every field but the ciphertext.
+template <typename From, typename To>
+void copy_data_header(const BasicDataFrame<From>& from, BasicDataFrame<To>& to) noexcept {
+  to.direction = from.direction;
+  to.dev_id = from.dev_id;
+  to.sessctr = from.sessctr;
+  to.seq = from.seq;
+  to.sendts_ms = from.sendts_ms;
+  to.has_iv = from.has_iv;
+  to.iv = from.iv;
+  to.tag = from.tag;
+}
+
+/// A view of `frame` whose ciphertext is frame.ciphertext (valid while `frame` is).
+inline DataFrameView view_of(const DataFrame& frame) noexcept {
+  DataFrameView view;
+  copy_data_header(frame, view);
+  view.ciphertext = frame.ciphertext.view();
+  return view;
+}
 
 /// REKEY request, edge -> device on dsekp/rekey/{dev_id} (v1.1): the edge received a DATA frame
 /// under a session it does not hold and asks the device to start a new one. Authenticated with

@@ -5,6 +5,7 @@
 // paths. The same SDK sources are cross-built and run under QEMU by the mcu.* tests.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -237,6 +238,111 @@ TEST_F(DeviceApi, SessionWithTheRealEdgeOnOpenSsl) {
   std::size_t m = 0;
   ASSERT_EQ(dsekp_device_open_downlink(&dev, wire, n, plain, sizeof plain, &m), DSEKP_OK);
   EXPECT_EQ(as_text(plain, m), command);
+}
+
+// The SDK seals into the tail of the caller's frame buffer and opens in the caller's plaintext
+// buffer, with one cached GCM key: full-size payloads in buffers of exactly the documented size,
+// both encodings, uplink and downlink alternating (each switch re-keys), all opened by the edge.
+TEST_F(DeviceApi, FullSizeFramesInExactBuffersBothWaysWithTheRealEdge) {
+  for (const dsekp_encoding encoding : {DSEKP_ENCODING_JSON, DSEKP_ENCODING_COMPACT}) {
+    dsekp_device_wipe(&dev);
+    script = golden_script();
+    params = params_for(material, script, encoding);
+    ASSERT_EQ(dsekp_device_init(&dev, &params), DSEKP_OK);
+    dsekp::OpenSslCrypto edge_crypto;
+    dsekp::OpenSslRng edge_rng;
+    dsekp::EdgeConfig config;
+    ASSERT_EQ(config.edge_salt.assign(material.salt), dsekp::Error::ok);
+    dsekp::EdgeProtocol edge(edge_crypto, config);
+    dsekp::EdgeDeviceState state;
+    dsekp::DevSecret secret;
+    ASSERT_TRUE(secret.assign(material.secret));
+    const std::uint32_t now_s = 1'800'000'000;
+    const std::uint64_t now_ms = std::uint64_t{now_s} * 1000;
+    std::size_t n = 0;
+    ASSERT_EQ(dsekp_device_begin_session(&dev, now_s, out, sizeof out, &n), DSEKP_OK);
+    dsekp::InitFrame init;
+    ASSERT_EQ(dsekp::decode_init(dsekp::ByteView(out, n), init), dsekp::Error::ok);
+    dsekp::InitOutcome outcome;
+    ASSERT_EQ(edge.handle_init(init, secret, state, now_ms, edge_rng, outcome), dsekp::Error::ok);
+    std::uint8_t wire[2048];
+    ASSERT_EQ(dsekp::encode(outcome.ack, dsekp::Encoding::json, wire, n), dsekp::Error::ok);
+    ASSERT_EQ(dsekp_device_handle_ack(&dev, wire, n), DSEKP_OK);
+
+    for (const std::size_t len : {std::size_t{DSEKP_MAX_PAYLOAD_SIZE}, std::size_t{0},
+                                  std::size_t{47}, std::size_t{DSEKP_MAX_PAYLOAD_SIZE - 1}}) {
+      std::vector<std::uint8_t> reading(len);
+      for (std::size_t i = 0; i < len; ++i) reading[i] = static_cast<std::uint8_t>(i * 7 + 1);
+      std::vector<std::uint8_t> frame(dsekp_device_max_frame_size(len));
+      ASSERT_EQ(
+          dsekp_device_seal(&dev, reading.data(), len, now_ms, frame.data(), frame.size(), &n),
+          DSEKP_OK)
+          << len;
+      dsekp::DataFrame data;
+      ASSERT_EQ(
+          dsekp::decode_data(dsekp::ByteView(frame.data(), n), dsekp::Direction::uplink, data),
+          dsekp::Error::ok);
+      std::vector<std::uint8_t> plain(DSEKP_MAX_PAYLOAD_SIZE);
+      dsekp::DataOutcome opened;
+      ASSERT_EQ(edge.open_data(data, state, now_ms, plain, opened), dsekp::Error::ok) << len;
+      EXPECT_EQ(std::vector<std::uint8_t>(plain.begin(), plain.begin() + opened.plaintext_size),
+                reading);
+
+      dsekp::DataFrame down;
+      ASSERT_EQ(edge.seal_downlink(state, reading, now_ms, down), dsekp::Error::ok);
+      const auto enc =
+          encoding == DSEKP_ENCODING_JSON ? dsekp::Encoding::json : dsekp::Encoding::compact;
+      ASSERT_EQ(dsekp::encode(down, enc, wire, n), dsekp::Error::ok);
+      std::vector<std::uint8_t> command(len);  // exactly the ciphertext's size
+      std::size_t m = 99;
+      ASSERT_EQ(dsekp_device_open_downlink(&dev, wire, n, command.data(), command.size(), &m),
+                DSEKP_OK)
+          << len;
+      EXPECT_EQ(m, len);
+      EXPECT_EQ(command, reading);
+    }
+  }
+}
+
+// The buffers the SDK works in must be the caller's own and distinct: overlaps are refused before
+// anything is consumed, and a downlink that fails leaves nothing in the plaintext buffer.
+TEST_F(DeviceApi, OverlappingBuffersAreRefusedAndAFailedOpenLeavesNothing) {
+  begin();
+  ASSERT_EQ(ack(g("ack_json")), DSEKP_OK);
+  std::size_t n = 0;
+  // The reading inside the frame buffer (as if sealed in place).
+  std::memcpy(out, "{\"t\":21}", 8);
+  EXPECT_EQ(dsekp_device_seal(&dev, out, 8, 1, out, sizeof out, &n), DSEKP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dsekp_device_seal(&dev, out + sizeof out - 8, 8, 1, out, sizeof out, &n),
+            DSEKP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dsekp_device_next_seq(&dev), 0u);  // no seq consumed
+  std::string frame;
+  ASSERT_EQ(seal(g("data0_plaintext"), std::stoull(g("data0_sendts_ms")), frame), DSEKP_OK);
+  EXPECT_EQ(frame, g("data0_json"));
+
+  // A downlink decoded into its own message buffer.
+  std::string down = g("down0_json");
+  std::vector<std::uint8_t> msg(down.begin(), down.end());
+  std::size_t m = 7;
+  EXPECT_EQ(dsekp_device_open_downlink(&dev, msg.data(), msg.size(), msg.data() + 10, 64, &m),
+            DSEKP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(m, 7u);  // untouched: refused before anything was done
+  // A forged tag: the ciphertext was decoded into `plain` and decrypted there; all of it is wiped.
+  const std::size_t tag_at = down.find("\"tag\":\"") + 7;
+  down[tag_at] = down[tag_at] == 'A' ? 'B' : 'A';
+  std::uint8_t plain[64];
+  std::memset(plain, 0x5a, sizeof plain);
+  EXPECT_EQ(dsekp_device_open_downlink(&dev, reinterpret_cast<const std::uint8_t*>(down.data()),
+                                       down.size(), plain, sizeof plain, &m),
+            DSEKP_ERR_AUTH_FAILED);
+  EXPECT_EQ(m, 0u);
+  EXPECT_EQ(std::count(std::begin(plain), std::end(plain), 0), 64);
+  // The genuine frame still opens afterwards (the forged one moved no window).
+  const std::string genuine = g("down0_json");
+  ASSERT_EQ(dsekp_device_open_downlink(&dev, reinterpret_cast<const std::uint8_t*>(genuine.data()),
+                                       genuine.size(), plain, sizeof plain, &m),
+            DSEKP_OK);
+  EXPECT_EQ(as_text(plain, m), g("down0_plaintext"));
 }
 
 TEST_F(DeviceApi, ProtocolErrorsAreNamedAndChangeNothing) {
