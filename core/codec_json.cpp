@@ -6,6 +6,7 @@
 // expected frame and converted with its exact type, range and length rules.
 #include "codec_json.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <span>
@@ -264,7 +265,8 @@ Error get_payload(const Document& doc, const jsmntok_t& t, MutableByteView stora
   n = 0;
   string_view s;
   if (const Error e = get_string(doc, t, s); e != Error::ok) return e;
-  const Error e = base64::decode(s, storage, n);
+  // Never more than the protocol's cap, however large the caller's buffer.
+  const Error e = base64::decode(s, storage.first(std::min(storage.size(), kMaxPayloadSize)), n);
   if (e != Error::buffer_too_small) return e;
   // Only reported for valid base64 (whole groups), so its decoded length is exact.
   const std::size_t padding = s.ends_with("==") ? 2 : s.ends_with('=') ? 1 : 0;
