@@ -2,8 +2,6 @@
 // checks, and dispatch to the JSON or compact profile.
 #include "dsekp/codec.hpp"
 
-#include <cstdint>
-
 #include "codec_compact.hpp"
 #include "codec_json.hpp"
 #include "codec_limits.hpp"
@@ -27,12 +25,6 @@ Error check_size(ByteView wire) noexcept {
 Error check_values(const DevId& dev_id, std::uint64_t sendts_ms = 0) noexcept {
   if (dev_id.size() == 0 || sendts_ms > kMaxSendTs) return Error::invalid_argument;
   return Error::ok;
-}
-
-bool overlap(ByteView a, ByteView b) noexcept {
-  const auto a0 = reinterpret_cast<std::uintptr_t>(a.data());
-  const auto b0 = reinterpret_cast<std::uintptr_t>(b.data());
-  return !a.empty() && !b.empty() && a0 < b0 + b.size() && b0 < a0 + a.size();
 }
 
 // The one overlap the DATA encoders handle (codec.hpp): the ciphertext is the tail of an output
@@ -108,10 +100,9 @@ Error decode_ack(ByteView wire, AckFrame& out) noexcept {
 }
 
 Error decode_data(ByteView wire, Direction direction, DataFrame& out) noexcept {
-  DataFrameView view;
-  const Error e = decode_data(wire, direction, view, out.ciphertext.storage());
-  copy_data_header(view, out);
-  return out.ciphertext.resize(view.ciphertext.size()) ? e : Error::payload_too_large;
+  return fill_data_frame(out, [&](MutableByteView storage, DataFrameView& view) {
+    return decode_data(wire, direction, view, storage);
+  });
 }
 
 Error decode_data(ByteView wire, Direction direction, DataFrameView& out,

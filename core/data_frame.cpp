@@ -33,10 +33,9 @@ Error seal_data_frame(CryptoBackend& crypto, const DirectionKeys& keys,
 
 Error seal_data_frame(CryptoBackend& crypto, const DirectionKeys& keys,
                       const DataHeaderFields& header, ByteView plaintext, DataFrame& out) noexcept {
-  DataFrameView view;
-  const Error e = seal_data_frame(crypto, keys, header, plaintext, out.ciphertext.storage(), view);
-  copy_data_header(view, out);
-  return out.ciphertext.resize(view.ciphertext.size()) ? e : Error::payload_too_large;
+  return fill_data_frame(out, [&](MutableByteView storage, DataFrameView& view) {
+    return seal_data_frame(crypto, keys, header, plaintext, storage, view);
+  });
 }
 
 template <typename Frame>

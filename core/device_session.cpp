@@ -192,10 +192,9 @@ Error DeviceSession::seal(ByteView plaintext, std::uint64_t sendts_ms, MutableBy
 }
 
 Error DeviceSession::seal(ByteView plaintext, std::uint64_t sendts_ms, DataFrame& out) noexcept {
-  DataFrameView view;
-  const Error e = seal(plaintext, sendts_ms, out.ciphertext.storage(), view);
-  copy_data_header(view, out);
-  return out.ciphertext.resize(view.ciphertext.size()) ? e : Error::payload_too_large;
+  return fill_data_frame(out, [&](MutableByteView storage, DataFrameView& view) {
+    return seal(plaintext, sendts_ms, storage, view);
+  });
 }
 
 template <typename Frame>

@@ -12,14 +12,6 @@ namespace dsekp::crypto_rules {
 
 inline constexpr std::size_t kMaxOkmSize = 255 * kHashSize;  // RFC 5869 2.3: L <= 255 * HashLen
 
-/// True if the two byte ranges share at least one byte.
-inline bool overlap(ByteView a, ByteView b) noexcept {
-  if (a.empty() || b.empty()) return false;
-  const auto a0 = reinterpret_cast<std::uintptr_t>(a.data());
-  const auto b0 = reinterpret_cast<std::uintptr_t>(b.data());
-  return a0 < b0 + b.size() && b0 < a0 + a.size();
-}
-
 /// GCM can work in place (same start address) but not on buffers that overlap otherwise.
 inline bool partial_overlap(ByteView in, ByteView out) noexcept {
   return overlap(in, out) && in.data() != out.data();

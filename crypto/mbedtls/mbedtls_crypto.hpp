@@ -7,7 +7,8 @@
 // the constructor, and one keyed GCM context is kept for the most recent key: a device seals
 // every uplink frame under one key, so only a downlink (opened under the other key) re-keys, once
 // on the way in and once on the way back. One context rather than two saves a GCM context and an
-// AES context (about 650 bytes on a 32-bit MCU) for a few thousand instructions per downlink.
+// AES context (about 690 bytes on a 32-bit MCU) for two re-keys per downlink (about 4,800
+// instructions each on Cortex-M4; docs/FIRMWARE.md).
 //
 // When an MbedtlsCrypto allocates (mbedtls_calloc; nothing else in this file allocates):
 //  - the constructor: mbedtls_md_setup, two blocks (the SHA-256 context and ipad||opad);
@@ -18,7 +19,7 @@
 //  - nothing else: HMAC, HKDF and AES-GCM under a cached key never allocate, and forget_keys()
 //    itself only frees (the AES states of the keyed contexts).
 // tests/crypto/mbedtls_allocation_test.cpp counts these. (An MCU build points mbedtls_calloc at a
-// static pool; that is a later issue, not handled here.)
+// static pool: firmware/src/dsekp_mbedtls_pool.c.)
 //
 // What stays in the object between calls: the keyed HMAC context (ipad||opad of the last HMAC
 // key, and the hash state of the last MAC computed), the keyed GCM context (AES schedule, GHASH

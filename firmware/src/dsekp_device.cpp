@@ -4,7 +4,6 @@
 // Compiled with the device flags (-fno-exceptions -fno-rtti) like the core.
 #include "dsekp_device.h"
 
-#include <cstdint>
 #include <cstring>
 #include <new>
 #include <type_traits>
@@ -126,14 +125,6 @@ const Impl* impl(const dsekp_device* dev) {
   return impl(const_cast<dsekp_device*>(dev));
 }
 
-// True if the two buffers share a byte (the seal and open paths reuse the caller's buffers, which
-// must therefore be distinct).
-bool overlap(const std::uint8_t* a, std::size_t a_len, const std::uint8_t* b, std::size_t b_len) {
-  const auto a0 = reinterpret_cast<std::uintptr_t>(a);
-  const auto b0 = reinterpret_cast<std::uintptr_t>(b);
-  return a_len != 0 && b_len != 0 && a0 < b0 + b_len && b0 < a0 + a_len;
-}
-
 // Length of a NUL-terminated string, or kDevIdMaxSize + 1 if it is longer than any dev_id.
 std::size_t bounded_strlen(const char* s) {
   std::size_t n = 0;
@@ -247,7 +238,10 @@ int dsekp_device_seal(dsekp_device* dev, const uint8_t* plaintext, size_t plaint
   if (plaintext_len > dsekp::kMaxPayloadSize) return DSEKP_ERR_PAYLOAD_TOO_LARGE;
   // Checked before sealing: a seal consumes its seq even when the output could not be written.
   if (out_cap < dsekp::max_encoded_data_size(plaintext_len)) return DSEKP_ERR_BUFFER_TOO_SMALL;
-  if (overlap(plaintext, plaintext_len, out, out_cap)) return DSEKP_ERR_INVALID_ARGUMENT;
+  // The seal and open paths work in the caller's buffers, which must therefore be distinct.
+  if (dsekp::overlap(ByteView(plaintext, plaintext_len), ByteView(out, out_cap))) {
+    return DSEKP_ERR_INVALID_ARGUMENT;
+  }
   // No frame buffer of our own: the ciphertext is sealed into the last plaintext_len bytes of
   // `out` and encoded from there (the codec reads it before writing over it).
   const dsekp::MutableByteView ciphertext(out + out_cap - plaintext_len, plaintext_len);
@@ -265,7 +259,7 @@ int dsekp_device_open_downlink(dsekp_device* dev, const uint8_t* msg, size_t msg
   Impl* p = impl(dev);
   if (p == nullptr || (msg == nullptr && msg_len != 0) ||
       (plaintext == nullptr && plaintext_cap != 0) || plaintext_len == nullptr ||
-      overlap(msg, msg_len, plaintext, plaintext_cap)) {
+      dsekp::overlap(ByteView(msg, msg_len), ByteView(plaintext, plaintext_cap))) {
     return DSEKP_ERR_INVALID_ARGUMENT;
   }
   *plaintext_len = 0;

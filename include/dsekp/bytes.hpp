@@ -22,6 +22,14 @@ void secure_wipe(MutableByteView bytes) noexcept;
 /// True when `a` and `b` have equal length and contents. Time depends only on the lengths.
 [[nodiscard]] bool constant_time_equal(ByteView a, ByteView b) noexcept;
 
+/// True if the two byte ranges share at least one byte.
+[[nodiscard]] inline bool overlap(ByteView a, ByteView b) noexcept {
+  if (a.empty() || b.empty()) return false;
+  const auto a0 = reinterpret_cast<std::uintptr_t>(a.data());
+  const auto b0 = reinterpret_cast<std::uintptr_t>(b.data());
+  return a0 < b0 + b.size() && b0 < a0 + a.size();
+}
+
 /// A fixed-size, non-secret byte string with a distinct type per `Tag` (nonces, proofs, tags).
 template <std::size_t N, typename Tag>
 class FixedBytes {

@@ -1,11 +1,13 @@
 // The decoded form of every DSEKP v1 frame. Codecs (codec.hpp) turn these into wire bytes and back;
 // the handshake and data-path code only ever sees these structs.
-// All storage is inline (no heap); variable-length payloads are bounded by kMaxPayloadSize.
+// All storage is inline (no heap), except that a DataFrameView's ciphertext is the caller's memory;
+// variable-length payloads are bounded by kMaxPayloadSize.
 #pragma once
 
 #include <cstdint>
 
 #include "dsekp/bytes.hpp"
+#include "dsekp/error.hpp"
 #include "dsekp/spec.hpp"
 
 namespace dsekp {
@@ -71,6 +73,18 @@ void copy_data_header(const BasicDataFrame<From>& from, BasicDataFrame<To>& to) 
   to.has_iv = from.has_iv;
   to.iv = from.iv;
   to.tag = from.tag;
+}
+
+/// Fills the inline frame `out` through `fill(MutableByteView storage, DataFrameView& view)`,
+/// which writes a ciphertext into `storage` and describes the frame in `view` (the view-based
+/// decoders and sealers): the inline forms of those are this and one call.
+template <typename Fill>
+Error fill_data_frame(DataFrame& out, Fill&& fill) noexcept {
+  DataFrameView view;
+  const Error e = fill(out.ciphertext.storage(), view);
+  copy_data_header(view, out);
+  // view.ciphertext lies in out's storage, so it always fits.
+  return out.ciphertext.resize(view.ciphertext.size()) ? e : Error::payload_too_large;
 }
 
 /// A view of `frame` whose ciphertext is frame.ciphertext (valid while `frame` is).

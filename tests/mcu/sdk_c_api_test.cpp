@@ -91,6 +91,23 @@ dsekp_device_params params_for(const Material& m, Script& script,
   return p;
 }
 
+// The edge side of a session on OpenSSL, for the tests that take the device through a real edge.
+struct RealEdge {
+  explicit RealEdge(const Material& material)
+      : salt_ok(config.edge_salt.assign(material.salt) == dsekp::Error::ok),
+        secret_ok(secret.assign(material.secret)),
+        protocol(crypto, config) {}
+
+  dsekp::OpenSslCrypto crypto;
+  dsekp::OpenSslRng rng;
+  dsekp::EdgeConfig config;
+  dsekp::DevSecret secret;
+  bool salt_ok;
+  bool secret_ok;
+  dsekp::EdgeProtocol protocol;
+  dsekp::EdgeDeviceState state;
+};
+
 class DeviceApi : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -119,6 +136,22 @@ class DeviceApi : public ::testing::Test {
                                      plaintext.size(), ts, out, cap, &n);
     frame = rc == DSEKP_OK ? as_text(out, n) : std::string();
     return rc;
+  }
+
+  // INIT -> ACK between `dev` and `edge` at `now_s` (Unix seconds).
+  void handshake_with(RealEdge& edge, std::uint32_t now_s) {
+    ASSERT_TRUE(edge.salt_ok && edge.secret_ok);
+    std::size_t n = 0;
+    ASSERT_EQ(dsekp_device_begin_session(&dev, now_s, out, sizeof out, &n), DSEKP_OK);
+    dsekp::InitFrame init;
+    ASSERT_EQ(dsekp::decode_init(dsekp::ByteView(out, n), init), dsekp::Error::ok);
+    dsekp::InitOutcome outcome;
+    ASSERT_EQ(edge.protocol.handle_init(init, edge.secret, edge.state, std::uint64_t{now_s} * 1000,
+                                        edge.rng, outcome),
+              dsekp::Error::ok);
+    std::uint8_t ack[512];
+    ASSERT_EQ(dsekp::encode(outcome.ack, dsekp::Encoding::json, ack, n), dsekp::Error::ok);
+    ASSERT_EQ(dsekp_device_handle_ack(&dev, ack, n), DSEKP_OK);
   }
 
   Material material;
@@ -196,26 +229,9 @@ TEST_F(DeviceApi, CurrentInitIsTheSameBytesForRetransmission) {
 }
 
 TEST_F(DeviceApi, SessionWithTheRealEdgeOnOpenSsl) {
-  dsekp::OpenSslCrypto edge_crypto;
-  dsekp::OpenSslRng edge_rng;
-  dsekp::EdgeConfig config;
-  ASSERT_EQ(config.edge_salt.assign(material.salt), dsekp::Error::ok);
-  dsekp::EdgeProtocol edge(edge_crypto, config);
-  dsekp::EdgeDeviceState state;
-  dsekp::DevSecret secret;
-  ASSERT_TRUE(secret.assign(material.secret));
-
+  RealEdge edge(material);
   const std::uint32_t now_s = 1'800'000'000;
-  std::size_t n = 0;
-  ASSERT_EQ(dsekp_device_begin_session(&dev, now_s, out, sizeof out, &n), DSEKP_OK);
-  dsekp::InitFrame init;
-  ASSERT_EQ(dsekp::decode_init(dsekp::ByteView(out, n), init), dsekp::Error::ok);
-  dsekp::InitOutcome outcome;
-  ASSERT_EQ(edge.handle_init(init, secret, state, std::uint64_t{now_s} * 1000, edge_rng, outcome),
-            dsekp::Error::ok);
-  std::uint8_t wire[2048];
-  ASSERT_EQ(dsekp::encode(outcome.ack, dsekp::Encoding::json, wire, n), dsekp::Error::ok);
-  ASSERT_EQ(dsekp_device_handle_ack(&dev, wire, n), DSEKP_OK);
+  ASSERT_NO_FATAL_FAILURE(handshake_with(edge, now_s));
 
   for (int i = 0; i < 3; ++i) {
     const std::string reading = "{\"t\":2" + std::to_string(i) + ".0,\"h\":40.0}";
@@ -225,14 +241,18 @@ TEST_F(DeviceApi, SessionWithTheRealEdgeOnOpenSsl) {
     ASSERT_EQ(dsekp::decode_data(text(frame), dsekp::Direction::uplink, data), dsekp::Error::ok);
     std::uint8_t plain[64];
     dsekp::DataOutcome opened;
-    ASSERT_EQ(edge.open_data(data, state, std::uint64_t{now_s} * 1000 + i, plain, opened),
-              dsekp::Error::ok);
+    ASSERT_EQ(
+        edge.protocol.open_data(data, edge.state, std::uint64_t{now_s} * 1000 + i, plain, opened),
+        dsekp::Error::ok);
     EXPECT_EQ(as_text(plain, opened.plaintext_size), reading);
   }
   dsekp::DataFrame down;
   const std::string command = "{\"led\":1}";
-  ASSERT_EQ(edge.seal_downlink(state, text(command), std::uint64_t{now_s} * 1000 + 5, down),
-            dsekp::Error::ok);
+  ASSERT_EQ(
+      edge.protocol.seal_downlink(edge.state, text(command), std::uint64_t{now_s} * 1000 + 5, down),
+      dsekp::Error::ok);
+  std::uint8_t wire[2048];
+  std::size_t n = 0;
   ASSERT_EQ(dsekp::encode(down, dsekp::Encoding::compact, wire, n), dsekp::Error::ok);
   std::uint8_t plain[64];
   std::size_t m = 0;
@@ -249,25 +269,12 @@ TEST_F(DeviceApi, FullSizeFramesInExactBuffersBothWaysWithTheRealEdge) {
     script = golden_script();
     params = params_for(material, script, encoding);
     ASSERT_EQ(dsekp_device_init(&dev, &params), DSEKP_OK);
-    dsekp::OpenSslCrypto edge_crypto;
-    dsekp::OpenSslRng edge_rng;
-    dsekp::EdgeConfig config;
-    ASSERT_EQ(config.edge_salt.assign(material.salt), dsekp::Error::ok);
-    dsekp::EdgeProtocol edge(edge_crypto, config);
-    dsekp::EdgeDeviceState state;
-    dsekp::DevSecret secret;
-    ASSERT_TRUE(secret.assign(material.secret));
+    RealEdge edge(material);
     const std::uint32_t now_s = 1'800'000'000;
     const std::uint64_t now_ms = std::uint64_t{now_s} * 1000;
-    std::size_t n = 0;
-    ASSERT_EQ(dsekp_device_begin_session(&dev, now_s, out, sizeof out, &n), DSEKP_OK);
-    dsekp::InitFrame init;
-    ASSERT_EQ(dsekp::decode_init(dsekp::ByteView(out, n), init), dsekp::Error::ok);
-    dsekp::InitOutcome outcome;
-    ASSERT_EQ(edge.handle_init(init, secret, state, now_ms, edge_rng, outcome), dsekp::Error::ok);
+    ASSERT_NO_FATAL_FAILURE(handshake_with(edge, now_s));
     std::uint8_t wire[2048];
-    ASSERT_EQ(dsekp::encode(outcome.ack, dsekp::Encoding::json, wire, n), dsekp::Error::ok);
-    ASSERT_EQ(dsekp_device_handle_ack(&dev, wire, n), DSEKP_OK);
+    std::size_t n = 0;
 
     for (const std::size_t len : {std::size_t{DSEKP_MAX_PAYLOAD_SIZE}, std::size_t{0},
                                   std::size_t{47}, std::size_t{DSEKP_MAX_PAYLOAD_SIZE - 1}}) {
@@ -284,12 +291,13 @@ TEST_F(DeviceApi, FullSizeFramesInExactBuffersBothWaysWithTheRealEdge) {
           dsekp::Error::ok);
       std::vector<std::uint8_t> plain(DSEKP_MAX_PAYLOAD_SIZE);
       dsekp::DataOutcome opened;
-      ASSERT_EQ(edge.open_data(data, state, now_ms, plain, opened), dsekp::Error::ok) << len;
+      ASSERT_EQ(edge.protocol.open_data(data, edge.state, now_ms, plain, opened), dsekp::Error::ok)
+          << len;
       EXPECT_EQ(std::vector<std::uint8_t>(plain.begin(), plain.begin() + opened.plaintext_size),
                 reading);
 
       dsekp::DataFrame down;
-      ASSERT_EQ(edge.seal_downlink(state, reading, now_ms, down), dsekp::Error::ok);
+      ASSERT_EQ(edge.protocol.seal_downlink(edge.state, reading, now_ms, down), dsekp::Error::ok);
       const auto enc =
           encoding == DSEKP_ENCODING_JSON ? dsekp::Encoding::json : dsekp::Encoding::compact;
       ASSERT_EQ(dsekp::encode(down, enc, wire, n), dsekp::Error::ok);
