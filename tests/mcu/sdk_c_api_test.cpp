@@ -353,6 +353,55 @@ TEST_F(DeviceApi, OverlappingBuffersAreRefusedAndAFailedOpenLeavesNothing) {
   EXPECT_EQ(as_text(plain, m), g("down0_plaintext"));
 }
 
+// Downlinks above the protocol's payload cap, in a plaintext buffer large enough to hold them:
+// the cap is the protocol's, not the buffer's (an attacker on the broker sends these), and
+// nothing is left in the buffer.
+TEST_F(DeviceApi, OversizedDownlinksAreRefusedWhateverTheBuffer) {
+  begin();
+  ASSERT_EQ(ack(g("ack_json")), DSEKP_OK);
+  // Base64 of n zero bytes.
+  const auto zeros_b64 = [](std::size_t n) {
+    std::string s(n / 3 * 4, 'A');
+    if (n % 3 == 1) s += "AA==";
+    if (n % 3 == 2) s += "AAA=";
+    return s;
+  };
+  const auto json_down = [&](std::size_t ct_len) {
+    return R"({"seq":1,"dev_id":"esp32-01","sessctr_id":4660,"ciphertext":")" + zeros_b64(ct_len) +
+           R"(","iv":"AAAAAAAAAAAAAAAA","tag":"AAAAAAAAAAAAAAAAAAAAAA==","sendts_ms":1})";
+  };
+  std::string compact_1025 =
+      "\x04\x08"
+      "esp32-01";
+  compact_1025 += std::string("\x12\x34\0\0\0\x01\0\0\0\0\0\0\0\x01", 14);
+  compact_1025 += std::string(1025 + 16, '\0');
+  const std::pair<std::string, int> cases[] = {
+      {json_down(1025), DSEKP_ERR_PAYLOAD_TOO_LARGE},
+      {json_down(1026), DSEKP_ERR_PAYLOAD_TOO_LARGE},
+      {json_down(1029), DSEKP_ERR_PAYLOAD_TOO_LARGE},
+      {compact_1025, DSEKP_ERR_PAYLOAD_TOO_LARGE},
+      {"{" + std::string(2047, ' ') + "}", DSEKP_ERR_FRAME_TOO_LARGE},
+  };
+  std::vector<std::uint8_t> plain(4096);
+  for (const auto& [wire, expected] : cases) {
+    std::fill(plain.begin(), plain.end(), 0x5a);
+    std::size_t m = 99;
+    EXPECT_EQ(dsekp_device_open_downlink(&dev, reinterpret_cast<const std::uint8_t*>(wire.data()),
+                                         wire.size(), plain.data(), plain.size(), &m),
+              expected)
+        << wire.size();
+    EXPECT_EQ(m, 0u);
+    EXPECT_EQ(std::count(plain.begin(), plain.end(), 0), static_cast<long>(plain.size()));
+  }
+  // The session is untouched: the genuine downlink still opens.
+  const std::string genuine = g("down0_json");
+  std::size_t m = 0;
+  ASSERT_EQ(dsekp_device_open_downlink(&dev, reinterpret_cast<const std::uint8_t*>(genuine.data()),
+                                       genuine.size(), plain.data(), plain.size(), &m),
+            DSEKP_OK);
+  EXPECT_EQ(as_text(plain.data(), m), g("down0_plaintext"));
+}
+
 TEST_F(DeviceApi, ProtocolErrorsAreNamedAndChangeNothing) {
   std::string frame;
   EXPECT_EQ(seal("x", 1, frame), DSEKP_ERR_NO_SESSION);
