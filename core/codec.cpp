@@ -1,10 +1,12 @@
 // The public codec API (dsekp/codec.hpp): size limits, encoding detection, encoder argument
-// checks, and dispatch to the JSON or compact profile.
+// checks, and dispatch to the JSON or compact profile (either may be left out of a firmware
+// build: dsekp/encodings_built.hpp).
 #include "dsekp/codec.hpp"
 
 #include "codec_compact.hpp"
 #include "codec_json.hpp"
 #include "codec_limits.hpp"
+#include "dsekp/encodings_built.hpp"
 
 namespace dsekp {
 namespace {
@@ -37,11 +39,26 @@ bool ciphertext_placement_ok(ByteView ciphertext, MutableByteView out) noexcept 
          out.size() >= max_encoded_data_size(ciphertext.size());
 }
 
+// A profile left out of the build is never referenced, so the linker drops its code.
 template <typename Frame>
 Error dispatch_encode(const Frame& f, Encoding enc, MutableByteView out,
                       std::size_t& written) noexcept {
-  return enc == Encoding::json ? codec_detail::json::encode(f, out, written)
-                               : codec_detail::compact::encode(f, out, written);
+  if (enc == Encoding::json) {
+    if constexpr (kJsonEncodingBuilt) return codec_detail::json::encode(f, out, written);
+  } else {
+    if constexpr (kCompactEncodingBuilt) return codec_detail::compact::encode(f, out, written);
+  }
+  return Error::invalid_argument;
+}
+
+template <typename DecodeJson, typename DecodeCompact>
+Error dispatch_decode(ByteView wire, DecodeJson&& json, DecodeCompact&& compact) noexcept {
+  if (detect_encoding(wire) == Encoding::json) {
+    if constexpr (kJsonEncodingBuilt) return json();
+  } else {
+    if constexpr (kCompactEncodingBuilt) return compact();
+  }
+  return Error::unknown_frame_type;
 }
 
 }  // namespace
@@ -89,14 +106,16 @@ Error encode(const RekeyFrame& f, Encoding enc, MutableByteView out,
 
 Error decode_init(ByteView wire, InitFrame& out) noexcept {
   if (const Error e = check_size(wire); e != Error::ok) return e;
-  return detect_encoding(wire) == Encoding::json ? codec_detail::json::decode_init(wire, out)
-                                                 : codec_detail::compact::decode_init(wire, out);
+  return dispatch_decode(
+      wire, [&] { return codec_detail::json::decode_init(wire, out); },
+      [&] { return codec_detail::compact::decode_init(wire, out); });
 }
 
 Error decode_ack(ByteView wire, AckFrame& out) noexcept {
   if (const Error e = check_size(wire); e != Error::ok) return e;
-  return detect_encoding(wire) == Encoding::json ? codec_detail::json::decode_ack(wire, out)
-                                                 : codec_detail::compact::decode_ack(wire, out);
+  return dispatch_decode(
+      wire, [&] { return codec_detail::json::decode_ack(wire, out); },
+      [&] { return codec_detail::compact::decode_ack(wire, out); });
 }
 
 Error decode_data(ByteView wire, Direction direction, DataFrame& out) noexcept {
@@ -110,21 +129,23 @@ Error decode_data(ByteView wire, Direction direction, DataFrameView& out,
   out.ciphertext = ByteView();
   if (const Error e = check_size(wire); e != Error::ok) return e;
   if (overlap(wire, ciphertext)) return Error::invalid_argument;
-  return detect_encoding(wire) == Encoding::json
-             ? codec_detail::json::decode_data(wire, direction, out, ciphertext)
-             : codec_detail::compact::decode_data(wire, direction, out, ciphertext);
+  return dispatch_decode(
+      wire, [&] { return codec_detail::json::decode_data(wire, direction, out, ciphertext); },
+      [&] { return codec_detail::compact::decode_data(wire, direction, out, ciphertext); });
 }
 
 Error decode_psk(ByteView wire, PskFrame& out) noexcept {
   if (const Error e = check_size(wire); e != Error::ok) return e;
-  return detect_encoding(wire) == Encoding::json ? codec_detail::json::decode_psk(wire, out)
-                                                 : codec_detail::compact::decode_psk(wire, out);
+  return dispatch_decode(
+      wire, [&] { return codec_detail::json::decode_psk(wire, out); },
+      [&] { return codec_detail::compact::decode_psk(wire, out); });
 }
 
 Error decode_rekey(ByteView wire, RekeyFrame& out) noexcept {
   if (const Error e = check_size(wire); e != Error::ok) return e;
-  return detect_encoding(wire) == Encoding::json ? codec_detail::json::decode_rekey(wire, out)
-                                                 : codec_detail::compact::decode_rekey(wire, out);
+  return dispatch_decode(
+      wire, [&] { return codec_detail::json::decode_rekey(wire, out); },
+      [&] { return codec_detail::compact::decode_rekey(wire, out); });
 }
 
 std::size_t max_encoded_data_size(std::size_t payload_size) noexcept {

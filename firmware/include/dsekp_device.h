@@ -76,7 +76,10 @@ enum {
   DSEKP_ERROR_COUNT = 43
 };
 
-/** Wire encoding of the frames this device sends (it accepts both on receipt). */
+/** Wire encoding of the frames this device sends. The device accepts both on receipt, unless
+ *  the library was built with DSEKP_CODEC_NO_JSON or DSEKP_CODEC_NO_COMPACT (docs/FIRMWARE.md):
+ *  then it sends and accepts only the other, and dsekp_device_init refuses the left-out one
+ *  with DSEKP_ERR_INVALID_ARGUMENT. */
 typedef enum { DSEKP_ENCODING_JSON = 0, DSEKP_ENCODING_COMPACT = 1 } dsekp_encoding;
 
 /** The topics of one device (PROTOCOL.md section 2). */

@@ -6,7 +6,10 @@
  * plaintext), then repeats a session through the client driver with a recording "MQTT client",
  * and measures the stack each API call really uses by painting the stack below main's frame
  * (printed as "IMAGE stack <call> <bytes>"; the static bound is scripts/mcu/stack_report.py's).
- * Output goes through semihosting; ends with "IMAGE_DONE <checks> failures=<n>". */
+ * Output goes through semihosting; ends with "IMAGE_DONE <checks> failures=<n>".
+ * Built twice: on the full device path (sdk_image) and on one built for JSON alone
+ * (sdk_image_json, DSEKP_CODEC_NO_COMPACT), which also checks that the compact encoding is
+ * refused there. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +197,21 @@ int main(void) {
         "client opens the downlink");
   report_stack("dsekp_client_on_message(down)");
   check(same(plain, n, golden_down0_plaintext, GOLDEN_DOWN0_PLAINTEXT_LEN), "client downlink");
+
+#ifdef DSEKP_CODEC_NO_COMPACT
+  /* 2b. A device path built for JSON alone neither sends nor accepts the compact encoding. */
+  {
+    dsekp_device_params compact = params;
+    compact.encoding = DSEKP_ENCODING_COMPACT;
+    check(dsekp_device_init(&device, &compact) == DSEKP_ERR_INVALID_ARGUMENT,
+          "JSON-only build: a compact device is refused");
+    static const uint8_t compact_frame[] = {0x02, 0x01, 0x00, 0x00};
+    check(dsekp_client_on_message(&client, dsekp_client_topic(&client, DSEKP_TOPIC_DOWN),
+                                  compact_frame, sizeof compact_frame, plain, sizeof plain,
+                                  &n) == DSEKP_ERR_UNKNOWN_FRAME_TYPE,
+          "JSON-only build: a compact frame is an unknown frame type");
+  }
+#endif
 
   /* 3. The pool is sized for one session: a second one finds it full and fails cleanly (no
    * fallback to a heap), while the first keeps working. */

@@ -11,6 +11,7 @@
 #include "crypto/mbedtls/mbedtls_crypto.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/device_session.hpp"
+#include "dsekp/encodings_built.hpp"
 #include "dsekp/error.hpp"
 
 namespace {
@@ -152,6 +153,12 @@ extern "C" {
 int dsekp_device_init(dsekp_device* dev, const dsekp_device_params* params) {
   if (dev == nullptr || params == nullptr || params->random == nullptr ||
       params->dev_id == nullptr || params->dev_secret == nullptr || params->edge_salt == nullptr) {
+    return DSEKP_ERR_INVALID_ARGUMENT;
+  }
+  // A value outside the enum, or an encoding this build left out (encodings_built.hpp).
+  const bool compact = params->encoding == DSEKP_ENCODING_COMPACT;
+  if ((!compact && params->encoding != DSEKP_ENCODING_JSON) ||
+      !dsekp::encoding_built(compact ? dsekp::Encoding::compact : dsekp::Encoding::json)) {
     return DSEKP_ERR_INVALID_ARGUMENT;
   }
   std::memset(dev, 0, sizeof *dev);

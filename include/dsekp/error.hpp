@@ -14,7 +14,7 @@ enum class [[nodiscard]] Error : std::uint8_t{
     // Decoding: the bytes are not a well-formed frame of the expected kind.
     frame_empty,           // zero-length input
     frame_too_large,       // input longer than the frame size cap
-    unknown_frame_type,    // first byte is neither '{' nor the expected compact type byte
+    unknown_frame_type,    // first byte not '{' nor the compact type, or its encoding not built
     truncated,             // compact frame ends before a fixed-size field
     trailing_bytes,        // bytes after the end of the frame
     json_syntax,           // not valid JSON (as far as the tokenizer sees)

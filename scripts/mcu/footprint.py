@@ -14,7 +14,9 @@ sdk_image_main.c, a firmware-shaped program that uses only the SDK).
   No heap: none of the allocator symbols (malloc, free, operator new/delete, sbrk, ...) is
     defined in any of the linked programs (nm), so none can have been called.
 
-Usage: footprint.py TARGET_BUILD_DIR [--json OUT.json] [--check]
+Usage: footprint.py TARGET_BUILD_DIR [--image sdk_image_json] [--json OUT.json] [--check]
+  --image: the SDK image on the device path built for JSON alone (DSEKP_CODEC_NO_COMPACT)
+  instead of the full one (sdk_image);
   --check: exit 1 if a heap symbol is linked, the stack analysis fails, or a call used more stack
   in the image than its static bound (the ctest mode); budget misses are reported, and are
   failures only with --check-budget."""
@@ -36,16 +38,16 @@ HEAP_SYMBOLS = re.compile(
 
 COMPONENTS = [
     # (key, label, in budget, pattern on the map's input file)
-    ("core", "DSEKP protocol core (core/)", True, r"libdsekp_core_mcu\.a"),
-    ("backend", "DSEKP mbedTLS backend (crypto/mbedtls/)", True, r"libdsekp_backend_mcu\.a"),
-    ("sdk", "DSEKP SDK (C API + client driver)", True, r"libdsekp_sdk_mcu\.a"),
+    ("core", "DSEKP protocol core (core/)", True, r"libdsekp_core_mcu(_json)?\.a"),
+    ("backend", "DSEKP mbedTLS backend (crypto/mbedtls/)", True, r"libdsekp_backend_mcu(_json)?\.a"),
+    ("sdk", "DSEKP SDK (C API + client driver)", True, r"libdsekp_sdk_mcu(_json)?\.a"),
     ("pool", "mbedTLS allocator pool (firmware/src)", True, r"dsekp_pool_mcu\.dir"),
     ("mbedtls", "mbedTLS 2.28 (AES, GCM, cipher, MD, SHA-256, base64, platform)", True,
      r"libmbedtls_mcu\.a"),
     ("save_restore", "libgcc's shared register saves (RISC-V -msave-restore)", True,
      r"libgcc\.a\(save-restore\.o\)"),
     ("board", "board glue (not counted)", False, r"libdsekp_board_mcu\.a"),
-    ("app", "the image's main() and test scaffolding (not counted)", False, r"sdk_image\.dir"),
+    ("app", "the image's main() and test scaffolding (not counted)", False, r"sdk_image(_json)?\.dir"),
     ("libc", "picolibc, libgcc, crt0 (not counted)", False, r"^/usr/"),
 ]
 DEVICE_API = ["dsekp_device_init", "dsekp_device_begin_session", "dsekp_device_note_init_sent",
@@ -94,9 +96,9 @@ def parse_map(path):
     return entries
 
 
-def sizes(target_dir):
+def sizes(target_dir, image):
     table = {key: {"text": 0, "rodata": 0, "data": 0, "bss": 0} for key, *_ in COMPONENTS}
-    for section, size, source in parse_map(os.path.join(target_dir, "sdk_image.map")):
+    for section, size, source in parse_map(os.path.join(target_dir, image + ".map")):
         kind = kind_of(section)
         if kind is None or size == 0:
             continue
@@ -120,8 +122,8 @@ def heap_symbols(target, elf):
     return found
 
 
-def measured_stack(target_dir):
-    path = os.path.join(target_dir, "sdk_image.out")
+def measured_stack(target_dir, image):
+    path = os.path.join(target_dir, image + ".out")
     used, state = {}, None
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
@@ -135,12 +137,12 @@ def measured_stack(target_dir):
     return used, state
 
 
-def report(target_dir):
+def report(target_dir, image="sdk_image"):
     target = os.path.basename(os.path.normpath(target_dir))
-    table = sizes(target_dir)
-    elf = os.path.join(target_dir, "sdk_image.elf")
+    table = sizes(target_dir, image)
+    elf = os.path.join(target_dir, image + ".elf")
     heap = {}
-    for program in ("sdk_image", "kat", "golden", "cost"):
+    for program in (image, "kat", "golden", "cost"):
         p = os.path.join(target_dir, program + ".elf")
         if os.path.exists(p):
             heap[program] = heap_symbols(target, p)
@@ -149,7 +151,7 @@ def report(target_dir):
     for entry in DEVICE_API + CLIENT_API:
         total, path = analysis.worst(entry)
         stack[entry] = {"bytes": total, "path": path}
-    used, state = measured_stack(target_dir)
+    used, state = measured_stack(target_dir, image)
     budget = [k for k, _, counted, _ in COMPONENTS if counted]
     flash = sum(table[k]["text"] + table[k]["rodata"] for k in budget)
     flash_with_data = flash + sum(table[k]["data"] for k in budget)
@@ -159,7 +161,7 @@ def report(target_dir):
     device_bytes = state[0] if state else None
     ram = static_ram + (device_bytes or 0) + device_stack
     return {
-        "target": target,
+        "target": target, "image": image,
         "components": {k: dict(table[k], label=label, counted=counted)
                        for k, label, counted, _ in COMPONENTS},
         "flash_budget_bytes": flash, "flash_budget_bytes_with_data_init": flash_with_data,
@@ -174,7 +176,8 @@ def report(target_dir):
 
 
 def markdown(r):
-    out = ["### %s" % r["target"], "",
+    title = r["target"] if r["image"] == "sdk_image" else "%s, JSON only" % r["target"]
+    out = ["### %s" % title, "",
            "| component | text | rodata | data | bss | flash (text+rodata) | RAM (data+bss) |",
            "|---|---:|---:|---:|---:|---:|---:|"]
     for c in r["components"].values():
@@ -212,7 +215,11 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     try:
-        r = report(args[0])
+        image = args[args.index("--image") + 1] if "--image" in args else "sdk_image"
+        if image not in ("sdk_image", "sdk_image_json"):
+            print("footprint: no SDK image called %s" % image, file=sys.stderr)
+            return 2
+        r = report(args[0], image)
     except stack_report.Unbounded as e:
         print("footprint: stack analysis failed: %s" % e, file=sys.stderr)
         return 1

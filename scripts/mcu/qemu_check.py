@@ -4,7 +4,8 @@
   qemu_check.py kat    TARGET BUILD_DIR              the KAT suite passed (KAT_DONE, failures=0)
   qemu_check.py golden TARGET BUILD_DIR GOLDEN.json  every golden-trace value the target printed
                                                      equals the JSON's, and none is missing
-  qemu_check.py image  TARGET BUILD_DIR              the SDK image's self-checks passed
+  qemu_check.py image  TARGET BUILD_DIR [PROGRAM]    the SDK image's self-checks passed
+                                                     (PROGRAM: sdk_image, or sdk_image_json)
   qemu_check.py cost   TARGET BUILD_DIR              cost.elf under -icount: calibration exact
 
 BUILD_DIR is scripts/mcu/build.sh's OUT_DIR (programs in BUILD_DIR/TARGET/). The program's
@@ -93,8 +94,12 @@ def main() -> int:
         run(target, build, "kat")
     elif kind == "golden" and len(sys.argv) == 5:
         check_golden(target, build, sys.argv[4])
-    elif kind == "image":
-        run(target, build, "sdk_image")
+    elif kind == "image" and len(sys.argv) <= 5:
+        program = sys.argv[4] if len(sys.argv) == 5 else "sdk_image"
+        if program not in ("sdk_image", "sdk_image_json"):
+            print("qemu_check.py: no SDK image called %s" % program, file=sys.stderr)
+            return 2
+        run(target, build, program)
     elif kind == "cost":
         check_cost(target, build)
     else:

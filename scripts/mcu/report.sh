@@ -14,6 +14,7 @@ for target in "${DSEKP_MCU_TARGETS[@]}"; do
   python3 "$DSEKP_ROOT/scripts/mcu/qemu_check.py" kat "$target" "$out"
   python3 "$DSEKP_ROOT/scripts/mcu/qemu_check.py" golden "$target" "$out" "$golden"
   python3 "$DSEKP_ROOT/scripts/mcu/qemu_check.py" image "$target" "$out"
+  python3 "$DSEKP_ROOT/scripts/mcu/qemu_check.py" image "$target" "$out" sdk_image_json
   python3 "$DSEKP_ROOT/scripts/mcu/qemu_check.py" cost "$target" "$out"
 done
 {
@@ -28,6 +29,12 @@ done
   for target in "${DSEKP_MCU_TARGETS[@]}"; do
     python3 "$DSEKP_ROOT/scripts/mcu/footprint.py" "$out/$target" --check \
       --json "$out/$target/footprint.json"
+  done
+  echo "## Footprint (SDK image, device path built for JSON alone: DSEKP_CODEC_NO_COMPACT)"
+  echo
+  for target in "${DSEKP_MCU_TARGETS[@]}"; do
+    python3 "$DSEKP_ROOT/scripts/mcu/footprint.py" "$out/$target" --image sdk_image_json \
+      --check --json "$out/$target/footprint_json.json"
   done
   echo "## Instructions per protocol step"
   echo

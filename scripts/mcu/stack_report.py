@@ -199,9 +199,16 @@ IMAGE_PARTS = ["mbedtls_mcu", "dsekp_pool_mcu", "dsekp_core_mcu", "dsekp_backend
                "dsekp_sdk_mcu", "dsekp_board_mcu"]
 
 
+# The device path's own targets, built once per encoding set (sdk_image_json links the "_json"
+# ones).
+DEVICE_PATH_PARTS = ["dsekp_core_mcu", "dsekp_backend_mcu", "dsekp_sdk_mcu"]
+
+
 def image_files(target_dir, program, ext):
     files = []
-    for part in IMAGE_PARTS + [program]:
+    suffix = "_json" if program.endswith("_json") else ""
+    parts = [p + suffix if p in DEVICE_PATH_PARTS else p for p in IMAGE_PARTS]
+    for part in parts + [program]:
         files += glob.glob(os.path.join(target_dir, "CMakeFiles", part + ".dir", "**", "*" + ext),
                            recursive=True)
     return files

@@ -27,6 +27,10 @@ int dsekp_sdk_c_smoke(void) {
   params.random = pattern_random;
 
   static dsekp_device dev; /* static: how firmware would hold it */
+  /* An encoding outside the enum (C lets any int through) is refused, not taken for JSON. */
+  params.encoding = (dsekp_encoding)2;
+  if (dsekp_device_init(&dev, &params) != DSEKP_ERR_INVALID_ARGUMENT) return 9;
+  params.encoding = DSEKP_ENCODING_COMPACT;
   if (dsekp_device_init(&dev, &params) != DSEKP_OK) return 1;
   uint8_t init[DSEKP_MAX_INIT_SIZE];
   size_t n = 0;
