@@ -155,9 +155,13 @@ int dsekp_device_init(dsekp_device* dev, const dsekp_device_params* params) {
       params->dev_id == nullptr || params->dev_secret == nullptr || params->edge_salt == nullptr) {
     return DSEKP_ERR_INVALID_ARGUMENT;
   }
-  // A value outside the enum, or an encoding this build left out (encodings_built.hpp).
-  const bool compact = params->encoding == DSEKP_ENCODING_COMPACT;
-  if ((!compact && params->encoding != DSEKP_ENCODING_JSON) ||
+  // A value outside the enum, or an encoding this build left out (encodings_built.hpp). Read as
+  // its integer: a C caller may store any int there, which is no value of the C++ enum type.
+  using EncodingValue = std::underlying_type_t<dsekp_encoding>;
+  EncodingValue encoding_value;
+  std::memcpy(&encoding_value, &params->encoding, sizeof encoding_value);
+  const bool compact = encoding_value == static_cast<EncodingValue>(DSEKP_ENCODING_COMPACT);
+  if ((!compact && encoding_value != static_cast<EncodingValue>(DSEKP_ENCODING_JSON)) ||
       !dsekp::encoding_built(compact ? dsekp::Encoding::compact : dsekp::Encoding::json)) {
     return DSEKP_ERR_INVALID_ARGUMENT;
   }
