@@ -252,6 +252,17 @@ void run_account_remove(const KeysOptions& options) {
                options.dev_id.c_str());
 }
 
+// Reads one account without rewriting the broker files (which broker-config --reveal does).
+void run_account_show(const KeysOptions& options) {
+  auto registry = open_registry(options.db, OpenMode::existing_only);
+  edge::ServiceAccount account;
+  check(registry->account(options.dev_id, account));
+  nlohmann::ordered_json out{{"username", account.login.username},
+                             {"role", edge::account_role_name(account.role)}};
+  if (options.reveal) out["password"] = account.login.password;
+  std::cout << out.dump(2) << "\n";
+}
+
 void run_account_list(const KeysOptions& options) {
   auto registry = open_registry(options.db, OpenMode::existing_only);
   std::vector<edge::ServiceAccount> accounts;
@@ -405,6 +416,12 @@ void add_keys_command(CLI::App& app) {
   account_remove->add_option("NAME", o->dev_id, "User name")->required();
   add_db_option(account_remove, *o);
   account_remove->callback([o] { run_account_remove(*o); });
+  CLI::App* account_show =
+      account->add_subcommand("show", "Show one account (its password only with --reveal)");
+  account_show->add_option("NAME", o->dev_id, "User name")->required();
+  add_db_option(account_show, *o);
+  account_show->add_flag("--reveal", o->reveal, "Also print the account's broker password");
+  account_show->callback([o] { run_account_show(*o); });
   CLI::App* account_list = account->add_subcommand("list", "List the accounts (no passwords)");
   add_db_option(account_list, *o);
   account_list->callback([o] { run_account_list(*o); });

@@ -347,6 +347,16 @@ TEST_F(KeysCliTest, AccountsAreAddedListedWrittenAndRemoved) {
   EXPECT_EQ(r.exit_code, 1) << "a device's name";
   r = keys({"account", "add", "telegraf", "--role", "edge", "--db", db_});
   EXPECT_EQ(r.exit_code, 1) << "another role under the same name";
+  // Reading a password back needs no broker-config run (which rewrites the broker's files).
+  r = keys({"account", "show", "telegraf", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(json::parse(r.out).contains("password")) << r.out;
+  r = keys({"account", "show", "telegraf", "--db", db_, "--reveal"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["password"], reader["password"]);
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("broker")));
+  r = keys({"account", "show", "nobody", "--db", db_});
+  EXPECT_EQ(r.exit_code, 1);
 
   const std::string out_dir = dir_.file("broker");
   r = keys({"broker-config", "--db", db_, "--out-dir", out_dir, "--edge-user", "edge"});
