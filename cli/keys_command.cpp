@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -68,6 +70,17 @@ void check(const RegistryStatus& status) {
   if (!status.ok()) throw std::runtime_error(status.message());
 }
 
+/// Refuses an --out FILE that cannot be written before the registry changes: the material of an
+/// add or a rotate exists only once the registry has it.
+void check_out_file_writable(const KeysOptions& options) {
+  if (options.out_file.empty()) return;
+  std::filesystem::path parent = std::filesystem::path(options.out_file).parent_path();
+  if (parent.empty()) parent = ".";
+  if (::access(parent.c_str(), W_OK | X_OK) != 0)
+    throw std::runtime_error("--out " + options.out_file + ": cannot write into " +
+                             parent.string() + ": " + std::strerror(errno));
+}
+
 /// --broker's HOST:PORT, or a usage error (exit 2) naming what is wrong with it.
 edge::BrokerAddress broker_argument(const std::string& text) {
   edge::BrokerAddress broker;
@@ -112,6 +125,7 @@ nlohmann::ordered_json info_json(const edge::DeviceInfo& info) {
 
 void run_add(const KeysOptions& options) {
   (void)broker_argument(options.broker);  // before anything is created
+  check_out_file_writable(options);
   auto registry = open_registry(options.db, OpenMode::create_if_missing);
   edge::DeviceMaterial material;
   check(registry->add(options.dev_id, material));
@@ -125,6 +139,7 @@ void run_add(const KeysOptions& options) {
 
 void run_rotate(const KeysOptions& options) {
   (void)broker_argument(options.broker);  // before the old keys are gone
+  check_out_file_writable(options);
   auto registry = open_registry(options.db, OpenMode::existing_only);
   edge::DeviceMaterial material;
   check(registry->rotate(options.dev_id, material));
@@ -208,6 +223,8 @@ void run_broker_config(const KeysOptions& options) {
   broker.topic_prefix = options.prefix;
   broker.psk_baseline = options.psk_baseline;
   broker.broker_group = options.broker_group.value_or(default_broker_group());
+  if (!broker.broker_group.empty() && ::getgrnam(broker.broker_group.c_str()) == nullptr)
+    throw UsageError("--broker-group: no group \"" + broker.broker_group + "\" on this machine");
   check(edge::write_broker_config(*registry, options.out_dir, broker, files));
   std::cout << files.conf_lines;
   std::fprintf(stderr,

@@ -9,11 +9,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <system_error>
 
+#include "broker_local_files.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "edge/mqtt/mqtt_limits.hpp"
 #include "mosquitto_password.hpp"
@@ -41,51 +40,11 @@ std::string per_device_user_lines(const std::vector<std::string>& device_users,
   return out;
 }
 
-// The operator's file `name` in `dir`: "" if there is none. Capped so that a stray large file
-// cannot make broker-config build an unbounded password file.
-constexpr std::uintmax_t kMaxLocalFileBytes = 1 << 20;
-
-RegistryStatus read_local_file(const std::filesystem::path& dir, std::string_view name,
-                               bool holds_hashes, std::string& out) {
-  out.clear();
-  const std::string path = (dir / name).string();
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return {};
-    return {RegistryErrc::io, "cannot stat " + path + ": " + std::strerror(errno)};
-  }
-  if (!S_ISREG(st.st_mode)) return {RegistryErrc::io, path + " is not a regular file"};
-  if (static_cast<std::uintmax_t>(st.st_size) > kMaxLocalFileBytes)
-    return {RegistryErrc::io, path + " is larger than 1 MiB"};
-  // Password hashes can be attacked offline: the generated passwd is never open to others, so
-  // neither may the file whose lines go into it.
-  if (holds_hashes && (st.st_mode & 0007) != 0)
-    return {RegistryErrc::insecure_file,
-            path + " holds password hashes but is open to others; run: chmod o-rwx " + path};
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) return {RegistryErrc::io, "cannot read " + path};
-  out = text.str();
-  if (!out.empty() && out.back() != '\n') out += '\n';
-  return {};
-}
-
-// passwd.local's user names (the part before ':' of each line that is not blank or a comment).
-RegistryStatus local_password_users(std::string_view text, const std::string& path,
-                                    std::vector<std::string>& users) {
-  std::istringstream lines{std::string(text)};
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    if (line.empty() || line.front() == '#') continue;
-    const auto colon = line.find(':');
-    if (colon == 0 || colon == std::string::npos)
-      return {RegistryErrc::invalid_argument,
-              path + " line " + std::to_string(number) +
-                  ": not a \"user:hash\" line (make them with mosquitto_passwd)"};
-    users.push_back(line.substr(0, colon));
-  }
-  return {};
+// Why giving a file to the broker's group failed, when that is the likely reason.
+std::string group_hint(int err) {
+  return err == EPERM ? " (giving files to a group needs root or membership of it; an empty "
+                        "broker group keeps them private to you)"
+                      : "";
 }
 
 // The broker group's id, or kKeepGroup when there is none.
@@ -200,85 +159,102 @@ std::string broker_conf_lines(const std::string& password_file, const std::strin
          password_file + "\nacl_file " + acl_file + "\n";
 }
 
+namespace {
+
+// The directory the files go into: created 0750 in the broker's group (0700 without one); an
+// existing one is given the group and g+rx when this user owns it, since a directory the broker
+// cannot enter makes the files' own modes moot.
+RegistryStatus prepare_directory(const std::string& out_dir, gid_t group,
+                                 std::filesystem::path& dir) {
+  const bool shared = group != kKeepGroup;
+  std::error_code ec;
+  const bool created = std::filesystem::create_directories(out_dir, ec);
+  if (ec) return {RegistryErrc::io, "cannot create " + out_dir + ": " + ec.message()};
+  dir = std::filesystem::absolute(out_dir, ec);
+  if (ec) return {RegistryErrc::io, "cannot resolve " + out_dir + ": " + ec.message()};
+  struct stat st {};
+  if (::stat(out_dir.c_str(), &st) != 0) {
+    const int err = errno;
+    return {RegistryErrc::io, "cannot stat " + out_dir + ": " + std::strerror(err)};
+  }
+  mode_t mode = st.st_mode & 07777;
+  if (created) mode = shared ? 0750 : 0700;
+  if (shared) mode |= 0050;
+  if (!created && !shared) return {};
+  if (shared && st.st_gid != group &&
+      ::chown(out_dir.c_str(), static_cast<uid_t>(-1), group) != 0) {
+    const int err = errno;
+    return {RegistryErrc::io, "cannot give " + out_dir + " to the broker's group: " +
+                                  std::strerror(err) + group_hint(err)};
+  }
+  if (mode != (st.st_mode & 07777) && ::chmod(out_dir.c_str(), mode) != 0) {
+    const int err = errno;
+    return {RegistryErrc::io, "cannot chmod " + out_dir + ": " + std::strerror(err)};
+  }
+  return {};
+}
+
+}  // namespace
+
 RegistryStatus write_broker_config(DeviceRegistry& registry, const std::string& out_dir,
                                    const BrokerConfigOptions& options, BrokerConfigFiles& out) {
+  // Everything is checked before the registry or any file changes.
   if (const std::string why = topic_prefix_problem(options.topic_prefix); !why.empty())
     return {RegistryErrc::invalid_argument, why};
-  if (auto s = registry.set_edge_broker_user(options.edge_user, out.edge); !s.ok()) return s;
-  BrokerConfigOptions effective = options;
-  if (auto s = registry.uplink_topics(effective.uplink_topics); !s.ok()) return s;
-  if (auto s = registry.accounts(out.accounts); !s.ok()) return s;
-  const bool has_downlink =
-      std::any_of(out.accounts.begin(), out.accounts.end(),
-                  [](const ServiceAccount& a) { return a.role == AccountRole::downlink; });
-  if (!has_downlink) {
-    ServiceAccount added;
-    if (auto s = registry.add_account(kDefaultDownlinkUser, AccountRole::downlink, added); !s.ok())
-      return s;
-    if (auto s = registry.accounts(out.accounts); !s.ok()) return s;
-  }
-  std::vector<BrokerAccount> logins;
-  if (auto s = registry.device_broker_accounts(logins); !s.ok()) return s;
-  out.devices = logins.size();
-  for (const ServiceAccount& a : out.accounts) logins.push_back(a.login);
-
   gid_t group = kKeepGroup;
   if (auto s = broker_gid(options.broker_group, group); !s.ok()) return s;
-  const bool shared = group != kKeepGroup;
+  BrokerConfigOptions effective = options;
+  if (auto s = registry.uplink_topics(effective.uplink_topics); !s.ok()) return s;
+  std::vector<ServiceAccount> accounts;
+  if (auto s = registry.accounts(accounts); !s.ok()) return s;
+  std::vector<BrokerAccount> device_logins;
+  if (auto s = registry.device_broker_accounts(device_logins); !s.ok()) return s;
+  const bool has_downlink =
+      std::any_of(accounts.begin(), accounts.end(),
+                  [](const ServiceAccount& a) { return a.role == AccountRole::downlink; });
 
-  std::error_code ec;
-  // A directory we create holds the password file: open only to the broker's group, if any.
-  if (std::filesystem::create_directories(out_dir, ec)) {
-    std::filesystem::permissions(out_dir,
-                                 shared ? std::filesystem::perms::owner_all |
-                                              std::filesystem::perms::group_read |
-                                              std::filesystem::perms::group_exec
-                                        : std::filesystem::perms::owner_all,
-                                 ec);
-    if (!ec && shared && ::chown(out_dir.c_str(), static_cast<uid_t>(-1), group) != 0)
-      ec = std::error_code(errno, std::generic_category());
-  }
-  if (ec) return {RegistryErrc::io, "cannot create " + out_dir + ": " + ec.message()};
-  const auto dir = std::filesystem::absolute(out_dir, ec);
-  if (ec) return {RegistryErrc::io, "cannot resolve " + out_dir + ": " + ec.message()};
-  out.password_file = (dir / "passwd").string();
-  out.acl_file = (dir / "acl").string();
-
-  std::string local_passwd;
-  std::string local_acl;
-  if (auto s = read_local_file(dir, kLocalPasswordFile, true, local_passwd); !s.ok()) return s;
-  if (auto s = read_local_file(dir, kLocalAclFile, false, local_acl); !s.ok()) return s;
-  std::vector<std::string> local_users;
-  if (auto s = local_password_users(local_passwd, (dir / kLocalPasswordFile).string(), local_users);
-      !s.ok())
-    return s;
-  std::set<std::string> registry_users;
-  std::vector<std::string> device_users;
-  for (std::size_t i = 0; i < logins.size(); ++i) {
-    registry_users.insert(logins[i].username);
-    if (i < out.devices) device_users.push_back(logins[i].username);
-  }
-  for (const std::string& user : local_users)
+  std::filesystem::path dir;
+  if (auto s = prepare_directory(out_dir, group, dir); !s.ok()) return s;
+  LocalBrokerFiles local;
+  if (auto s = read_local_broker_files(dir, local); !s.ok()) return s;
+  std::set<std::string> registry_users{options.edge_user};
+  if (!has_downlink) registry_users.insert(std::string(kDefaultDownlinkUser));
+  for (const BrokerAccount& d : device_logins) registry_users.insert(d.username);
+  for (const ServiceAccount& a : accounts) registry_users.insert(a.login.username);
+  for (const std::string& user : local.passwd_users)
     if (registry_users.count(user) != 0)
       return {RegistryErrc::name_conflict,
               std::string(kLocalPasswordFile) + " has an account \"" + user +
                   "\", which is also a registry account: rename or remove one of them"};
 
+  if (auto s = registry.set_edge_broker_user(options.edge_user, out.edge); !s.ok()) return s;
+  if (!has_downlink) {
+    ServiceAccount added;
+    if (auto s = registry.add_account(kDefaultDownlinkUser, AccountRole::downlink, added); !s.ok())
+      return s;
+  }
+  if (auto s = registry.accounts(out.accounts); !s.ok()) return s;
+  std::vector<BrokerAccount> logins = device_logins;
+  out.devices = logins.size();
+  std::vector<std::string> device_users;
+  for (const BrokerAccount& d : device_logins) device_users.push_back(d.username);
+  for (const ServiceAccount& a : out.accounts) logins.push_back(a.login);
+  out.password_file = (dir / "passwd").string();
+  out.acl_file = (dir / "acl").string();
+
   OpenSslRng rng;
   std::string passwd;
   if (auto s = broker_password_file_text(logins, rng, passwd); !s.ok()) return s;
-  if (!local_passwd.empty()) passwd += local_passwd;
-  if (auto s = write_file_atomically(out.password_file, passwd, shared ? 0640 : 0600, group);
-      !s.ok()) {
-    if (shared)
-      return {s.code(), s.message() + " (giving files to group \"" + options.broker_group +
-                            "\" needs root or membership of it; an empty broker group keeps "
-                            "them private to you)"};
-    return s;
-  }
+  passwd += local.passwd;
+  // The ACL first: a new ACL beside the old passwd grants nothing to a login that does not
+  // exist yet, while a new passwd beside the old ACL could let a new account in ungoverned.
   if (auto s = write_file_atomically(
-          out.acl_file, broker_acl_text(out.accounts, device_users, effective, local_acl), 0644,
+          out.acl_file, broker_acl_text(out.accounts, device_users, effective, local.acl), 0644,
           group);
+      !s.ok())
+    return s;
+  if (auto s = write_file_atomically(out.password_file, passwd, group != kKeepGroup ? 0640 : 0600,
+                                     group);
       !s.ok())
     return s;
   out.conf_lines = broker_conf_lines(out.password_file, out.acl_file);

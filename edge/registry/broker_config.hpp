@@ -40,8 +40,8 @@
 //
 // Accounts the operator keeps outside the registry (a Telegraf reader, a bridge) go into
 // `passwd.local` and `acl.local` in the same directory, which broker-config reads and never
-// writes: their lines are appended to the generated files, and a user name that is also a
-// registry account is refused rather than shadowed.
+// writes (broker_local_files.hpp): their lines are appended to the generated files, and a user
+// name that is also a registry account is refused rather than shadowed.
 //
 // The ACL has no pattern without %u (Mosquitto warns about each one on every load): grants that
 // are the same for every device but name no device (the shared uplink topics, psk/data) are
@@ -70,10 +70,6 @@ struct BrokerConfigOptions {
   /// The group the broker reads `passwd` through (see above); empty: none.
   std::string broker_group = {};
 };
-
-/// The operator's own files next to the generated ones (read, never written).
-inline constexpr std::string_view kLocalPasswordFile = "passwd.local";
-inline constexpr std::string_view kLocalAclFile = "acl.local";
 
 /// The ACL file's text for `accounts` (the registry's non-device accounts) and the devices'
 /// user names, followed by `local_acl` (acl.local's text, or empty).
