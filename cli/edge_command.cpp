@@ -20,6 +20,7 @@
 #include "edge/logging/log_options.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/text_encoding.hpp"
+#include "usage_error.hpp"
 
 namespace dsekp::cli {
 namespace {
@@ -55,14 +56,14 @@ struct SendArgs {
 void parse_broker(const std::string& text, std::string& host, std::uint16_t& port) {
   const auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0)
-    throw std::runtime_error("--broker: expected HOST:PORT, got \"" + text + "\"");
+    throw UsageError("--broker: expected HOST:PORT, got \"" + text + "\"");
   unsigned long value = 0;
   try {
     value = std::stoul(text.substr(colon + 1));
   } catch (const std::exception&) {
-    throw std::runtime_error("--broker: expected HOST:PORT, got \"" + text + "\"");
+    throw UsageError("--broker: expected HOST:PORT, got \"" + text + "\"");
   }
-  if (value == 0 || value > 65535) throw std::runtime_error("--broker: port out of range");
+  if (value == 0 || value > 65535) throw UsageError("--broker: port out of range");
   host = text.substr(0, colon);
   port = static_cast<std::uint16_t>(value);
 }
@@ -87,11 +88,11 @@ int run_send(const SendArgs& a) {
   edge::admin::AdminClientOptions o;
   parse_broker(a.broker, o.host, o.port);
   o.topic_prefix = a.prefix;
-  if (a.timeout_s <= 0 || a.timeout_s > 3600) throw std::runtime_error("--timeout: 0 < S <= 3600");
+  if (a.timeout_s <= 0 || a.timeout_s > 3600) throw UsageError("--timeout: 0 < S <= 3600");
   o.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_s * 1000));
   // The registry holds the admin key every request is signed with (the edge refuses the rest).
   if (a.db.empty())
-    throw std::runtime_error("--db is required: the registry holds the admin key the edge checks");
+    throw UsageError("--db is required: the registry holds the admin key the edge checks");
   std::unique_ptr<edge::DeviceRegistry> registry;
   if (const auto s = edge::DeviceRegistry::open(a.db, edge::OpenMode::existing_only, registry);
       !s.ok())
@@ -131,7 +132,7 @@ int run_send(const SendArgs& a) {
     request.request_id = edge::to_hex(ByteView(random.data(), random.size()));
   }
   if (!edge::admin::valid_request_id(request.request_id))
-    throw std::runtime_error("--request-id: 1-64 of [A-Za-z0-9._-]");
+    throw UsageError("--request-id: 1-64 of [A-Za-z0-9._-]");
   edge::admin::sign(
       key, a.prefix, request,
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -200,19 +201,19 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (a.republish) o.republish = true;
   if (a.no_republish) o.republish = false;
   if (a.psk_baseline) o.psk_baseline = true;
-  if (broker.empty()) throw std::runtime_error("--broker is required");
-  if (o.registry_db.empty()) throw std::runtime_error("--db is required");
+  if (broker.empty()) throw UsageError("--broker is required (on the command line or in --config)");
+  if (o.registry_db.empty()) throw UsageError("--db is required");
   parse_broker(broker, o.broker_host, o.broker_port);
-  if (o.csv && o.logs_dir.empty()) throw std::runtime_error("--logs-dir is required (or --no-csv)");
+  if (o.csv && o.logs_dir.empty()) throw UsageError("--logs-dir is required (or --no-csv)");
   if (!o.store.empty() && o.store != "sqlite" && o.store.rfind("redis://", 0) != 0)
-    throw std::runtime_error("--store: expected sqlite or redis://HOST[:PORT][/PREFIX], got \"" +
-                             o.store + "\"");
+    throw UsageError("--store: expected sqlite or redis://HOST[:PORT][/PREFIX], got \"" + o.store +
+                     "\"");
   if (!o.shared_group.empty() && (o.mqtt_version == "3.1.1" || o.mqtt_version == "311"))
-    throw std::runtime_error(
+    throw UsageError(
         "--shared-group needs MQTT 5 shared subscriptions; it cannot be used with "
         "--mqtt-version 3.1.1");
   if (!o.shared_group.empty() && o.shared_group.find_first_of("/+#") != std::string::npos)
-    throw std::runtime_error("--shared-group: a group name may not contain '/', '+' or '#'");
+    throw UsageError("--shared-group: a group name may not contain '/', '+' or '#'");
   return o;
 }
 

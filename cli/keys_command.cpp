@@ -1,11 +1,18 @@
 // `dsekp keys add|list|show|remove|rotate|broker-config` (see keys_command.hpp).
 #include "keys_command.hpp"
 
+#include <grp.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,6 +21,8 @@
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_material.hpp"
 #include "edge/registry/device_registry.hpp"
+#include "edge/registry/secure_file.hpp"
+#include "usage_error.hpp"
 
 namespace dsekp::cli {
 namespace {
@@ -21,6 +30,22 @@ namespace {
 using edge::DeviceRegistry;
 using edge::OpenMode;
 using edge::RegistryStatus;
+
+// Debian's mosquitto package runs the broker as user and group mosquitto. The files go to that
+// group by default when this process can give them to it (root, or a member); otherwise they
+// stay private to the invoking user (e.g. the dsekp user of the package, whose files an
+// administrator installs for the broker).
+std::string default_broker_group() {
+  constexpr const char* kDebianBrokerGroup = "mosquitto";
+  const struct group* g = ::getgrnam(kDebianBrokerGroup);
+  if (g == nullptr) return {};
+  if (::geteuid() == 0 || ::getegid() == g->gr_gid) return kDebianBrokerGroup;
+  std::vector<gid_t> groups(static_cast<std::size_t>(std::max(::getgroups(0, nullptr), 0)));
+  const int n = ::getgroups(static_cast<int>(groups.size()), groups.data());
+  for (int i = 0; i < n; ++i)
+    if (groups[static_cast<std::size_t>(i)] == g->gr_gid) return kDebianBrokerGroup;
+  return {};
+}
 
 struct KeysOptions {
   std::string db;
@@ -31,16 +56,37 @@ struct KeysOptions {
   bool as_json = false;
   bool psk_baseline = false;
   std::string out_dir;
+  std::string out_file;  // material to this file (0600) instead of stdout
   std::string edge_user;
   std::string prefix;
   std::string role;
-  std::string uplink_topics;          // empty: show the current setting
-  edge::daemon::StateLocation state;  // registry_db is filled from `db` when used
+  std::string uplink_topics;                // empty: show the current setting
+  std::optional<std::string> broker_group;  // unset: "mosquitto" where that group exists
+  edge::daemon::StateLocation state;        // registry_db is filled from `db` when used
 };
 
 /// Registry failures become exceptions here, at the CLI boundary, where main() prints them.
 void check(const RegistryStatus& status) {
   if (!status.ok()) throw std::runtime_error(status.message());
+}
+
+/// Refuses an --out FILE that cannot be written before the registry changes: the material of an
+/// add or a rotate exists only once the registry has it.
+void check_out_file_writable(const KeysOptions& options) {
+  if (options.out_file.empty()) return;
+  std::filesystem::path parent = std::filesystem::path(options.out_file).parent_path();
+  if (parent.empty()) parent = ".";
+  if (::access(parent.c_str(), W_OK | X_OK) != 0)
+    throw std::runtime_error("--out " + options.out_file + ": cannot write into " +
+                             parent.string() + ": " + std::strerror(errno));
+}
+
+/// --broker's HOST:PORT, or a usage error (exit 2) naming what is wrong with it.
+edge::BrokerAddress broker_argument(const std::string& text) {
+  edge::BrokerAddress broker;
+  if (const auto s = edge::parse_broker_address(text, broker); !s.ok())
+    throw UsageError("--broker: " + s.message());
+  return broker;
 }
 
 std::unique_ptr<DeviceRegistry> open_registry(const std::string& path, OpenMode mode) {
@@ -50,12 +96,24 @@ std::unique_ptr<DeviceRegistry> open_registry(const std::string& path, OpenMode 
 }
 
 void print_material(const edge::DeviceMaterial& material, const KeysOptions& options) {
-  edge::BrokerAddress broker;
-  check(edge::parse_broker_address(options.broker, broker));
+  const edge::BrokerAddress broker = broker_argument(options.broker);
   const auto mode =
       options.psk_baseline ? edge::MaterialMode::with_psk_baseline : edge::MaterialMode::dsekp_only;
-  std::cout << (options.format == "header" ? edge::material_c_header(material, broker, mode)
-                                           : edge::material_json(material, broker, mode));
+  const std::string text = options.format == "header"
+                               ? edge::material_c_header(material, broker, mode)
+                               : edge::material_json(material, broker, mode);
+  if (options.out_file.empty()) {
+    std::cout << text;
+    return;
+  }
+  // The material holds DEV_SECRET: a file of its own, 0600 from its first byte (a shell's
+  // `> FILE` would leave it as the umask says, usually 0644).
+  if (const auto s = edge::write_file_atomically(options.out_file, text, 0600); !s.ok())
+    throw std::runtime_error(s.message() + " (the registry has the device: `dsekp keys show " +
+                             material.broker_username +
+                             " --reveal --out FILE` writes its material again)");
+  std::fprintf(stderr, "dsekp keys: wrote the material of %s to %s (mode 0600).\n",
+               material.broker_username.c_str(), options.out_file.c_str());
 }
 
 nlohmann::ordered_json info_json(const edge::DeviceInfo& info) {
@@ -66,9 +124,8 @@ nlohmann::ordered_json info_json(const edge::DeviceInfo& info) {
 }
 
 void run_add(const KeysOptions& options) {
-  // Validate the broker address before creating anything.
-  edge::BrokerAddress broker;
-  check(edge::parse_broker_address(options.broker, broker));
+  (void)broker_argument(options.broker);  // before anything is created
+  check_out_file_writable(options);
   auto registry = open_registry(options.db, OpenMode::create_if_missing);
   edge::DeviceMaterial material;
   check(registry->add(options.dev_id, material));
@@ -81,8 +138,8 @@ void run_add(const KeysOptions& options) {
 }
 
 void run_rotate(const KeysOptions& options) {
-  edge::BrokerAddress broker;
-  check(edge::parse_broker_address(options.broker, broker));
+  (void)broker_argument(options.broker);  // before the old keys are gone
+  check_out_file_writable(options);
   auto registry = open_registry(options.db, OpenMode::existing_only);
   edge::DeviceMaterial material;
   check(registry->rotate(options.dev_id, material));
@@ -165,6 +222,9 @@ void run_broker_config(const KeysOptions& options) {
   broker.edge_user = options.edge_user;
   broker.topic_prefix = options.prefix;
   broker.psk_baseline = options.psk_baseline;
+  broker.broker_group = options.broker_group.value_or(default_broker_group());
+  if (!broker.broker_group.empty() && ::getgrnam(broker.broker_group.c_str()) == nullptr)
+    throw UsageError("--broker-group: no group \"" + broker.broker_group + "\" on this machine");
   check(edge::write_broker_config(*registry, options.out_dir, broker, files));
   std::cout << files.conf_lines;
   std::fprintf(stderr,
@@ -183,7 +243,7 @@ void run_account_add(const KeysOptions& options) {
   auto registry = open_registry(options.db, OpenMode::existing_only);
   edge::AccountRole role = edge::AccountRole::edge;
   if (!edge::parse_account_role(options.role, role))
-    throw std::runtime_error("--role: edge, reader or downlink");
+    throw UsageError("--role: edge, reader or downlink");
   edge::ServiceAccount account;
   check(registry->add_account(options.dev_id, role, account));
   std::cout << nlohmann::ordered_json{{"username", account.login.username},
@@ -207,6 +267,17 @@ void run_account_remove(const KeysOptions& options) {
                "dsekp keys: removed account %s. Rerun `dsekp keys broker-config` and reload the "
                "broker (SIGHUP) to revoke its login.\n",
                options.dev_id.c_str());
+}
+
+// Reads one account without rewriting the broker files (which broker-config --reveal does).
+void run_account_show(const KeysOptions& options) {
+  auto registry = open_registry(options.db, OpenMode::existing_only);
+  edge::ServiceAccount account;
+  check(registry->account(options.dev_id, account));
+  nlohmann::ordered_json out{{"username", account.login.username},
+                             {"role", edge::account_role_name(account.role)}};
+  if (options.reveal) out["password"] = account.login.password;
+  std::cout << out.dump(2) << "\n";
 }
 
 void run_account_list(const KeysOptions& options) {
@@ -261,6 +332,8 @@ void add_material_options(CLI::App* command, KeysOptions& options) {
   command->add_flag("--psk-baseline", options.psk_baseline,
                     "Include the static PSK key of the paper's baseline (for the comparison "
                     "experiment only)");
+  command->add_option("--out", options.out_file,
+                      "Write the material to FILE (mode 0600) instead of standard output");
 }
 
 }  // namespace
@@ -323,6 +396,12 @@ void add_keys_command(CLI::App& app) {
   broker->add_option("--prefix", o->prefix, "Topic prefix of the deployment, e.g. site1/");
   broker->add_flag("--psk-baseline", o->psk_baseline,
                    "Let devices publish and edges read psk/data (the comparison experiment)");
+  broker->add_option("--broker-group", o->broker_group,
+                     "Group the broker reads passwd through: passwd 0640 and a new --out-dir "
+                     "0750 in it (default: mosquitto, when that group exists and this user may "
+                     "give files to it; \"\": none, files private to you). Accounts of your own go "
+                     "in passwd.local and "
+                     "acl.local in --out-dir, appended and never written");
   broker->add_flag("--reveal", o->reveal, "Also print the passwords of the non-device accounts");
   broker->callback([o] { run_broker_config(*o); });
 
@@ -354,6 +433,12 @@ void add_keys_command(CLI::App& app) {
   account_remove->add_option("NAME", o->dev_id, "User name")->required();
   add_db_option(account_remove, *o);
   account_remove->callback([o] { run_account_remove(*o); });
+  CLI::App* account_show =
+      account->add_subcommand("show", "Show one account (its password only with --reveal)");
+  account_show->add_option("NAME", o->dev_id, "User name")->required();
+  add_db_option(account_show, *o);
+  account_show->add_flag("--reveal", o->reveal, "Also print the account's broker password");
+  account_show->callback([o] { run_account_show(*o); });
   CLI::App* account_list = account->add_subcommand("list", "List the accounts (no passwords)");
   add_db_option(account_list, *o);
   account_list->callback([o] { run_account_list(*o); });

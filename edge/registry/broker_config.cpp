@@ -1,10 +1,18 @@
 // Mosquitto password + ACL files from the registry (see broker_config.hpp).
 #include "broker_config.hpp"
 
+#include <grp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <set>
 #include <system_error>
 
+#include "broker_local_files.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "edge/mqtt/mqtt_limits.hpp"
 #include "mosquitto_password.hpp"
@@ -20,6 +28,37 @@ std::string lines_for(const std::vector<ServiceAccount>& accounts, AccountRole r
   for (const ServiceAccount& a : accounts)
     if (a.role == role) out += "user " + a.login.username + "\n" + grants;
   return out;
+}
+
+// Grants every device account has that name no device: one block per device, since a Mosquitto
+// pattern without %u or %c draws a warning on every load.
+std::string per_device_user_lines(const std::vector<std::string>& device_users,
+                                  const std::string& grants) {
+  if (grants.empty()) return {};
+  std::string out;
+  for (const std::string& user : device_users) out += "user " + user + "\n" + grants;
+  return out;
+}
+
+// Why giving a file to the broker's group failed, when that is the likely reason.
+std::string group_hint(int err) {
+  return err == EPERM ? " (giving files to a group needs root or membership of it; an empty "
+                        "broker group keeps them private to you)"
+                      : "";
+}
+
+// The broker group's id, or kKeepGroup when there is none.
+RegistryStatus broker_gid(const std::string& group, gid_t& out) {
+  out = kKeepGroup;
+  if (group.empty()) return {};
+  const struct group* g = ::getgrnam(group.c_str());
+  if (g == nullptr)
+    return {RegistryErrc::invalid_argument,
+            "no group \"" + group +
+                "\" on this machine (the broker's own group; none: pass an "
+                "empty broker group)"};
+  out = g->gr_gid;
+  return {};
 }
 
 }  // namespace
@@ -38,17 +77,25 @@ std::string topic_prefix_problem(std::string_view prefix) {
 }
 
 std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
-                            const BrokerConfigOptions& options) {
+                            const std::vector<std::string>& device_users,
+                            const BrokerConfigOptions& options, std::string_view local_acl) {
   const std::string& p = options.topic_prefix;
   const std::string psk_read = options.psk_baseline ? "topic read " + p + "psk/data\n" : "";
-  const std::string psk_write = options.psk_baseline ? "pattern write " + p + "psk/data\n" : "";
+  const std::string psk_write = options.psk_baseline ? "topic write " + p + "psk/data\n" : "";
   // Per-device topics bind what a device account may publish to its own dev_id (the edge checks
   // the frame's dev_id against the topic's); shared ones let it publish frames naming any device.
   const bool per_device = options.uplink_topics == UplinkTopics::per_device;
-  const std::string uplink_write =
-      per_device
-          ? "pattern write " + p + "dsekp/init/%u\n" + "pattern write " + p + "dsekp/data/%u\n"
-          : "pattern write " + p + "dsekp/init\n" + "pattern write " + p + "dsekp/data\n";
+  const std::string uplink_patterns = per_device ? "pattern write " + p + "dsekp/init/%u\n" +
+                                                       "pattern write " + p + "dsekp/data/%u\n"
+                                                 : "";
+  const std::string shared_writes =
+      (per_device ? ""
+                  : "topic write " + p + "dsekp/init\n" + "topic write " + p + "dsekp/data\n") +
+      psk_write;
+  const std::string local = local_acl.empty()
+                                ? ""
+                                : "\n# The operator's own accounts (" + std::string(kLocalAclFile) +
+                                      ", never written by dsekp).\n" + std::string(local_acl);
   return "# DSEKP broker ACL, written by `dsekp keys broker-config`: regenerate, do not edit.\n"
          "# Client ids are the user names (use_username_as_clientid): no account can take over\n"
          "# another's session.\n"
@@ -73,8 +120,9 @@ std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
          "\n"
          "# Devices (user name = dev_id) publish uplink frames and read only their own ACK,\n"
          "# downlink and REKEY topics.\n" +
-         uplink_write + psk_write + "pattern read " + p + "dsekp/init/ack/%u\n" + "pattern read " +
-         p + "dsekp/down/%u\n" + "pattern read " + p + "dsekp/rekey/%u\n";
+         per_device_user_lines(device_users, shared_writes) + uplink_patterns + "pattern read " +
+         p + "dsekp/init/ack/%u\n" + "pattern read " + p + "dsekp/down/%u\n" + "pattern read " + p +
+         "dsekp/rekey/%u\n" + local;
 }
 
 RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accounts, Rng& rng,
@@ -92,10 +140,8 @@ RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accou
 std::string broker_conf_lines(const std::string& password_file, const std::string& acl_file) {
   return "# DSEKP broker security (dsekp keys broker-config). Put these lines AFTER the\n"
          "# `listener` line of the port devices use (use_username_as_clientid is the listener's\n"
-         "# own: repeat it after every other listener line). The broker's user must be able to\n"
-         "# read both files (e.g. chown mosquitto " +
-         password_file +
-         ").\n"
+         "# own: repeat it after every other listener line). The broker reads both files as\n"
+         "# its own user: broker-config gives them to the broker's group (see its --help).\n"
          "per_listener_settings false\n"
          "allow_anonymous false\n"
          "# Every client id is replaced by the user name: no account can take over another's\n"
@@ -113,43 +159,102 @@ std::string broker_conf_lines(const std::string& password_file, const std::strin
          password_file + "\nacl_file " + acl_file + "\n";
 }
 
+namespace {
+
+// The directory the files go into: created 0750 in the broker's group (0700 without one); an
+// existing one is given the group and g+rx when this user owns it, since a directory the broker
+// cannot enter makes the files' own modes moot.
+RegistryStatus prepare_directory(const std::string& out_dir, gid_t group,
+                                 std::filesystem::path& dir) {
+  const bool shared = group != kKeepGroup;
+  std::error_code ec;
+  const bool created = std::filesystem::create_directories(out_dir, ec);
+  if (ec) return {RegistryErrc::io, "cannot create " + out_dir + ": " + ec.message()};
+  dir = std::filesystem::absolute(out_dir, ec);
+  if (ec) return {RegistryErrc::io, "cannot resolve " + out_dir + ": " + ec.message()};
+  struct stat st {};
+  if (::stat(out_dir.c_str(), &st) != 0) {
+    const int err = errno;
+    return {RegistryErrc::io, "cannot stat " + out_dir + ": " + std::strerror(err)};
+  }
+  mode_t mode = st.st_mode & 07777;
+  if (created) mode = shared ? 0750 : 0700;
+  if (shared) mode |= 0050;
+  if (!created && !shared) return {};
+  if (shared && st.st_gid != group &&
+      ::chown(out_dir.c_str(), static_cast<uid_t>(-1), group) != 0) {
+    const int err = errno;
+    return {RegistryErrc::io, "cannot give " + out_dir + " to the broker's group: " +
+                                  std::strerror(err) + group_hint(err)};
+  }
+  if (mode != (st.st_mode & 07777) && ::chmod(out_dir.c_str(), mode) != 0) {
+    const int err = errno;
+    return {RegistryErrc::io, "cannot chmod " + out_dir + ": " + std::strerror(err)};
+  }
+  return {};
+}
+
+}  // namespace
+
 RegistryStatus write_broker_config(DeviceRegistry& registry, const std::string& out_dir,
                                    const BrokerConfigOptions& options, BrokerConfigFiles& out) {
+  // Everything is checked before the registry or any file changes.
   if (const std::string why = topic_prefix_problem(options.topic_prefix); !why.empty())
     return {RegistryErrc::invalid_argument, why};
-  if (auto s = registry.set_edge_broker_user(options.edge_user, out.edge); !s.ok()) return s;
+  gid_t group = kKeepGroup;
+  if (auto s = broker_gid(options.broker_group, group); !s.ok()) return s;
   BrokerConfigOptions effective = options;
   if (auto s = registry.uplink_topics(effective.uplink_topics); !s.ok()) return s;
-  if (auto s = registry.accounts(out.accounts); !s.ok()) return s;
+  std::vector<ServiceAccount> accounts;
+  if (auto s = registry.accounts(accounts); !s.ok()) return s;
+  std::vector<BrokerAccount> device_logins;
+  if (auto s = registry.device_broker_accounts(device_logins); !s.ok()) return s;
   const bool has_downlink =
-      std::any_of(out.accounts.begin(), out.accounts.end(),
+      std::any_of(accounts.begin(), accounts.end(),
                   [](const ServiceAccount& a) { return a.role == AccountRole::downlink; });
+
+  std::filesystem::path dir;
+  if (auto s = prepare_directory(out_dir, group, dir); !s.ok()) return s;
+  LocalBrokerFiles local;
+  if (auto s = read_local_broker_files(dir, local); !s.ok()) return s;
+  std::set<std::string> registry_users{options.edge_user};
+  if (!has_downlink) registry_users.insert(std::string(kDefaultDownlinkUser));
+  for (const BrokerAccount& d : device_logins) registry_users.insert(d.username);
+  for (const ServiceAccount& a : accounts) registry_users.insert(a.login.username);
+  for (const std::string& user : local.passwd_users)
+    if (registry_users.count(user) != 0)
+      return {RegistryErrc::name_conflict,
+              std::string(kLocalPasswordFile) + " has an account \"" + user +
+                  "\", which is also a registry account: rename or remove one of them"};
+
+  if (auto s = registry.set_edge_broker_user(options.edge_user, out.edge); !s.ok()) return s;
   if (!has_downlink) {
     ServiceAccount added;
     if (auto s = registry.add_account(kDefaultDownlinkUser, AccountRole::downlink, added); !s.ok())
       return s;
-    if (auto s = registry.accounts(out.accounts); !s.ok()) return s;
   }
-  std::vector<BrokerAccount> logins;
-  if (auto s = registry.device_broker_accounts(logins); !s.ok()) return s;
+  if (auto s = registry.accounts(out.accounts); !s.ok()) return s;
+  std::vector<BrokerAccount> logins = device_logins;
   out.devices = logins.size();
+  std::vector<std::string> device_users;
+  for (const BrokerAccount& d : device_logins) device_users.push_back(d.username);
   for (const ServiceAccount& a : out.accounts) logins.push_back(a.login);
-
-  std::error_code ec;
-  // A directory we create is private: it holds the password file.
-  if (std::filesystem::create_directories(out_dir, ec))
-    std::filesystem::permissions(out_dir, std::filesystem::perms::owner_all, ec);
-  if (ec) return {RegistryErrc::io, "cannot create " + out_dir + ": " + ec.message()};
-  const auto dir = std::filesystem::absolute(out_dir, ec);
-  if (ec) return {RegistryErrc::io, "cannot resolve " + out_dir + ": " + ec.message()};
   out.password_file = (dir / "passwd").string();
   out.acl_file = (dir / "acl").string();
 
   OpenSslRng rng;
   std::string passwd;
   if (auto s = broker_password_file_text(logins, rng, passwd); !s.ok()) return s;
-  if (auto s = write_file_atomically(out.password_file, passwd, 0600); !s.ok()) return s;
-  if (auto s = write_file_atomically(out.acl_file, broker_acl_text(out.accounts, effective), 0644);
+  passwd += local.passwd;
+  // The ACL first: a new ACL beside the old passwd grants nothing to a login that does not
+  // exist yet, while a new passwd beside the old ACL could let a new account in ungoverned.
+  if (auto s = write_file_atomically(
+          out.acl_file, broker_acl_text(out.accounts, device_users, effective, local.acl), 0644,
+          group);
+      !s.ok())
+    return s;
+  if (auto s = write_file_atomically(out.password_file, passwd, group != kKeepGroup ? 0640 : 0600,
+                                     group);
       !s.ok())
     return s;
   out.conf_lines = broker_conf_lines(out.password_file, out.acl_file);

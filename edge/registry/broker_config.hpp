@@ -33,6 +33,20 @@
 // Each edge therefore needs an account of its own (`dsekp keys account add NAME --role edge`),
 // and `dsekp edge send` logs in with a downlink account, never the edge's.
 //
+// Files: the broker reads `passwd` after dropping to its own user (Debian: mosquitto), so with
+// a broker group `passwd` is 0640 and a directory broker-config creates is 0750, both in that
+// group; without one, 0600 and 0700 for a broker running as the invoking user. Rerunning gives
+// the same modes and group every time.
+//
+// Accounts the operator keeps outside the registry (a Telegraf reader, a bridge) go into
+// `passwd.local` and `acl.local` in the same directory, which broker-config reads and never
+// writes (broker_local_files.hpp): their lines are appended to the generated files, and a user
+// name that is also a registry account is refused rather than shadowed.
+//
+// The ACL has no pattern without %u (Mosquitto warns about each one on every load): grants that
+// are the same for every device but name no device (the shared uplink topics, psk/data) are
+// written once per device account.
+//
 // After `keys add/remove/rotate/account`, rerun broker-config and send the broker SIGHUP:
 // Mosquitto re-reads both files then. tests/edge_registry/broker_acl_test.cpp proves all of the
 // above on a real Mosquitto 2.0.11.
@@ -53,11 +67,16 @@ struct BrokerConfigOptions {
   bool psk_baseline = false;  // grant the paper's psk/data topic (the comparison experiment)
   /// What devices may publish on (write_broker_config takes it from the registry).
   UplinkTopics uplink_topics = UplinkTopics::per_device;
+  /// The group the broker reads `passwd` through (see above); empty: none.
+  std::string broker_group = {};
 };
 
-/// The ACL file's text for `accounts` (the registry's non-device accounts).
+/// The ACL file's text for `accounts` (the registry's non-device accounts) and the devices'
+/// user names, followed by `local_acl` (acl.local's text, or empty).
 [[nodiscard]] std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
-                                          const BrokerConfigOptions& options);
+                                          const std::vector<std::string>& device_users,
+                                          const BrokerConfigOptions& options,
+                                          std::string_view local_acl = {});
 
 /// The password file's text: one "$7$" line per account (fresh salts, see mosquitto_password.hpp).
 RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accounts, Rng& rng,
@@ -86,7 +105,10 @@ struct BrokerConfigFiles {
 
 /// Records `options.edge_user` as the default edge's broker user in the registry, adds the
 /// default downlink account if the registry has no downlink account, then writes `passwd` and
-/// `acl` into `out_dir` (created 0700 if missing), each replaced atomically.
+/// `acl` into `out_dir` (created if missing), each replaced atomically, with the operator's
+/// `passwd.local` and `acl.local` appended. Fails (and writes nothing) if the broker group does
+/// not exist or cannot be given the file, or if passwd.local is open to others, is malformed, or
+/// names a registry account.
 RegistryStatus write_broker_config(DeviceRegistry& registry, const std::string& out_dir,
                                    const BrokerConfigOptions& options, BrokerConfigFiles& out);
 

@@ -82,7 +82,7 @@ RegistryStatus check_private_file(const std::string& path) {
 }
 
 RegistryStatus write_file_atomically(const std::string& path, std::string_view contents,
-                                     mode_t mode) {
+                                     mode_t mode, gid_t group) {
   const std::string temp = path + ".tmp." + std::to_string(::getpid());
   ::unlink(temp.c_str());  // a leftover of a crashed run with the same pid
   Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
@@ -95,6 +95,8 @@ RegistryStatus write_file_atomically(const std::string& path, std::string_view c
     ::unlink(temp.c_str());
     return status;
   };
+  if (group != kKeepGroup && ::fchown(fd.get(), static_cast<uid_t>(-1), group) != 0)
+    return fail("cannot change the group of", errno);
   if (::fchmod(fd.get(), mode) != 0) return fail("cannot chmod", errno);
   std::size_t done = 0;
   while (done < contents.size()) {

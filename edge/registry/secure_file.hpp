@@ -22,10 +22,12 @@ RegistryStatus create_file_if_missing(const std::string& path, mode_t mode, bool
 /// bits (what `chmod 600` gives), with a message saying how to fix it.
 RegistryStatus check_private_file(const std::string& path);
 
-/// Writes `contents` to `path` atomically: a temporary file with `mode` in the same directory,
-/// fsync, then rename over `path`. A reader (or a broker reloading on SIGHUP) sees the old file or
-/// the new one, never half of one.
+/// Writes `contents` to `path` atomically: a temporary file with `mode` (and `group`, unless it
+/// is kKeepGroup) in the same directory, fsync, then rename over `path`. A reader (or a broker
+/// reloading on SIGHUP) sees the old file or the new one, never half of one, and never a file
+/// with other permissions than these.
+inline constexpr gid_t kKeepGroup = static_cast<gid_t>(-1);
 RegistryStatus write_file_atomically(const std::string& path, std::string_view contents,
-                                     mode_t mode);
+                                     mode_t mode, gid_t group = kKeepGroup);
 
 }  // namespace dsekp::edge

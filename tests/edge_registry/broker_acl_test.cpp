@@ -9,10 +9,19 @@
 // would have arrived before it had the broker delivered it at all.
 #include <gtest/gtest.h>
 
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_registry.hpp"
@@ -319,6 +328,161 @@ TEST_F(BrokerAclTest, TheBrokerRefusesPacketsOverTheLimit) {
   ASSERT_TRUE(b->publish("dsekp/data", "a frame of normal size"));
   ASSERT_TRUE(e->wait_for_message("dsekp/data"));
   for (const auto& m : e->received()) EXPECT_EQ(m.payload, "a frame of normal size");
+}
+
+// Polls (boundedly) until `user` logs in: a SIGHUP reload is asynchronous.
+bool logs_in_within_10s(int port, const std::string& user, const std::string& password) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    MqttTestClient client(user + "-probe");
+    const auto rc = client.connect(port, user, password);
+    if (rc.has_value() && *rc == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+// The finding: Mosquitto warned on every load about each pattern without %u (the shared uplink
+// topics and psk/data, which this fixture grants).
+TEST_F(BrokerAclTest, LoadingTheAclLogsNoWarning) {
+  device_a();
+  broker_->reload();
+  ASSERT_TRUE(logs_in_within_10s(broker_->port(), "dev-b", b_.broker_password));
+  // (Mosquitto also warns that it runs as root here: not about the ACL.)
+  const std::string log = broker_->log();
+  EXPECT_EQ(log.find("does not contain"), std::string::npos) << log;
+  EXPECT_EQ(log.find("Warning: ACL"), std::string::npos) << log;
+}
+
+// The finding: every run of broker-config rewrote passwd from the registry alone, deleting the
+// accounts an operator had added. Accounts in passwd.local / acl.local survive every run.
+TEST_F(BrokerAclTest, TheOperatorsOwnAccountsSurviveEveryRegeneration) {
+  const std::string local_passwd = dir_.file("broker") + "/passwd.local";
+  ASSERT_EQ(std::system(("mosquitto_passwd -c -b " + local_passwd + " ops ops-secret").c_str()), 0);
+  // Password hashes open to others are refused, whatever mosquitto_passwd's umask gave.
+  std::filesystem::permissions(local_passwd, std::filesystem::perms(0644));
+  BrokerConfigFiles open_to_others;
+  EXPECT_EQ(write_broker_config(*registry_, dir_.file("broker"),
+                                BrokerConfigOptions{"edge", "", true}, open_to_others)
+                .code(),
+            RegistryErrc::insecure_file);
+  std::filesystem::permissions(local_passwd, std::filesystem::perms(0600));
+  {
+    std::ofstream acl(dir_.file("broker") + "/acl.local");
+    acl << "user ops\ntopic read dsekp/data\n";
+  }
+  DeviceMaterial c;
+  ASSERT_TRUE(registry_->add("dev-c", c).ok());
+  write_config();
+  write_config();  // idempotent: a second run keeps them as well
+  broker_->reload();
+  ASSERT_TRUE(logs_in_within_10s(broker_->port(), "ops", "ops-secret"));
+  ASSERT_TRUE(logs_in_within_10s(broker_->port(), "dev-c", c.broker_password));
+  auto ops = login("ops", "ops-secret");
+  ASSERT_EQ(ops->subscribe("dsekp/data"), kGrantedQos1);
+  auto a = device_a();
+  ASSERT_TRUE(a->publish("dsekp/data", "a reading ops may see"));
+  EXPECT_TRUE(ops->wait_for_message("dsekp/data"));
+  device_b();  // the registry's accounts are all still there
+
+  // What the broker would trust but should not: a leading topic line (it would belong to the
+  // last generated account), a name with a blank the broker trims, a symbolic link.
+  const std::string local_acl = dir_.file("broker") + "/acl.local";
+  const auto refused_with = [&](RegistryErrc code, const std::string& text) {
+    BrokerConfigFiles ignored;
+    const auto s = write_broker_config(*registry_, dir_.file("broker"),
+                                       BrokerConfigOptions{"edge", "", true}, ignored);
+    EXPECT_EQ(s.code(), code) << s.message();
+    EXPECT_NE(s.message().find(text), std::string::npos) << s.message();
+  };
+  {
+    std::ofstream acl(local_acl);
+    acl << "# ops\ntopic read dsekp/#\n";
+  }
+  refused_with(RegistryErrc::invalid_argument, "starts with a topic line");
+  {
+    std::ofstream acl(local_acl);
+    acl << "user ops\ntopic read dsekp/data\n";
+  }
+  const std::string good_passwd = test::read_file(local_passwd);
+  {
+    std::ofstream append(local_passwd, std::ios::app);
+    append << " dev-a:" << good_passwd.substr(good_passwd.find(':') + 1);
+  }
+  refused_with(RegistryErrc::invalid_argument, "user names are");
+  std::filesystem::rename(local_passwd, local_passwd + ".real");
+  std::filesystem::create_symlink(local_passwd + ".real", local_passwd);
+  refused_with(RegistryErrc::insecure_file, "symbolic link");
+  std::filesystem::remove(local_passwd);
+  std::filesystem::rename(local_passwd + ".real", local_passwd);
+  {
+    std::ofstream rewrite(local_passwd, std::ios::trunc);
+    rewrite << good_passwd;
+  }
+
+  // A local account may not shadow a registry one; nothing is written then.
+  ASSERT_EQ(std::system(("mosquitto_passwd -b " + local_passwd + " dev-a other").c_str()), 0);
+  const std::string before = test::read_file(files_.password_file);
+  BrokerConfigFiles refused;
+  const auto s = write_broker_config(*registry_, dir_.file("broker"),
+                                     BrokerConfigOptions{"edge", "", true}, refused);
+  EXPECT_EQ(s.code(), RegistryErrc::name_conflict);
+  EXPECT_NE(s.message().find("dev-a"), std::string::npos) << s.message();
+  EXPECT_EQ(test::read_file(files_.password_file), before);
+}
+
+// The finding: broker-config made its directory 0700 and passwd 0600 for root, so Mosquitto,
+// which reads passwd after dropping to its own user, could not open it, and every rerun (after
+// each keys add/rotate/remove) undid a manual chown. Here the broker runs as Debian's does.
+TEST(BrokerFiles, ABrokerRunningAsMosquittoReadsTheFilesAfterEveryRegeneration) {
+  if (::geteuid() != 0 || ::getpwnam("mosquitto") == nullptr || ::getgrnam("mosquitto") == nullptr)
+    GTEST_SKIP() << "needs root and Debian's mosquitto user and group";
+  test::TempDir dir;
+  // The broker's user must be able to reach the directory broker-config writes into.
+  std::filesystem::permissions(
+      dir.path(), std::filesystem::perms::owner_all | std::filesystem::perms::others_exec);
+  // Made private by an earlier run without a broker group: fixed on this one.
+  std::filesystem::create_directory(dir.file("broker"));
+  std::filesystem::permissions(dir.file("broker"), std::filesystem::perms::owner_all);
+  std::unique_ptr<DeviceRegistry> registry;
+  ASSERT_TRUE(
+      DeviceRegistry::open(dir.file("registry.db"), OpenMode::create_if_missing, registry).ok());
+  DeviceMaterial a;
+  ASSERT_TRUE(registry->add("dev-a", a).ok());
+  BrokerConfigOptions options{"edge", "", false};
+  options.broker_group = "mosquitto";
+  BrokerConfigFiles files;
+  ASSERT_TRUE(write_broker_config(*registry, dir.file("broker"), options, files).ok());
+
+  const auto mode = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+    return std::pair<unsigned, gid_t>(st.st_mode & 07777, st.st_gid);
+  };
+  const gid_t mosquitto_gid = ::getgrnam("mosquitto")->gr_gid;
+  EXPECT_EQ(mode(dir.file("broker")), std::make_pair(0750u, mosquitto_gid));
+  EXPECT_EQ(mode(files.password_file), std::make_pair(0640u, mosquitto_gid));
+
+  test::MosquittoBroker broker(dir.path().string(), files.conf_lines, "mosquitto");
+  ASSERT_TRUE(logs_in_within_10s(broker.port(), "dev-a", a.broker_password)) << broker.log();
+  DeviceMaterial b;
+  ASSERT_TRUE(registry->add("dev-b", b).ok());
+  ASSERT_TRUE(write_broker_config(*registry, dir.file("broker"), options, files).ok());
+  EXPECT_EQ(mode(files.password_file), std::make_pair(0640u, mosquitto_gid));
+  broker.reload();
+  EXPECT_TRUE(logs_in_within_10s(broker.port(), "dev-b", b.broker_password)) << broker.log();
+  EXPECT_TRUE(logs_in_within_10s(broker.port(), "dev-a", a.broker_password)) << broker.log();
+
+  // Without a broker group the files stay private to the invoking user, as before.
+  BrokerConfigFiles private_files;
+  ASSERT_TRUE(write_broker_config(*registry, dir.file("private"),
+                                  BrokerConfigOptions{"edge", "", false}, private_files)
+                  .ok());
+  EXPECT_EQ(mode(dir.file("private")).first, 0700u);
+  EXPECT_EQ(mode(private_files.password_file).first, 0600u);
+  options.broker_group = "no-such-group-dsekp";
+  EXPECT_EQ(write_broker_config(*registry, dir.file("other"), options, private_files).code(),
+            RegistryErrc::invalid_argument);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // `dsekp keys` end to end: the built binary is run as a child process against a database in a
 // temp dir, and its output is checked against the registry (opened with the library).
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <memory>
@@ -72,6 +74,37 @@ TEST_F(KeysCliTest, AddPrintsTheMaterialStoredInAPrivateDatabase) {
   EXPECT_EQ(j["broker"]["password"].get<std::string>().size(), 32u);
 }
 
+// The finding: the documented `keys add DEV > DEV.json` left the device's secret in a file the
+// umask made 0644. --out writes it 0600, whatever the umask, and prints nothing secret.
+TEST_F(KeysCliTest, OutWritesTheMaterialToAPrivateFile) {
+  const ::mode_t old_umask = ::umask(022);
+  const std::string file = dir_.file("sensor-2.json");
+  auto r = keys({"add", "sensor-2", "--db", db_, "--out", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "") << "the material went to standard output as well";
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const json written = json::parse(test::read_file(file));
+  EXPECT_EQ(written["dev_id"], "sensor-2");
+
+  const std::string again = dir_.file("sensor-2.h");
+  r = keys({"show", "sensor-2", "--db", db_, "--reveal", "--format", "header", "--out", again});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(::stat(again.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_NE(test::read_file(again).find("DSEKP_DEV_SECRET"), std::string::npos);
+  ::umask(old_umask);
+
+  // An --out that cannot be written is refused before the keys change.
+  r = keys({"rotate", "sensor-2", "--db", db_, "--out", dir_.file("no-such-dir/x.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot write into"), std::string::npos) << r.err;
+  r = keys({"show", "sensor-2", "--db", db_, "--reveal"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["dev_secret_hex"], written["dev_secret_hex"]) << "rotated anyway";
+}
+
 TEST_F(KeysCliTest, UplinkTopicsArePerDeviceUnlessSetToTheSharedOnes) {
   json j = add("sensor-1");
   EXPECT_EQ(j["topics"]["init"], "dsekp/init/sensor-1");
@@ -129,12 +162,34 @@ TEST_F(KeysCliTest, FailuresExitNonZeroWithAMessage) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("no device \"nobody\""), std::string::npos) << r.err;
 
+  // Usage errors exit 2, whether CLI11 or the command finds them; failures exit 1.
   r = keys({"add", "sensor-2", "--db", db_, "--broker", "no-port"});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("invalid broker address"), std::string::npos) << r.err;
-
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--broker: invalid broker address"), std::string::npos) << r.err;
   r = keys({"add", "sensor-3", "--db", db_, "--format", "yaml"});
-  EXPECT_NE(r.exit_code, 0);  // CLI11 refuses the value
+  EXPECT_EQ(r.exit_code, 2);
+  r = keys({"account", "add", "x", "--role", "admin", "--db", db_});
+  EXPECT_EQ(r.exit_code, 2);
+  r = test::run_command({DSEKP_CLI_PATH, "edge", "--broker", "nohost", "--db", db_, "--no-csv"},
+                        dir_.path().string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--broker: expected HOST:PORT"), std::string::npos) << r.err;
+  r = test::run_command({DSEKP_CLI_PATH, "edge", "--db", db_, "--no-csv"}, dir_.path().string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--broker is required"), std::string::npos) << r.err;
+}
+
+// `dsekp --help` lists the subcommands in the order an operator meets them.
+TEST(DsekpCli, HelpListsSubcommandsInTheOrderAnOperatorMeetsThem) {
+  const auto r = test::run_command({DSEKP_CLI_PATH, "--help"}, ".");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::size_t at = 0;
+  for (const char* name :
+       {"keys", "edge", "device", "experiment", "analyze", "bench", "link", "completion"}) {
+    const std::size_t found = r.out.find(std::string("\n  ") + name + " ", at);
+    ASSERT_NE(found, std::string::npos) << name << " missing or out of order:\n" << r.out;
+    at = found;
+  }
 }
 
 TEST_F(KeysCliTest, ReadCommandsDoNotCreateAMissingDatabase) {
@@ -197,9 +252,29 @@ TEST_F(KeysCliTest, BrokerConfigWritesPasswordAndAclFiles) {
   EXPECT_NE(r.out.find("password_file " + out_dir + "/passwd"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("acl_file " + out_dir + "/acl"), std::string::npos) << r.out;
 
+  // By default the broker's group (Debian's mosquitto) reads passwd, when this user may give it
+  // the file (root here, in CI); --broker-group "" keeps it private.
   struct stat st {};
   ASSERT_EQ(::stat((out_dir + "/passwd").c_str(), &st), 0);
+  const struct group* mosquitto = ::getgrnam("mosquitto");
+  if (::geteuid() == 0 && mosquitto != nullptr) {
+    EXPECT_EQ(st.st_mode & 0777, 0640u);
+    EXPECT_EQ(st.st_gid, mosquitto->gr_gid);
+  } else {
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+  }
+  const std::string private_dir = dir_.file("broker-private");
+  r = keys({"broker-config", "--db", db_, "--out-dir", private_dir, "--edge-user", "edge",
+            "--broker-group", ""});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(::stat((private_dir + "/passwd").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(private_dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  r = keys({"broker-config", "--db", db_, "--out-dir", dir_.file("broker-x"), "--edge-user", "edge",
+            "--broker-group", "no-such-group-dsekp"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no group \"no-such-group-dsekp\""), std::string::npos) << r.err;
   const std::string passwd = test::read_file(out_dir + "/passwd");
   EXPECT_EQ(passwd.rfind("a:$7$101$", 0), 0u) << passwd;
   EXPECT_NE(passwd.find("\nb:$7$101$"), std::string::npos) << passwd;
@@ -276,6 +351,16 @@ TEST_F(KeysCliTest, AccountsAreAddedListedWrittenAndRemoved) {
   EXPECT_EQ(r.exit_code, 1) << "a device's name";
   r = keys({"account", "add", "telegraf", "--role", "edge", "--db", db_});
   EXPECT_EQ(r.exit_code, 1) << "another role under the same name";
+  // Reading a password back needs no broker-config run (which rewrites the broker's files).
+  r = keys({"account", "show", "telegraf", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(json::parse(r.out).contains("password")) << r.out;
+  r = keys({"account", "show", "telegraf", "--db", db_, "--reveal"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["password"], reader["password"]);
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("broker")));
+  r = keys({"account", "show", "nobody", "--db", db_});
+  EXPECT_EQ(r.exit_code, 1);
 
   const std::string out_dir = dir_.file("broker");
   r = keys({"broker-config", "--db", db_, "--out-dir", out_dir, "--edge-user", "edge"});

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "tests/edge_registry/loopback_port.hpp"
 
@@ -21,8 +22,9 @@
 
 namespace dsekp::test {
 
-MosquittoBroker::MosquittoBroker(const std::string& dir, const std::string& security_lines)
-    : dir_(dir) {
+MosquittoBroker::MosquittoBroker(const std::string& dir, const std::string& security_lines,
+                                 std::string run_as)
+    : dir_(dir), run_as_(run_as.empty() ? current_user() : std::move(run_as)) {
   for (int attempt = 0; attempt < 3; ++attempt)
     if (start_once(security_lines)) return;
   throw std::runtime_error("mosquitto did not start; its log:\n" + log());
@@ -40,7 +42,7 @@ bool MosquittoBroker::start_once(const std::string& security_lines) {
         << "set_tcp_nodelay true\n"
         << "log_dest stderr\n"
         << "log_type all\n"
-        << "user " << current_user() << "\n";
+        << "user " << run_as_ << "\n";
   }
   process_ =
       std::make_unique<ChildProcess>(std::vector<std::string>{DSEKP_MOSQUITTO_PATH, "-c", conf},

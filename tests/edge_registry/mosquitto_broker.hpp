@@ -13,8 +13,10 @@ class MosquittoBroker {
  public:
   /// Writes `dir`/mosquitto.conf: a loopback listener followed by `security_lines` (what `dsekp
   /// keys broker-config` prints), starts the broker and waits until it accepts TCP connections.
-  /// Throws with the broker's log if it does not come up within 10 s.
-  MosquittoBroker(const std::string& dir, const std::string& security_lines);
+  /// Throws with the broker's log if it does not come up within 10 s. The broker drops to user
+  /// `run_as` after start-up (as Debian's runs as mosquitto); empty: the test's own user.
+  MosquittoBroker(const std::string& dir, const std::string& security_lines,
+                  std::string run_as = {});
   ~MosquittoBroker();
   MosquittoBroker(const MosquittoBroker&) = delete;
   MosquittoBroker& operator=(const MosquittoBroker&) = delete;
@@ -28,6 +30,7 @@ class MosquittoBroker {
   bool start_once(const std::string& security_lines);
 
   std::string dir_;
+  std::string run_as_;
   int port_ = 0;
   std::unique_ptr<ChildProcess> process_;
 };
