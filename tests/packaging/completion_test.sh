@@ -28,7 +28,7 @@ expect "edge experiment" dsekp e
 expect "broker-config" dsekp keys bro
 expect "--broker" dsekp edge --bro
 expect "--db" dsekp keys add --d
-expect "add remove list --help -h" dsekp keys account ""
+expect "add remove show list --help -h" dsekp keys account ""
 expect "--shared-group" dsekp edge --shared
 # After an option's value the subcommand's options are offered still.
 expect "--logs-dir" dsekp edge --broker 127.0.0.1:1883 --logs
