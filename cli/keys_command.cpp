@@ -222,6 +222,12 @@ void run_broker_config(const KeysOptions& options) {
   broker.edge_user = options.edge_user;
   broker.topic_prefix = options.prefix;
   broker.psk_baseline = options.psk_baseline;
+  if (const std::string why = edge::topic_prefix_problem(options.prefix); !why.empty())
+    throw UsageError("--prefix: " + why);
+  // The path goes into the printed mosquitto.conf lines: a line break would add one of its own.
+  for (const char c : options.out_dir)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw UsageError("--out-dir: control characters are not allowed in the path");
   broker.broker_group = options.broker_group.value_or(default_broker_group());
   if (!broker.broker_group.empty() && ::getgrnam(broker.broker_group.c_str()) == nullptr)
     throw UsageError("--broker-group: no group \"" + broker.broker_group + "\" on this machine");

@@ -30,13 +30,24 @@ std::string lines_for(const std::vector<ServiceAccount>& accounts, AccountRole r
   return out;
 }
 
-// Grants every device account has that name no device: one block per device, since a Mosquitto
-// pattern without %u or %c draws a warning on every load.
-std::string per_device_user_lines(const std::vector<std::string>& device_users,
-                                  const std::string& grants) {
-  if (grants.empty()) return {};
+// One block per device: its own topics spelled out, so that no grant reaches an account that is
+// not a device (a Mosquitto pattern applies to every account, and one without %u or %c draws a
+// warning on every load).
+std::string device_blocks(const std::vector<std::string>& device_users, const std::string& p,
+                          bool per_device, bool psk_baseline) {
   std::string out;
-  for (const std::string& user : device_users) out += "user " + user + "\n" + grants;
+  for (const std::string& d : device_users) {
+    out += "user " + d + "\n";
+    // Per-device topics bind what a device account may publish to its own dev_id (the edge
+    // checks the frame's dev_id against the topic's); shared ones let it publish frames naming
+    // any device.
+    out += per_device ? "topic write " + p + "dsekp/init/" + d + "\ntopic write " + p +
+                            "dsekp/data/" + d + "\n"
+                      : "topic write " + p + "dsekp/init\ntopic write " + p + "dsekp/data\n";
+    if (psk_baseline) out += "topic write " + p + "psk/data\n";
+    out += "topic read " + p + "dsekp/init/ack/" + d + "\ntopic read " + p + "dsekp/down/" + d +
+           "\ntopic read " + p + "dsekp/rekey/" + d + "\n";
+  }
   return out;
 }
 
@@ -81,24 +92,14 @@ std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
                             const BrokerConfigOptions& options, std::string_view local_acl) {
   const std::string& p = options.topic_prefix;
   const std::string psk_read = options.psk_baseline ? "topic read " + p + "psk/data\n" : "";
-  const std::string psk_write = options.psk_baseline ? "topic write " + p + "psk/data\n" : "";
-  // Per-device topics bind what a device account may publish to its own dev_id (the edge checks
-  // the frame's dev_id against the topic's); shared ones let it publish frames naming any device.
   const bool per_device = options.uplink_topics == UplinkTopics::per_device;
-  const std::string uplink_patterns = per_device ? "pattern write " + p + "dsekp/init/%u\n" +
-                                                       "pattern write " + p + "dsekp/data/%u\n"
-                                                 : "";
-  const std::string shared_writes =
-      (per_device ? ""
-                  : "topic write " + p + "dsekp/init\n" + "topic write " + p + "dsekp/data\n") +
-      psk_write;
   const std::string local = local_acl.empty()
                                 ? ""
                                 : "\n# The operator's own accounts (" + std::string(kLocalAclFile) +
                                       ", never written by dsekp).\n" + std::string(local_acl);
   return "# DSEKP broker ACL, written by `dsekp keys broker-config`: regenerate, do not edit.\n"
          "# Client ids are the user names (use_username_as_clientid): no account can take over\n"
-         "# another's session.\n"
+         "# another's session. No pattern lines: every grant names its account.\n"
          "\n"
          "# Edges read all device traffic, answer on every device's topics, republish readings\n"
          "# (only with `dsekp edge --republish`) and take downlink requests.\n" +
@@ -120,9 +121,7 @@ std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
          "\n"
          "# Devices (user name = dev_id) publish uplink frames and read only their own ACK,\n"
          "# downlink and REKEY topics.\n" +
-         per_device_user_lines(device_users, shared_writes) + uplink_patterns + "pattern read " +
-         p + "dsekp/init/ack/%u\n" + "pattern read " + p + "dsekp/down/%u\n" + "pattern read " + p +
-         "dsekp/rekey/%u\n" + local;
+         device_blocks(device_users, p, per_device, options.psk_baseline) + local;
 }
 
 RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accounts, Rng& rng,
@@ -177,6 +176,13 @@ RegistryStatus prepare_directory(const std::string& out_dir, gid_t group,
     const int err = errno;
     return {RegistryErrc::io, "cannot stat " + out_dir + ": " + std::strerror(err)};
   }
+  // Anyone else who can write here could replace the files the broker trusts.
+  if (!created && st.st_uid != 0 && st.st_uid != ::geteuid())
+    return {RegistryErrc::insecure_file,
+            out_dir + " belongs to another user than root or the one running dsekp"};
+  if (!created && (st.st_mode & 0022) != 0)
+    return {RegistryErrc::insecure_file,
+            out_dir + " is writable by group or others; run: chmod go-w " + out_dir};
   mode_t mode = st.st_mode & 07777;
   if (created) mode = shared ? 0750 : 0700;
   if (shared) mode |= 0050;

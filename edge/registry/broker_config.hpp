@@ -14,18 +14,17 @@
 //   reader accounts read P plain/+: the only accounts that may read republished plaintext.
 //   downlink senders write P dsekp/admin/downlink, read P dsekp/admin/result/+ (`dsekp edge
 //                   send`; the edge also checks each request's own authentication).
-//   each device     (user name = dev_id, through %u patterns, so the ACL needs no per-device
-//                   lines and stays valid as devices come and go) writes P dsekp/init/<its
+//   each device     (user name = dev_id, a `user` block of its own) writes P dsekp/init/<its
 //                   dev_id> and P dsekp/data/<its dev_id> (per-device uplink topics, the
 //                   default) or, for a registry on the shared topics, P dsekp/init and
 //                   P dsekp/data (and P psk/data with the baseline); reads only
 //                   P dsekp/init/ack/<its dev_id>, P dsekp/down/<its dev_id> and
 //                   P dsekp/rekey/<its dev_id>.
 // Hence a device cannot read another device's ACKs or anyone's uplink traffic, and cannot
-// publish an ACK or a downlink (which would let it jam or probe another device). The %u
-// patterns apply to the other accounts as well (Mosquitto has no per-user opt-out); that only
-// lets them publish uplink frames they could not authenticate anyway and read topics named
-// after themselves.
+// publish an ACK or a downlink (which would let it jam or probe another device). The ACL has no
+// `pattern` line: a pattern applies to every account (readers, downlink senders, the operator's
+// own), and one without %u or %c draws a warning on every load; the price is a few lines per
+// device, rewritten with passwd on every run anyway.
 //
 // Client ids: `use_username_as_clientid true` makes the broker replace every client id with the
 // user name, so no account can connect as another's client id and take over its session (a
@@ -42,10 +41,6 @@
 // `passwd.local` and `acl.local` in the same directory, which broker-config reads and never
 // writes (broker_local_files.hpp): their lines are appended to the generated files, and a user
 // name that is also a registry account is refused rather than shadowed.
-//
-// The ACL has no pattern without %u (Mosquitto warns about each one on every load): grants that
-// are the same for every device but name no device (the shared uplink topics, psk/data) are
-// written once per device account.
 //
 // After `keys add/remove/rotate/account`, rerun broker-config and send the broker SIGHUP:
 // Mosquitto re-reads both files then. tests/edge_registry/broker_acl_test.cpp proves all of the

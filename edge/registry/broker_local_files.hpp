@@ -4,11 +4,13 @@
 //
 // Both end up in files the broker trusts, so they are held to what the generated files are:
 // opened without following a symlink, regular, owned by root or by the user running dsekp,
-// writable by nobody else, at most 1 MiB; passwd.local (password hashes) readable by no one
-// outside its group. User names are the dev_id alphabet ([A-Za-z0-9._-], 1-64), which leaves no
-// room for blanks the broker would trim into a registry account's name. acl.local holds only
-// `user`, `topic` and `pattern` lines (and comments), and starts with `user` or `pattern`: a
-// leading `topic` line would otherwise belong to the last generated account.
+// writable by nobody else, without other hard links, at most 1 MiB; passwd.local (password
+// hashes) readable by no one outside its group. User names are the dev_id alphabet
+// ([A-Za-z0-9._-], 1-64), each defined once, which leaves no room for blanks the broker would
+// trim into a registry account's name. acl.local holds only `user NAME` and
+// `topic read|write|readwrite|deny FILTER` lines (and comments), a `user` line first: a topic
+// line before it would belong to the last generated account, a `pattern` line would reach every
+// account, and a line Mosquitto cannot parse would make a SIGHUP reload drop the whole ACL.
 #pragma once
 
 #include <filesystem>

@@ -248,6 +248,22 @@ TEST_F(BrokerAclTest, OnlyReaderAccountsReadRepublishedReadings) {
   for (const auto& m : reader->received()) EXPECT_EQ(m.topic, "plain/dev-a") << m.payload;
 }
 
+// The finding: device grants were `pattern` lines, which Mosquitto applies to every account, so
+// a reader (or any operator account) could publish into the edge's uplink like a device.
+TEST_F(BrokerAclTest, OnlyDevicesPublishUplinkFrames) {
+  auto e = edge();
+  ASSERT_EQ(e->subscribe("dsekp/data"), kGrantedQos1);
+  ASSERT_EQ(e->subscribe("dsekp/data/+"), kGrantedQos1);
+  auto reader = login("telegraf", reader_.login.password);
+  ASSERT_TRUE(reader->publish("dsekp/data", "a frame from a reader"));
+  ASSERT_TRUE(reader->publish("dsekp/data/telegraf", "a frame from a reader"));
+  auto a = device_a();
+  ASSERT_TRUE(a->publish("dsekp/data", "marker from dev-a"));
+  ASSERT_TRUE(e->wait_for_message("dsekp/data"));
+  ASSERT_EQ(e->received().size(), 1u);
+  EXPECT_EQ(e->received()[0].payload, "marker from dev-a");
+}
+
 // Without --psk-baseline the ACL grants nobody psk/data; with a prefix every grant is under it.
 TEST_F(BrokerAclTest, ThePskTopicNeedsTheBaselineAndEveryGrantFollowsThePrefix) {
   BrokerConfigFiles files;
@@ -399,7 +415,7 @@ TEST_F(BrokerAclTest, TheOperatorsOwnAccountsSurviveEveryRegeneration) {
     std::ofstream acl(local_acl);
     acl << "# ops\ntopic read dsekp/#\n";
   }
-  refused_with(RegistryErrc::invalid_argument, "starts with a topic line");
+  refused_with(RegistryErrc::invalid_argument, "before any user line");
   {
     std::ofstream acl(local_acl);
     acl << "user ops\ntopic read dsekp/data\n";
@@ -414,10 +430,39 @@ TEST_F(BrokerAclTest, TheOperatorsOwnAccountsSurviveEveryRegeneration) {
   std::filesystem::create_symlink(local_passwd + ".real", local_passwd);
   refused_with(RegistryErrc::insecure_file, "symbolic link");
   std::filesystem::remove(local_passwd);
-  std::filesystem::rename(local_passwd + ".real", local_passwd);
+  std::filesystem::create_hard_link(local_passwd + ".real", local_passwd);
+  refused_with(RegistryErrc::insecure_file, "other hard links");
+  std::filesystem::remove(local_passwd + ".real");
+  {
+    std::ofstream rewrite(local_passwd, std::ios::trunc);
+    rewrite << good_passwd << good_passwd;
+  }
+  refused_with(RegistryErrc::invalid_argument, "defined twice");
   {
     std::ofstream rewrite(local_passwd, std::ios::trunc);
     rewrite << good_passwd;
+  }
+  // Lines Mosquitto would not parse (a SIGHUP would then leave the broker with no ACL at all) or
+  // that would grant more than they say.
+  for (const auto& [bad, why] : std::vector<std::pair<std::string, std::string>>{
+           {"user ops\nuser\n", "expected `user NAME`"},
+           {"user ops\ntopic rw x\n", "expected `topic read"},
+           {"user ops\ntopic read a/#/b\n", "expected `topic read"},
+           {"user ops\ntopic read\n", "expected `topic read"},
+           {"user\tops\n", "single spaces"},
+           {"user ops\ntopic read x \n", "single spaces"},
+           {"pattern read ops/%u\ntopic readwrite #\n", "no pattern lines"},
+           {"user ops\npattern read dsekp/#\n", "no pattern lines"},
+           {"user ops\nacl_file /etc/x\n", "only user and topic lines"}}) {
+    {
+      std::ofstream acl(local_acl, std::ios::trunc);
+      acl << bad;
+    }
+    refused_with(RegistryErrc::invalid_argument, why);
+  }
+  {
+    std::ofstream acl(local_acl, std::ios::trunc);
+    acl << "# ops\nuser ops\ntopic read dsekp/data\n";
   }
 
   // A local account may not shadow a registry one; nothing is written then.
@@ -441,14 +486,23 @@ TEST(BrokerFiles, ABrokerRunningAsMosquittoReadsTheFilesAfterEveryRegeneration) 
   // The broker's user must be able to reach the directory broker-config writes into.
   std::filesystem::permissions(
       dir.path(), std::filesystem::perms::owner_all | std::filesystem::perms::others_exec);
-  // Made private by an earlier run without a broker group: fixed on this one.
-  std::filesystem::create_directory(dir.file("broker"));
-  std::filesystem::permissions(dir.file("broker"), std::filesystem::perms::owner_all);
   std::unique_ptr<DeviceRegistry> registry;
   ASSERT_TRUE(
       DeviceRegistry::open(dir.file("registry.db"), OpenMode::create_if_missing, registry).ok());
   DeviceMaterial a;
   ASSERT_TRUE(registry->add("dev-a", a).ok());
+  // A directory others may write into is refused (they could replace the files the broker
+  // trusts); one made private by an earlier run without a broker group is fixed on this one.
+  std::filesystem::create_directory(dir.file("broker"));
+  std::filesystem::permissions(dir.file("broker"), std::filesystem::perms(0777));
+  {
+    BrokerConfigOptions group_options{"edge", "", false};
+    group_options.broker_group = "mosquitto";
+    BrokerConfigFiles refused;
+    EXPECT_EQ(write_broker_config(*registry, dir.file("broker"), group_options, refused).code(),
+              RegistryErrc::insecure_file);
+  }
+  std::filesystem::permissions(dir.file("broker"), std::filesystem::perms::owner_all);
   BrokerConfigOptions options{"edge", "", false};
   options.broker_group = "mosquitto";
   BrokerConfigFiles files;

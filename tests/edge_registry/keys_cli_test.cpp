@@ -281,7 +281,13 @@ TEST_F(KeysCliTest, BrokerConfigWritesPasswordAndAclFiles) {
   EXPECT_NE(passwd.find("\nedge:$7$101$"), std::string::npos) << passwd;
   const std::string acl = test::read_file(out_dir + "/acl");
   EXPECT_NE(acl.find("user edge\n"), std::string::npos) << acl;
-  EXPECT_NE(acl.find("pattern read dsekp/init/ack/%u\n"), std::string::npos) << acl;
+  // Every device grant in the device's own block; no pattern reaches the other accounts.
+  EXPECT_NE(acl.find("user a\ntopic write dsekp/init/a\ntopic write dsekp/data/a\n"
+                     "topic read dsekp/init/ack/a\ntopic read dsekp/down/a\n"
+                     "topic read dsekp/rekey/a\n"),
+            std::string::npos)
+      << acl;
+  EXPECT_EQ(acl.find("\npattern "), std::string::npos) << acl;
 
   // A device cannot take the edge's name, and the edge's name cannot be a device's.
   r = keys({"add", "edge", "--db", db_});
