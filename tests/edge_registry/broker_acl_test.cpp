@@ -251,17 +251,31 @@ TEST_F(BrokerAclTest, OnlyReaderAccountsReadRepublishedReadings) {
 // The finding: device grants were `pattern` lines, which Mosquitto applies to every account, so
 // a reader (or any operator account) could publish into the edge's uplink like a device.
 TEST_F(BrokerAclTest, OnlyDevicesPublishUplinkFrames) {
-  auto e = edge();
-  ASSERT_EQ(e->subscribe("dsekp/data"), kGrantedQos1);
-  ASSERT_EQ(e->subscribe("dsekp/data/+"), kGrantedQos1);
-  auto reader = login("telegraf", reader_.login.password);
-  ASSERT_TRUE(reader->publish("dsekp/data", "a frame from a reader"));
-  ASSERT_TRUE(reader->publish("dsekp/data/telegraf", "a frame from a reader"));
-  auto a = device_a();
-  ASSERT_TRUE(a->publish("dsekp/data", "marker from dev-a"));
-  ASSERT_TRUE(e->wait_for_message("dsekp/data"));
-  ASSERT_EQ(e->received().size(), 1u);
-  EXPECT_EQ(e->received()[0].payload, "marker from dev-a");
+  for (const UplinkTopics topics : {UplinkTopics::shared, UplinkTopics::per_device}) {
+    ASSERT_TRUE(registry_->set_uplink_topics(topics).ok());
+    write_config();
+    broker_->reload();
+    // The reload is asynchronous: wait until dev-a may publish on this form's topic.
+    const std::string a_topic = topics == UplinkTopics::shared ? "dsekp/data" : "dsekp/data/dev-a";
+    auto e = edge();
+    ASSERT_EQ(e->subscribe("dsekp/data"), kGrantedQos1);
+    ASSERT_EQ(e->subscribe("dsekp/data/+"), kGrantedQos1);
+    auto a = device_a();
+    bool flowing = false;
+    for (int attempt = 0; attempt < 3 && !flowing; ++attempt) {
+      ASSERT_TRUE(a->publish(a_topic, "probe"));
+      flowing = e->wait_for_message(a_topic).has_value();
+    }
+    ASSERT_TRUE(flowing) << "dev-a cannot publish on " << a_topic;
+    const std::size_t before = e->received().size();
+    auto reader = login("telegraf", reader_.login.password);
+    ASSERT_TRUE(reader->publish("dsekp/data", "a frame from a reader"));
+    ASSERT_TRUE(reader->publish("dsekp/data/telegraf", "a frame from a reader"));
+    ASSERT_TRUE(a->publish(a_topic, "marker from dev-a"));
+    ASSERT_TRUE(e->wait_for_count(before + 1));
+    for (std::size_t i = before; i < e->received().size(); ++i)
+      EXPECT_EQ(e->received()[i].payload, "marker from dev-a") << e->received()[i].topic;
+  }
 }
 
 // Without --psk-baseline the ACL grants nobody psk/data; with a prefix every grant is under it.
