@@ -1,78 +1,21 @@
 // The operator's passwd.local and acl.local (see broker_local_files.hpp).
 #include "broker_local_files.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <sstream>
 #include <string_view>
 
 #include "dsekp/spec.hpp"
+#include "secure_file.hpp"
 
 namespace dsekp::edge {
 namespace {
 
 constexpr std::size_t kMaxLocalFileBytes = 1 << 20;
 
-std::string errno_message(const std::string& what, const std::string& path, int err) {
-  return what + " " + path + ": " + std::strerror(err);
-}
-
-// `path`'s text, "" if it does not exist.
-RegistryStatus read_trusted_file(const std::string& path, bool holds_hashes, std::string& out) {
-  out.clear();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == ENOENT) return {};
-    if (err == ELOOP) return {RegistryErrc::insecure_file, path + " is a symbolic link"};
-    return {RegistryErrc::io, errno_message("cannot open", path, err)};
-  }
-  struct stat st {};
-  RegistryStatus status;
-  if (::fstat(fd, &st) != 0) {
-    status = {RegistryErrc::io, errno_message("cannot stat", path, errno)};
-  } else if (!S_ISREG(st.st_mode)) {
-    status = {RegistryErrc::insecure_file, path + " is not a regular file"};
-  } else if (st.st_nlink != 1) {
-    // A hard link is another file's contents under this name (e.g. /etc/shadow's).
-    status = {RegistryErrc::insecure_file, path + " has other hard links"};
-  } else if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
-    status = {RegistryErrc::insecure_file,
-              path + " belongs to another user than root or the one running dsekp"};
-  } else if ((st.st_mode & 0022) != 0) {
-    status = {RegistryErrc::insecure_file,
-              path + " is writable by group or others; run: chmod go-w " + path};
-  } else if (holds_hashes && (st.st_mode & 0007) != 0) {
-    // Hashes can be attacked offline: the generated passwd is never open to others either.
-    status = {RegistryErrc::insecure_file,
-              path + " holds password hashes but is open to others; run: chmod o-rwx " + path};
-  } else {
-    char buffer[4096];
-    for (;;) {
-      const ssize_t n = ::read(fd, buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        status = {RegistryErrc::io, errno_message("cannot read", path, errno)};
-        break;
-      }
-      if (n == 0) break;
-      out.append(buffer, static_cast<std::size_t>(n));
-      if (out.size() > kMaxLocalFileBytes) {
-        status = {RegistryErrc::invalid_argument, path + " is larger than 1 MiB"};
-        break;
-      }
-    }
-  }
-  ::close(fd);
-  if (!status.ok()) {
-    out.clear();
-    return status;
-  }
+// `path`'s text, "" if it does not exist, ending in a line break.
+RegistryStatus read_local_file(const std::string& path, bool holds_hashes, std::string& out) {
+  if (auto s = read_trusted_file(path, kMaxLocalFileBytes, holds_hashes, out); !s.ok()) return s;
   if (!out.empty() && out.back() != '\n') out += '\n';
   return {};
 }
@@ -181,8 +124,8 @@ RegistryStatus read_local_broker_files(const std::filesystem::path& dir, LocalBr
   out = {};
   const std::string passwd_path = (dir / kLocalPasswordFile).string();
   const std::string acl_path = (dir / kLocalAclFile).string();
-  if (auto s = read_trusted_file(passwd_path, true, out.passwd); !s.ok()) return s;
-  if (auto s = read_trusted_file(acl_path, false, out.acl); !s.ok()) return s;
+  if (auto s = read_local_file(passwd_path, true, out.passwd); !s.ok()) return s;
+  if (auto s = read_local_file(acl_path, false, out.acl); !s.ok()) return s;
   if (auto s = check_passwd(out.passwd, passwd_path, out.passwd_users); !s.ok()) return s;
   return check_acl(out.acl, acl_path);
 }

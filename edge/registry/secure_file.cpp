@@ -81,6 +81,49 @@ RegistryStatus check_private_file(const std::string& path) {
   return {};
 }
 
+RegistryStatus read_trusted_file(const std::string& path, std::size_t max_bytes, bool no_other_read,
+                                 std::string& out) {
+  out.clear();
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) {
+    const int err = errno;
+    if (err == ENOENT) return {};
+    if (err == ELOOP) return {RegistryErrc::insecure_file, path + " is a symbolic link"};
+    return {RegistryErrc::io, errno_text("cannot open", path, err)};
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    return {RegistryErrc::io, errno_text("cannot stat", path, errno)};
+  if (!S_ISREG(st.st_mode)) return {RegistryErrc::insecure_file, path + " is not a regular file"};
+  if (st.st_nlink != 1) return {RegistryErrc::insecure_file, path + " has other hard links"};
+  if (st.st_uid != 0 && st.st_uid != ::geteuid())
+    return {RegistryErrc::insecure_file,
+            path + " belongs to another user than root or the one running dsekp"};
+  if ((st.st_mode & 0022) != 0)
+    return {RegistryErrc::insecure_file,
+            path + " is writable by group or others; run: chmod go-w " + path};
+  if (no_other_read && (st.st_mode & 0007) != 0)
+    return {RegistryErrc::insecure_file,
+            path + " holds password hashes but is open to others; run: chmod o-rwx " + path};
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      out.clear();
+      return {RegistryErrc::io, errno_text("cannot read", path, err)};
+    }
+    if (n == 0) return {};
+    out.append(buffer, static_cast<std::size_t>(n));
+    if (out.size() > max_bytes) {
+      out.clear();
+      return {RegistryErrc::invalid_argument,
+              path + " is larger than " + std::to_string(max_bytes) + " bytes"};
+    }
+  }
+}
+
 RegistryStatus write_file_atomically(const std::string& path, std::string_view contents,
                                      mode_t mode, gid_t group) {
   const std::string temp = path + ".tmp." + std::to_string(::getpid());

@@ -22,6 +22,14 @@ RegistryStatus create_file_if_missing(const std::string& path, mode_t mode, bool
 /// bits (what `chmod 600` gives), with a message saying how to fix it.
 RegistryStatus check_private_file(const std::string& path);
 
+/// Reads `path`, a file whose contents go into one the broker trusts: opened without following a
+/// symlink, and refused (insecure_file) unless regular, without other hard links (another
+/// file's contents under this name), owned by root or this user, writable by no one else and,
+/// when `no_other_read`, readable by no one outside its group; invalid_argument above
+/// `max_bytes`. A missing file reads as "".
+RegistryStatus read_trusted_file(const std::string& path, std::size_t max_bytes, bool no_other_read,
+                                 std::string& out);
+
 /// Writes `contents` to `path` atomically: a temporary file with `mode` (and `group`, unless it
 /// is kKeepGroup) in the same directory, fsync, then rename over `path`. A reader (or a broker
 /// reloading on SIGHUP) sees the old file or the new one, never half of one, and never a file
