@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "edge/broker_admin/dynsec_connection.hpp"
+#include "edge/broker_admin/dynsec_sync.hpp"
 #include "edge/daemon/state_reset.hpp"
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_material.hpp"
@@ -62,7 +64,11 @@ struct KeysOptions {
   std::string role;
   std::string uplink_topics;                // empty: show the current setting
   std::optional<std::string> broker_group;  // unset: "mosquitto" where that group exists
-  edge::daemon::StateLocation state;        // registry_db is filled from `db` when used
+  std::string dynamic_security;             // HOST:PORT of a broker with the plugin
+  std::string admin_user;                   // the plugin's admin
+  std::string admin_password_file;          // else DSEKP_BROKER_ADMIN_PASSWORD
+  bool reset_passwords = false;
+  edge::daemon::StateLocation state;  // registry_db is filled from `db` when used
 };
 
 /// Registry failures become exceptions here, at the CLI boundary, where main() prints them.
@@ -93,6 +99,38 @@ std::unique_ptr<DeviceRegistry> open_registry(const std::string& path, OpenMode 
   std::unique_ptr<DeviceRegistry> registry;
   check(DeviceRegistry::open(path, mode, registry));
   return registry;
+}
+
+/// After a registry change: a deployment on the dynamic-security plugin gets it on the broker at
+/// once; one on the files is told to regenerate them. `new_password` names the client whose
+/// password changed (a rotation), which the plugin then also disconnects.
+void apply_to_broker(DeviceRegistry& registry, const std::string& what,
+                     const std::string& new_password = {}) {
+  edge::DynamicSecuritySettings settings;
+  if (const auto s = registry.dynamic_security(settings);
+      s.code() == edge::RegistryErrc::not_found) {
+    std::fprintf(stderr,
+                 "dsekp keys: %s. Rerun `dsekp keys broker-config` and reload the broker (SIGHUP) "
+                 "so that it takes the change.\n",
+                 what.c_str());
+    return;
+  } else {
+    check(s);
+  }
+  edge::broker_admin::PlanOptions plan;
+  if (!new_password.empty()) plan.set_password_for.insert(new_password);
+  edge::broker_admin::PlanSummary summary;
+  if (const auto s = edge::broker_admin::sync_dynamic_security(registry, settings, plan, summary);
+      !s.ok())
+    throw std::runtime_error(what + " in the registry, but the broker at " + settings.host + ":" +
+                             std::to_string(settings.port) + " was not updated: " + s.message() +
+                             ". Run `dsekp keys broker-sync --db " + registry.path() +
+                             "` once the broker is back");
+  std::fprintf(stderr,
+               "dsekp keys: %s; the broker's dynamic-security plugin has it now (clients: %zu "
+               "created, %zu changed, %zu deleted).\n",
+               what.c_str(), summary.clients_created, summary.clients_changed,
+               summary.clients_deleted);
 }
 
 void print_material(const edge::DeviceMaterial& material, const KeysOptions& options) {
@@ -130,11 +168,8 @@ void run_add(const KeysOptions& options) {
   edge::DeviceMaterial material;
   check(registry->add(options.dev_id, material));
   print_material(material, options);
-  std::fprintf(stderr,
-               "dsekp keys: added %s (generation %llu). Rerun `dsekp keys broker-config` and "
-               "reload the broker (SIGHUP) so that it can log in.\n",
-               options.dev_id.c_str(),
-               static_cast<unsigned long long>(material.credentials.generation));
+  apply_to_broker(*registry, "added " + options.dev_id + " (generation " +
+                                 std::to_string(material.credentials.generation) + ")");
 }
 
 void run_rotate(const KeysOptions& options) {
@@ -145,11 +180,13 @@ void run_rotate(const KeysOptions& options) {
   check(registry->rotate(options.dev_id, material));
   print_material(material, options);
   std::fprintf(stderr,
-               "dsekp keys: rotated %s (generation %llu): DEV_SECRET, PSK key and broker password "
-               "are new. The edge drops the device's sessions; re-provision the device, rerun "
-               "`dsekp keys broker-config` and reload the broker (SIGHUP).\n",
-               options.dev_id.c_str(),
-               static_cast<unsigned long long>(material.credentials.generation));
+               "dsekp keys: DEV_SECRET, PSK key and broker password of %s are new; the edge drops "
+               "its sessions: re-provision the device.\n",
+               options.dev_id.c_str());
+  apply_to_broker(*registry,
+                  "rotated " + options.dev_id + " (generation " +
+                      std::to_string(material.credentials.generation) + ")",
+                  options.dev_id);
 }
 
 /// Removes the device's session state (keys, windows) from the edge's store; says what it did.
@@ -170,10 +207,7 @@ void run_remove(const KeysOptions& options) {
   auto registry = open_registry(options.db, OpenMode::existing_only);
   check(registry->remove(options.dev_id));
   remove_state(options, " (its session keys are gone)");
-  std::fprintf(stderr,
-               "dsekp keys: removed %s. Rerun `dsekp keys broker-config` and reload the broker "
-               "(SIGHUP) to revoke its broker login.\n",
-               options.dev_id.c_str());
+  apply_to_broker(*registry, "removed " + options.dev_id);
 }
 
 void run_reset_state(const KeysOptions& options) {
@@ -215,15 +249,93 @@ void run_list(const KeysOptions& options) {
   }
 }
 
+/// The plugin admin's password: --admin-password-file (held to what a secret file must be), else
+/// DSEKP_BROKER_ADMIN_PASSWORD. Never a command-line argument (every user can read those).
+std::string admin_password(const KeysOptions& options) {
+  std::string password;
+  if (!options.admin_password_file.empty()) {
+    check(edge::read_trusted_file(options.admin_password_file, 4096, true, password));
+    while (!password.empty() && (password.back() == '\n' || password.back() == '\r'))
+      password.pop_back();
+  } else if (const char* env = std::getenv("DSEKP_BROKER_ADMIN_PASSWORD")) {
+    password = env;
+  }
+  if (password.empty())
+    throw UsageError(
+        "--dynamic-security: the plugin admin's password goes in --admin-password-file FILE or "
+        "DSEKP_BROKER_ADMIN_PASSWORD");
+  return password;
+}
+
+void print_summary(const edge::broker_admin::PlanSummary& s) {
+  std::fprintf(stderr,
+               "dsekp keys: dynamic-security plugin in line with the registry: clients %zu "
+               "created, %zu changed, %zu deleted; roles %zu created, %zu changed, %zu deleted.\n",
+               s.clients_created, s.clients_changed, s.clients_deleted, s.roles_created,
+               s.roles_changed, s.roles_deleted);
+}
+
+void print_account_passwords(DeviceRegistry& registry) {
+  std::vector<edge::ServiceAccount> accounts;
+  check(registry.accounts(accounts));
+  for (const auto& a : accounts)
+    std::cout << "# " << edge::account_role_name(a.role) << " account " << a.login.username
+              << " password: " << a.login.password << "\n";
+}
+
+// The broker's accounts, roles and ACLs live in its dynamic-security plugin, changed at once by
+// every later `dsekp keys` command.
+void run_dynamic_security_config(const KeysOptions& options, DeviceRegistry& registry) {
+  const edge::BrokerAddress broker = broker_argument(options.dynamic_security);
+  if (!edge::broker_admin::is_loopback_host(broker.host))
+    throw UsageError("--dynamic-security: " + broker.host +
+                     " is not a loopback address; passwords would cross the network in clear "
+                     "(run dsekp keys on the broker's machine)");
+  if (options.admin_user.empty())
+    throw UsageError("--dynamic-security needs --admin-user (the plugin's admin client)");
+  edge::DynamicSecuritySettings settings;
+  settings.host = broker.host;
+  settings.port = broker.port;
+  settings.admin = {options.admin_user, admin_password(options)};
+  settings.topic_prefix = options.prefix;
+  settings.psk_baseline = options.psk_baseline;
+  edge::BrokerAccount edge_login;
+  check(registry.set_edge_broker_user(options.edge_user, edge_login));
+  check(edge::ensure_downlink_account(registry));
+  edge::broker_admin::PlanOptions plan;
+  plan.set_every_password = options.reset_passwords;
+  edge::broker_admin::PlanSummary summary;
+  check(edge::broker_admin::sync_dynamic_security(registry, settings, plan, summary));
+  // Recorded once the broker took it: later commands use a broker that is known to answer.
+  check(registry.set_dynamic_security(settings));
+  std::cout << edge::dynamic_security_conf_lines();
+  print_summary(summary);
+  std::fprintf(stderr,
+               "dsekp keys: from now on `dsekp keys add/rotate/remove/account` change the broker "
+               "at once (no files, no reload). The edge logs in as %s with the password stored "
+               "in the registry%s.\n",
+               edge_login.username.c_str(),
+               options.reveal ? "" : " (--reveal prints the accounts' passwords)");
+  if (options.reveal) print_account_passwords(registry);
+}
+
 void run_broker_config(const KeysOptions& options) {
+  if (const std::string why = edge::topic_prefix_problem(options.prefix); !why.empty())
+    throw UsageError("--prefix: " + why);
+  if (options.out_dir.empty() == options.dynamic_security.empty())
+    throw UsageError(
+        "broker-config: give either --out-dir (password and ACL files) or "
+        "--dynamic-security HOST:PORT (the broker's plugin)");
   auto registry = open_registry(options.db, OpenMode::existing_only);
+  if (!options.dynamic_security.empty()) {
+    run_dynamic_security_config(options, *registry);
+    return;
+  }
   edge::BrokerConfigFiles files;
   edge::BrokerConfigOptions broker;
   broker.edge_user = options.edge_user;
   broker.topic_prefix = options.prefix;
   broker.psk_baseline = options.psk_baseline;
-  if (const std::string why = edge::topic_prefix_problem(options.prefix); !why.empty())
-    throw UsageError("--prefix: " + why);
   // The path goes into the printed mosquitto.conf lines: a line break would add one of its own.
   for (const char c : options.out_dir)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
@@ -232,6 +344,14 @@ void run_broker_config(const KeysOptions& options) {
   if (!broker.broker_group.empty() && ::getgrnam(broker.broker_group.c_str()) == nullptr)
     throw UsageError("--broker-group: no group \"" + broker.broker_group + "\" on this machine");
   check(edge::write_broker_config(*registry, options.out_dir, broker, files));
+  // The files are the broker's security from now on: later commands stop changing the plugin.
+  if (edge::DynamicSecuritySettings was; registry->dynamic_security(was).ok()) {
+    check(registry->clear_dynamic_security());
+    std::fprintf(stderr,
+                 "dsekp keys: the registry no longer changes the dynamic-security plugin at "
+                 "%s:%u; the broker must read these files instead.\n",
+                 was.host.c_str(), static_cast<unsigned>(was.port));
+  }
   std::cout << files.conf_lines;
   std::fprintf(stderr,
                "dsekp keys: wrote %s (%zu devices + %zu other accounts) and %s. The edge logs in "
@@ -239,10 +359,18 @@ void run_broker_config(const KeysOptions& options) {
                files.password_file.c_str(), files.devices, files.accounts.size(),
                files.acl_file.c_str(), files.edge.username.c_str(),
                options.reveal ? "" : " (--reveal prints the accounts' passwords)");
-  if (options.reveal)
-    for (const auto& a : files.accounts)
-      std::cout << "# " << edge::account_role_name(a.role) << " account " << a.login.username
-                << " password: " << a.login.password << "\n";
+  if (options.reveal) print_account_passwords(*registry);
+}
+
+void run_broker_sync(const KeysOptions& options) {
+  auto registry = open_registry(options.db, OpenMode::existing_only);
+  edge::DynamicSecuritySettings settings;
+  check(registry->dynamic_security(settings));
+  edge::broker_admin::PlanOptions plan;
+  plan.set_every_password = options.reset_passwords;
+  edge::broker_admin::PlanSummary summary;
+  check(edge::broker_admin::sync_dynamic_security(*registry, settings, plan, summary));
+  print_summary(summary);
 }
 
 void run_account_add(const KeysOptions& options) {
@@ -257,22 +385,17 @@ void run_account_add(const KeysOptions& options) {
                                       {"password", account.login.password}}
                    .dump(2)
             << "\n";
-  std::fprintf(stderr,
-               "dsekp keys: %s account %s. Rerun `dsekp keys broker-config` and reload the broker "
-               "(SIGHUP).%s\n",
-               edge::account_role_name(account.role), account.login.username.c_str(),
-               role == edge::AccountRole::reader
-                   ? " It reads every reading the edges republish IN CLEAR."
-                   : "");
+  if (role == edge::AccountRole::reader)
+    std::fprintf(stderr, "dsekp keys: %s reads every reading the edges republish IN CLEAR.\n",
+                 account.login.username.c_str());
+  apply_to_broker(*registry, std::string(edge::account_role_name(account.role)) + " account " +
+                                 account.login.username);
 }
 
 void run_account_remove(const KeysOptions& options) {
   auto registry = open_registry(options.db, OpenMode::existing_only);
   check(registry->remove_account(options.dev_id));
-  std::fprintf(stderr,
-               "dsekp keys: removed account %s. Rerun `dsekp keys broker-config` and reload the "
-               "broker (SIGHUP) to revoke its login.\n",
-               options.dev_id.c_str());
+  apply_to_broker(*registry, "removed account " + options.dev_id);
 }
 
 // Reads one account without rewriting the broker files (which broker-config --reveal does).
@@ -397,7 +520,21 @@ void add_keys_command(CLI::App& app) {
       "broker-config",
       "Write the Mosquitto password and ACL files; print the mosquitto.conf lines");
   add_db_option(broker, *o);
-  broker->add_option("--out-dir", o->out_dir, "Directory for the passwd and acl files")->required();
+  broker->add_option("--out-dir", o->out_dir,
+                     "Directory for the passwd and acl files (a broker without the "
+                     "dynamic-security plugin)");
+  broker->add_option("--dynamic-security", o->dynamic_security,
+                     "HOST:PORT of a broker with Mosquitto's dynamic-security plugin on this "
+                     "machine: its clients and roles follow every later `dsekp keys` change at "
+                     "once");
+  broker->add_option("--admin-user", o->admin_user,
+                     "The plugin's admin client (`mosquitto_ctrl dynsec init`); its password in "
+                     "--admin-password-file or DSEKP_BROKER_ADMIN_PASSWORD");
+  broker->add_option("--admin-password-file", o->admin_password_file,
+                     "File holding the plugin admin's password (mode 0600 or 0640)");
+  broker->add_flag("--reset-passwords", o->reset_passwords,
+                   "Set every DSEKP client's password on the plugin again (after a broker "
+                   "restored from an old copy; it disconnects them all once)");
   broker->add_option("--edge-user", o->edge_user, "The edge's broker user name")->required();
   broker->add_option("--prefix", o->prefix, "Topic prefix of the deployment, e.g. site1/");
   broker->add_flag("--psk-baseline", o->psk_baseline,
@@ -410,6 +547,15 @@ void add_keys_command(CLI::App& app) {
                      "acl.local in --out-dir, appended and never written");
   broker->add_flag("--reveal", o->reveal, "Also print the passwords of the non-device accounts");
   broker->callback([o] { run_broker_config(*o); });
+
+  CLI::App* sync = keys->add_subcommand(
+      "broker-sync",
+      "Bring the dynamic-security plugin in line with the registry again (after a command that "
+      "could not reach the broker)");
+  add_db_option(sync, *o);
+  sync->add_flag("--reset-passwords", o->reset_passwords,
+                 "Also set every DSEKP client's password again (disconnects them once)");
+  sync->callback([o] { run_broker_sync(*o); });
 
   CLI::App* topics = keys->add_subcommand(
       "uplink-topics",

@@ -12,6 +12,7 @@
 #include <set>
 #include <system_error>
 
+#include "broker_grants.hpp"
 #include "broker_local_files.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "edge/mqtt/mqtt_limits.hpp"
@@ -22,32 +23,19 @@ namespace dsekp::edge {
 
 namespace {
 
-std::string lines_for(const std::vector<ServiceAccount>& accounts, AccountRole role,
-                      const std::string& grants) {
-  std::string out;
-  for (const ServiceAccount& a : accounts)
-    if (a.role == role) out += "user " + a.login.username + "\n" + grants;
+std::string user_block(const std::string& user, const std::vector<TopicGrant>& grants) {
+  std::string out = "user " + user + "\n";
+  for (const TopicGrant& g : grants)
+    out += std::string("topic ") + (g.access == TopicAccess::read ? "read " : "write ") + g.filter +
+           "\n";
   return out;
 }
 
-// One block per device: its own topics spelled out, so that no grant reaches an account that is
-// not a device (a Mosquitto pattern applies to every account, and one without %u or %c draws a
-// warning on every load).
-std::string device_blocks(const std::vector<std::string>& device_users, const std::string& p,
-                          bool per_device, bool psk_baseline) {
+std::string account_blocks(const std::vector<ServiceAccount>& accounts, AccountRole role,
+                           const GrantScope& scope) {
   std::string out;
-  for (const std::string& d : device_users) {
-    out += "user " + d + "\n";
-    // Per-device topics bind what a device account may publish to its own dev_id (the edge
-    // checks the frame's dev_id against the topic's); shared ones let it publish frames naming
-    // any device.
-    out += per_device ? "topic write " + p + "dsekp/init/" + d + "\ntopic write " + p +
-                            "dsekp/data/" + d + "\n"
-                      : "topic write " + p + "dsekp/init\ntopic write " + p + "dsekp/data\n";
-    if (psk_baseline) out += "topic write " + p + "psk/data\n";
-    out += "topic read " + p + "dsekp/init/ack/" + d + "\ntopic read " + p + "dsekp/down/" + d +
-           "\ntopic read " + p + "dsekp/rekey/" + d + "\n";
-  }
+  for (const ServiceAccount& a : accounts)
+    if (a.role == role) out += user_block(a.login.username, account_grants(role, scope));
   return out;
 }
 
@@ -90,9 +78,12 @@ std::string topic_prefix_problem(std::string_view prefix) {
 std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
                             const std::vector<std::string>& device_users,
                             const BrokerConfigOptions& options, std::string_view local_acl) {
-  const std::string& p = options.topic_prefix;
-  const std::string psk_read = options.psk_baseline ? "topic read " + p + "psk/data\n" : "";
-  const bool per_device = options.uplink_topics == UplinkTopics::per_device;
+  const GrantScope scope{options.topic_prefix, options.psk_baseline, options.uplink_topics};
+  std::string devices;
+  // One block per device, its own topics spelled out: no grant reaches an account that is not
+  // a device (a Mosquitto pattern applies to every account, and one without %u or %c draws a
+  // warning on every load).
+  for (const std::string& d : device_users) devices += user_block(d, device_grants(d, scope));
   const std::string local = local_acl.empty()
                                 ? ""
                                 : "\n# The operator's own accounts (" + std::string(kLocalAclFile) +
@@ -103,25 +94,17 @@ std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
          "\n"
          "# Edges read all device traffic, answer on every device's topics, republish readings\n"
          "# (only with `dsekp edge --republish`) and take downlink requests.\n" +
-         lines_for(accounts, AccountRole::edge,
-                   "topic read " + p + "dsekp/init\n" + "topic read " + p + "dsekp/data\n" +
-                       "topic read " + p + "dsekp/init/+\n" + "topic read " + p + "dsekp/data/+\n" +
-                       psk_read + "topic write " + p + "dsekp/init/ack/+\n" + "topic write " + p +
-                       "dsekp/down/+\n" + "topic write " + p + "dsekp/rekey/+\n" + "topic write " +
-                       p + "plain/+\n" + "topic read " + p + "dsekp/admin/downlink\n" +
-                       "topic write " + p + "dsekp/admin/result/+\n") +
+         account_blocks(accounts, AccountRole::edge, scope) +
          "\n"
          "# Readers of the readings edges republish IN CLEAR: these accounts only.\n" +
-         lines_for(accounts, AccountRole::reader, "topic read " + p + "plain/+\n") +
+         account_blocks(accounts, AccountRole::reader, scope) +
          "\n"
          "# Downlink senders (`dsekp edge send`).\n" +
-         lines_for(accounts, AccountRole::downlink,
-                   "topic write " + p + "dsekp/admin/downlink\n" + "topic read " + p +
-                       "dsekp/admin/result/+\n") +
+         account_blocks(accounts, AccountRole::downlink, scope) +
          "\n"
          "# Devices (user name = dev_id) publish uplink frames and read only their own ACK,\n"
          "# downlink and REKEY topics.\n" +
-         device_blocks(device_users, p, per_device, options.psk_baseline) + local;
+         devices + local;
 }
 
 RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accounts, Rng& rng,
@@ -136,12 +119,20 @@ RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accou
   return {};
 }
 
-std::string broker_conf_lines(const std::string& password_file, const std::string& acl_file) {
-  return "# DSEKP broker security (dsekp keys broker-config). Put these lines AFTER the\n"
-         "# `listener` line of the port devices use (use_username_as_clientid is the listener's\n"
-         "# own: repeat it after every other listener line). The broker reads both files as\n"
-         "# its own user: broker-config gives them to the broker's group (see its --help).\n"
-         "per_listener_settings false\n"
+RegistryStatus ensure_downlink_account(DeviceRegistry& registry) {
+  std::vector<ServiceAccount> accounts;
+  if (auto s = registry.accounts(accounts); !s.ok()) return s;
+  for (const ServiceAccount& a : accounts)
+    if (a.role == AccountRole::downlink) return {};
+  ServiceAccount added;
+  return registry.add_account(kDefaultDownlinkUser, AccountRole::downlink, added);
+}
+
+namespace {
+
+// What every DSEKP listener needs, whichever way the broker keeps its accounts.
+std::string listener_lines() {
+  return "per_listener_settings false\n"
          "allow_anonymous false\n"
          "# Every client id is replaced by the user name: no account can take over another's\n"
          "# session (the edge's, a device's).\n"
@@ -152,10 +143,33 @@ std::string broker_conf_lines(const std::string& password_file, const std::strin
          "# No DSEKP packet comes near this (edge/mqtt/mqtt_limits.hpp); a larger one from any\n"
          "# client is refused by the broker before it is stored or forwarded.\n"
          "max_packet_size " +
-         std::to_string(mqtt::kMaxMqttPacketSize) +
-         "\n"
-         "password_file " +
-         password_file + "\nacl_file " + acl_file + "\n";
+         std::to_string(mqtt::kMaxMqttPacketSize) + "\n";
+}
+
+}  // namespace
+
+std::string broker_conf_lines(const std::string& password_file, const std::string& acl_file) {
+  return "# DSEKP broker security (dsekp keys broker-config). Put these lines AFTER the\n"
+         "# `listener` line of the port devices use (use_username_as_clientid is the listener's\n"
+         "# own: repeat it after every other listener line). The broker reads both files as\n"
+         "# its own user: broker-config gives them to the broker's group (see its --help).\n" +
+         listener_lines() + "password_file " + password_file + "\nacl_file " + acl_file + "\n";
+}
+
+std::string dynamic_security_conf_lines() {
+  std::string plugin = "/usr/lib/x86_64-linux-gnu/mosquitto_dynamic_security.so";
+  for (const char* candidate : {"/usr/lib/x86_64-linux-gnu/mosquitto_dynamic_security.so",
+                                "/usr/lib/aarch64-linux-gnu/mosquitto_dynamic_security.so",
+                                "/usr/lib/arm-linux-gnueabihf/mosquitto_dynamic_security.so"})
+    if (::access(candidate, R_OK) == 0) plugin = candidate;
+  return "# DSEKP broker security on the dynamic-security plugin (dsekp keys broker-config\n"
+         "# --dynamic-security). Put these lines AFTER the `listener` line of the port devices\n"
+         "# use (use_username_as_clientid is the listener's own: repeat it after every other\n"
+         "# listener line). The plugin's file is created by\n"
+         "#   mosquitto_ctrl dynsec init /var/lib/mosquitto/dynamic-security.json ADMIN\n"
+         "# and must be writable by the broker's user; the plugin keeps every account in it.\n" +
+         listener_lines() + "plugin " + plugin +
+         "\nplugin_opt_config_file /var/lib/mosquitto/dynamic-security.json\n";
 }
 
 namespace {
@@ -234,11 +248,7 @@ RegistryStatus write_broker_config(DeviceRegistry& registry, const std::string& 
                   "\", which is also a registry account: rename or remove one of them"};
 
   if (auto s = registry.set_edge_broker_user(options.edge_user, out.edge); !s.ok()) return s;
-  if (!has_downlink) {
-    ServiceAccount added;
-    if (auto s = registry.add_account(kDefaultDownlinkUser, AccountRole::downlink, added); !s.ok())
-      return s;
-  }
+  if (auto s = ensure_downlink_account(registry); !s.ok()) return s;
   if (auto s = registry.accounts(out.accounts); !s.ok()) return s;
   std::vector<BrokerAccount> logins = device_logins;
   out.devices = logins.size();

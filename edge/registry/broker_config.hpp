@@ -3,28 +3,11 @@
 // classic `password_file` + `acl_file` options with `allow_anonymous false`, plus the
 // mosquitto.conf lines that bind each client id to its user name and cap the packet size.
 //
-// What the ACL grants (anything not granted is denied; anonymous clients cannot log in at all;
-// P is the deployment's topic prefix, as given to `dsekp edge --prefix`):
-//   edge accounts   read P dsekp/init, P dsekp/data, P dsekp/init/+, P dsekp/data/+ (and
-//                   P psk/data with the PSK baseline);
-//                   write P dsekp/init/ack/+, P dsekp/down/+ and P dsekp/rekey/+ (every
-//                   device's ACK, downlink and REKEY request) and P plain/+ (readings republished
-//                   with `dsekp edge --republish`); read P dsekp/admin/downlink, write P
-//                   dsekp/admin/result/+.
-//   reader accounts read P plain/+: the only accounts that may read republished plaintext.
-//   downlink senders write P dsekp/admin/downlink, read P dsekp/admin/result/+ (`dsekp edge
-//                   send`; the edge also checks each request's own authentication).
-//   each device     (user name = dev_id, a `user` block of its own) writes P dsekp/init/<its
-//                   dev_id> and P dsekp/data/<its dev_id> (per-device uplink topics, the
-//                   default) or, for a registry on the shared topics, P dsekp/init and
-//                   P dsekp/data (and P psk/data with the baseline); reads only
-//                   P dsekp/init/ack/<its dev_id>, P dsekp/down/<its dev_id> and
-//                   P dsekp/rekey/<its dev_id>.
-// Hence a device cannot read another device's ACKs or anyone's uplink traffic, and cannot
-// publish an ACK or a downlink (which would let it jam or probe another device). The ACL has no
-// `pattern` line: a pattern applies to every account (readers, downlink senders, the operator's
-// own), and one without %u or %c draws a warning on every load; the price is a few lines per
-// device, rewritten with passwd on every run anyway.
+// What the ACL grants is broker_grants.hpp's table (anything not granted is denied; anonymous
+// clients cannot log in at all). The ACL has no `pattern` line: a pattern applies to every
+// account (readers, downlink senders, the operator's own), and one without %u or %c draws a
+// warning on every load; the price is a few lines per device, rewritten with passwd on every
+// run anyway.
 //
 // Client ids: `use_username_as_clientid true` makes the broker replace every client id with the
 // user name, so no account can connect as another's client id and take over its session (a
@@ -80,6 +63,13 @@ RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accou
 /// The mosquitto.conf lines that use the two files (absolute paths).
 [[nodiscard]] std::string broker_conf_lines(const std::string& password_file,
                                             const std::string& acl_file);
+/// The mosquitto.conf lines for a broker whose accounts live in the dynamic-security plugin
+/// (edge/broker_admin/): the same listener settings, the plugin instead of the two files.
+[[nodiscard]] std::string dynamic_security_conf_lines();
+
+/// Adds the default downlink account (kDefaultDownlinkUser) when the registry has no downlink
+/// account, so that `dsekp edge send` has a login of its own.
+RegistryStatus ensure_downlink_account(DeviceRegistry& registry);
 
 /// A topic prefix that is safe in an ACL line and a topic: printable ASCII without spaces, the
 /// wildcards '+' and '#', or '%' (pattern expansion), not starting with '$'. Empty: valid.

@@ -1,7 +1,7 @@
 // The edge's device registry: who may talk to the edge, with which long-term keys, on one SQLite
 // database shared by the edge daemon and `dsekp keys`.
 //
-// Contents (schema version 3, WAL journal, file mode 0600; older versions are upgraded on open):
+// Contents (schema version 4, WAL journal, file mode 0600; older versions are upgraded on open):
 //   deployment  one row: EDGE_SALT (32 random bytes, drawn once when the database is created and
 //               never changed: every provisioned device holds it), the schema version, the
 //               registry's change counter, the edge's own broker account, the devices' uplink
@@ -16,6 +16,9 @@
 //               edges (one account each: the broker binds client ids to user names), telemetry
 //               readers of the republished readings, senders of downlink requests. The
 //               deployment row's edge user is the default edge account.
+//   dynamic_security  (schema 4) none, or one row: the broker whose dynamic-security plugin
+//               `dsekp keys` changes at once on every add, rotate and remove, the plugin admin's
+//               login (secret) and the deployment's topic prefix and PSK baseline switch.
 //
 // Secrets at rest: the database holds every DEV_SECRET, so it is created 0600 and refused if it
 // is open to group or others (secure_file.hpp); SQLite's secure_delete is on, so removed and
@@ -73,7 +76,7 @@
 
 namespace dsekp::edge {
 
-inline constexpr std::int64_t kRegistrySchemaVersion = 3;
+inline constexpr std::int64_t kRegistrySchemaVersion = 4;
 inline constexpr std::size_t kEdgeSaltSize = kEdgeSaltMaxSize;
 /// Random bytes behind each broker password (printed as twice as many hex characters).
 inline constexpr std::size_t kBrokerPasswordBytes = 16;
@@ -124,6 +127,15 @@ enum class AccountRole : std::uint8_t {
 struct ServiceAccount {
   BrokerAccount login;
   AccountRole role = AccountRole::edge;
+};
+
+/// How `dsekp keys` reaches Mosquitto's dynamic-security plugin (edge/broker_admin/).
+struct DynamicSecuritySettings {
+  std::string host;
+  std::uint16_t port = 1883;
+  BrokerAccount admin;        // a plugin client with the admin role (`mosquitto_ctrl dynsec init`)
+  std::string topic_prefix;   // the deployment's, as given to `dsekp edge --prefix`
+  bool psk_baseline = false;  // grant the paper's psk/data topic
 };
 
 /// One device that changed after a given generation.
@@ -211,6 +223,13 @@ class DeviceRegistry {
   RegistryStatus account(std::string_view username, ServiceAccount& out);
   /// Every account that is not a device: the default edge user first, then the others by name.
   RegistryStatus accounts(std::vector<ServiceAccount>& out);
+
+  /// The broker whose dynamic-security plugin holds the accounts; not_found when the
+  /// deployment uses the password and ACL files instead.
+  RegistryStatus dynamic_security(DynamicSecuritySettings& out);
+  RegistryStatus set_dynamic_security(const DynamicSecuritySettings& settings);
+  /// Back to the files: `dsekp keys` no longer changes the broker itself.
+  RegistryStatus clear_dynamic_security();
 
  private:
   DeviceRegistry() = default;

@@ -83,6 +83,26 @@ RegistryStatus migrate_from_version_2(SqliteDb& db) {
   return db.exec("UPDATE deployment SET schema_version = 3 WHERE id = 1");
 }
 
+// Version 4: how `dsekp keys` reaches the broker's dynamic-security plugin (one row, or none
+// for a deployment on the password and ACL files). The admin password is a secret, kept here
+// beside every DEV_SECRET.
+constexpr const char* kCreateDynamicSecurity = R"sql(
+CREATE TABLE dynamic_security (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  host TEXT NOT NULL,
+  port INTEGER NOT NULL CHECK (port BETWEEN 1 AND 65535),
+  admin_user TEXT NOT NULL,
+  admin_password TEXT NOT NULL,
+  topic_prefix TEXT NOT NULL,
+  psk_baseline INTEGER NOT NULL CHECK (psk_baseline IN (0, 1))
+) STRICT;
+)sql";
+
+RegistryStatus migrate_from_version_3(SqliteDb& db) {
+  if (auto s = db.exec(kCreateDynamicSecurity); !s.ok()) return s;
+  return db.exec("UPDATE deployment SET schema_version = 4 WHERE id = 1");
+}
+
 RegistryStatus count_tables(SqliteDb& db, std::int64_t& tables, bool& has_deployment) {
   if (auto s = db.query_int64("SELECT count(*) FROM sqlite_schema WHERE type = 'table'", tables);
       !s.ok())
@@ -120,6 +140,7 @@ RegistryStatus create(SqliteDb& db, Rng& rng, std::int64_t now_ms) {
   if (auto s = insert.bind_text(4, password_text); !s.ok()) return s;
   if (auto s = insert.run(); !s.ok()) return s;
   if (auto s = db.exec(kAddUplinkTopics); !s.ok()) return s;
+  if (auto s = db.exec(kCreateDynamicSecurity); !s.ok()) return s;
   return db.exec("UPDATE deployment SET uplink_topics = 'per-device' WHERE id = 1");
 }
 
@@ -154,6 +175,10 @@ RegistryStatus ensure_registry_schema(SqliteDb& db, bool may_create, Rng& rng,
   if (version == 2) {
     if (auto s = migrate_from_version_2(db); !s.ok()) return s;
     version = 3;
+  }
+  if (version == 3) {
+    if (auto s = migrate_from_version_3(db); !s.ok()) return s;
+    version = 4;
   }
   if (version != kRegistrySchemaVersion)
     return {RegistryErrc::not_a_registry, "registry schema version " + std::to_string(version) +

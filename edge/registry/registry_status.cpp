@@ -31,6 +31,8 @@ const char* registry_errc_name(RegistryErrc code) noexcept {
       return "invalid_argument";
     case RegistryErrc::crypto_failure:
       return "crypto_failure";
+    case RegistryErrc::broker:
+      return "broker";
   }
   return "unknown";
 }

@@ -25,6 +25,7 @@ enum class RegistryErrc {
   corrupt,           // a stored value violates the schema's sizes (e.g. a 31-byte DEV_SECRET)
   invalid_argument,  // another argument outside its range (a broker address, hash parameters)
   crypto_failure,    // the CSPRNG or OpenSSL failed
+  broker,            // the broker was unreachable, refused the admin login or a command
 };
 
 /// Stable snake_case name of a code, e.g. "not_found". Never null.

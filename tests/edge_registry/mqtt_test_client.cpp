@@ -24,6 +24,7 @@ MqttTestClient::MqttTestClient(const std::string& client_id) {
   mosquitto_subscribe_callback_set(mosq_, &MqttTestClient::on_subscribe);
   mosquitto_publish_callback_set(mosq_, &MqttTestClient::on_publish);
   mosquitto_message_callback_set(mosq_, &MqttTestClient::on_message);
+  mosquitto_disconnect_callback_set(mosq_, &MqttTestClient::on_disconnect);
 }
 
 MqttTestClient::~MqttTestClient() {
@@ -84,6 +85,16 @@ std::optional<ReceivedMessage> MqttTestClient::wait_for_message(const std::strin
 
 bool MqttTestClient::wait_for_count(std::size_t count) {
   return pump([this, count] { return received_.size() >= count; });
+}
+
+bool MqttTestClient::wait_for_disconnect() {
+  return pump([this] { return disconnected_; });
+}
+
+void MqttTestClient::on_disconnect(mosquitto*, void* self, int) {
+  auto* client = static_cast<MqttTestClient*>(self);
+  client->disconnected_ = true;
+  client->connected_ = false;
 }
 
 void MqttTestClient::on_connect(mosquitto*, void* self, int rc) {

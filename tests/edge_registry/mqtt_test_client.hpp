@@ -40,6 +40,8 @@ class MqttTestClient {
   /// Everything received so far, in arrival order.
   [[nodiscard]] const std::vector<ReceivedMessage>& received() const noexcept { return received_; }
   bool received_on(const std::string& topic) const;
+  /// Waits until the broker has closed the connection; false on the timeout.
+  bool wait_for_disconnect();
 
   static constexpr std::chrono::milliseconds kTimeout{5000};
 
@@ -52,6 +54,7 @@ class MqttTestClient {
   static void on_subscribe(mosquitto*, void* self, int mid, int count, const int* granted);
   static void on_publish(mosquitto*, void* self, int mid);
   static void on_message(mosquitto*, void* self, const mosquitto_message* message);
+  static void on_disconnect(mosquitto*, void* self, int rc);
 
   mosquitto* mosq_ = nullptr;
   std::optional<int> connack_;
@@ -59,6 +62,7 @@ class MqttTestClient {
   int last_suback_qos_ = -1;
   int last_puback_mid_ = -1;
   bool connected_ = false;
+  bool disconnected_ = false;
   std::vector<ReceivedMessage> received_;
 };
 

@@ -313,6 +313,7 @@ TEST_F(RegistryTest, UplinkTopicsArePerDeviceForANewRegistryAndSharedForAnUpgrad
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
                          "ALTER TABLE deployment DROP COLUMN uplink_topics; "
+                         "DROP TABLE dynamic_security; "
                          "UPDATE deployment SET schema_version = 2",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -328,6 +329,43 @@ TEST_F(RegistryTest, UplinkTopicsArePerDeviceForANewRegistryAndSharedForAnUpgrad
   ASSERT_TRUE(registry->set_uplink_topics(UplinkTopics::per_device).ok());
   ASSERT_TRUE(registry->uplink_topics(topics).ok());
   EXPECT_EQ(topics, UplinkTopics::per_device);
+}
+
+// A registry from before the dynamic-security mode (schema 3) is upgraded on open and stays on
+// the broker files until told otherwise.
+TEST_F(RegistryTest, ASchema3RegistryIsUpgradedAndKeepsTheBrokerFiles) {
+  {
+    auto registry = open();
+    DeviceMaterial material;
+    ASSERT_TRUE(registry->add("esp32-01", material).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "DROP TABLE dynamic_security; UPDATE deployment SET schema_version = 3",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto registry = open();
+  DynamicSecuritySettings settings;
+  EXPECT_EQ(registry->dynamic_security(settings).code(), RegistryErrc::not_found);
+  settings.host = "127.0.0.1";
+  settings.port = 1884;
+  settings.admin = {"admin", "secret"};
+  settings.topic_prefix = "site1/";
+  settings.psk_baseline = true;
+  ASSERT_TRUE(registry->set_dynamic_security(settings).ok());
+  DynamicSecuritySettings read;
+  ASSERT_TRUE(registry->dynamic_security(read).ok());
+  EXPECT_EQ(read.port, 1884);
+  EXPECT_EQ(read.admin.password, "secret");
+  EXPECT_EQ(read.topic_prefix, "site1/");
+  EXPECT_TRUE(read.psk_baseline);
+  ASSERT_TRUE(registry->clear_dynamic_security().ok());
+  EXPECT_EQ(registry->dynamic_security(read).code(), RegistryErrc::not_found);
+  DeviceCredentials found;
+  EXPECT_TRUE(registry->find("esp32-01", found).ok());
 }
 
 TEST_F(RegistryTest, TheEdgeBrokerUserCannotBeADevice) {

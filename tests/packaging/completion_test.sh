@@ -25,7 +25,7 @@ expect() {  # expect "OFFERED" WORD...
 }
 expect "keys" dsekp ke
 expect "edge experiment" dsekp e
-expect "broker-config" dsekp keys bro
+expect "broker-config broker-sync" dsekp keys bro
 expect "--broker" dsekp edge --bro
 expect "--db" dsekp keys add --d
 expect "add remove show list --help -h" dsekp keys account ""
