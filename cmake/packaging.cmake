@@ -43,6 +43,14 @@ install(FILES ${DSEKP_GENERATED_DIR}/dsekp.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME dsekp)
 install(FILES ${DSEKP_PACKAGING_DIR}/debian/copyright ${DSEKP_GENERATED_DIR}/changelog.gz
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# For the operator's Prometheus and Grafana: alert rules (with their promtool tests), a scrape
+# job, a dashboard (docs/EDGE.md, Observability).
+install(FILES ${DSEKP_PACKAGING_DIR}/prometheus/dsekp-alerts.yml
+              ${DSEKP_PACKAGING_DIR}/prometheus/dsekp-alerts.test.yml
+              ${DSEKP_PACKAGING_DIR}/prometheus/prometheus.yml.example
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/dsekp/prometheus)
+install(FILES ${DSEKP_PACKAGING_DIR}/grafana/dsekp-edge-dashboard.json
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/dsekp/grafana)
 
 # --- CPack: the .deb ---------------------------------------------------------------------------
 set(CPACK_GENERATOR DEB)

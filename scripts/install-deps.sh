@@ -27,6 +27,8 @@ packages=(
   # the Debian package (`make deb`: man pages) and its test (`make test-deb`: lintian, a
   # throwaway Debian root in a namespace of its own)
   help2man lintian debootstrap iproute2 util-linux
+  # packaging/prometheus: promtool checks the alert rules, a real Prometheus scrapes a real edge
+  prometheus
 )
 
 # --arm64: also the aarch64 cross toolchain, QEMU's user-mode emulator and the arm64 (multiarch)

@@ -19,6 +19,8 @@
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "edge/admin/admin_protocol.hpp"
 #include "edge/daemon/admin_handler.hpp"
+#include "edge/daemon/device_activity.hpp"
+#include "edge/daemon/operational_metrics.hpp"
 #include "edge/daemon/pending_rows.hpp"
 #include "edge/daemon/rejection_log.hpp"
 #include "edge/daemon/result_metrics.hpp"
@@ -400,10 +402,22 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     (void)batch_ptr->handle(topic, payload, now_ms, recvts_us, retained);
     after_store_use();
   };
+  // Last-seen times for dsekp_devices_silent; asks the registry (a connection of its own: it is
+  // read on the scraping thread) whether a silent device was removed.
+  std::unique_ptr<DeviceRegistry> activity_registry;
+  if (const RegistryStatus s =
+          DeviceRegistry::open(o.registry_db, OpenMode::existing_only, activity_registry);
+      !s.ok())
+    throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
+  DeviceActivity activity([&activity_registry](const std::string& dev_id) {
+    DeviceInfo info;
+    return activity_registry->info(dev_id, info).code() != RegistryErrc::not_found;
+  });
   // A message's final outcome: after its batch committed, or after it was handled again.
   auto on_settled = [&](const SettledMessage& m) {
     const HandleResult& r = m.result;
     record_result(*metrics_ptr, r, m.handling);
+    if (r.ok() && r.frame) activity.seen(r.dev_id, m.now_ms);
     if (r.cache_lookup != CacheLookup::none && cache_hits != nullptr)
       (r.cache_lookup == CacheLookup::hit ? cache_hits : cache_misses)->inc();
     if (r.processed() && r.established_delta != 0) {
@@ -551,6 +565,8 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
         [&store_health, store_up_gauge](bool) { store_up_gauge->set(store_health.up() ? 1 : 0); });
     store_health.probe = redis_probe.get();
   }
+  declare_operational_metrics(
+      metric_registry, [&client] { return client.connected(); }, activity);
   const auto metrics_server = start_metrics(o.metrics, metric_registry, client, store_health);
 
   if (!client.start(error)) throw std::runtime_error("MQTT: " + error);

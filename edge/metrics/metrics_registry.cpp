@@ -68,18 +68,23 @@ std::vector<std::string> sample_names(const std::string& name, MetricType type) 
 
 }  // namespace
 
-template <class Metric>
-Family<Metric>& Registry::insert(std::unique_ptr<Family<Metric>> family, MetricType type) {
-  const std::vector<std::string> names = sample_names(family->name(), type);
+void Registry::insert_family(const std::string& name, MetricType type,
+                             std::unique_ptr<FamilyBase> family) {
+  const std::vector<std::string> names = sample_names(name, type);
   std::lock_guard lock(mutex_);
   for (const auto& n : names) {
     if (sample_names_.contains(n)) {
-      refuse(family->name(), "collides with an already registered metric (" + n + ")");
+      refuse(name, "collides with an already registered metric (" + n + ")");
     }
   }
   sample_names_.insert(names.begin(), names.end());
+  families_.emplace(name, std::move(family));
+}
+
+template <class Metric>
+Family<Metric>& Registry::insert(std::unique_ptr<Family<Metric>> family, MetricType type) {
   Family<Metric>& ref = *family;
-  families_.emplace(family->name(), std::move(family));
+  insert_family(ref.name(), type, std::move(family));
   return ref;
 }
 
@@ -101,6 +106,36 @@ Family<Histogram>& Registry::add_histogram(FamilySpec spec, std::vector<double> 
   return insert(
       std::make_unique<Family<Histogram>>(std::move(spec), MetricType::histogram, upper_bounds),
       MetricType::histogram);
+}
+
+namespace {
+
+class ComputedFamily final : public FamilyBase {
+ public:
+  ComputedFamily(FamilySpec spec, MetricType type, ReadValues read)
+      : spec_(std::move(spec)), type_(type), read_(std::move(read)) {}
+  [[nodiscard]] FamilySnapshot snapshot() const override {
+    FamilySnapshot s{spec_.name, spec_.help, type_, spec_.label_names, {}};
+    const std::vector<double> values = read_();
+    for (std::size_t i = 0; i < spec_.series.size(); ++i)
+      s.series.push_back(SeriesSnapshot{spec_.series[i], i < values.size() ? values[i] : 0.0});
+    return s;
+  }
+
+ private:
+  FamilySpec spec_;
+  MetricType type_;
+  ReadValues read_;
+};
+
+}  // namespace
+
+void Registry::add_computed(FamilySpec spec, MetricType type, ReadValues read) {
+  if (type == MetricType::histogram) refuse(spec.name, "a computed family is a counter or gauge");
+  validate(spec, type);
+  const std::string name = spec.name;
+  insert_family(name, type,
+                std::make_unique<ComputedFamily>(std::move(spec), type, std::move(read)));
 }
 
 std::vector<FamilySnapshot> Registry::collect() const {

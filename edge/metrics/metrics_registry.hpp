@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -121,6 +122,12 @@ class Family final : public FamilyBase {
   std::vector<std::unique_ptr<Metric>> metrics_;  // parallel to spec_.series
 };
 
+/// A family whose values are read when it is scraped (the process's CPU time, whether the broker
+/// connection is up): `read` returns one value per declared series, in declaration order. It
+/// runs on the scraping thread under the registry's lock, so it must be quick and must not
+/// touch the registry.
+using ReadValues = std::function<std::vector<double>()>;
+
 class Registry {
  public:
   Registry() = default;
@@ -131,6 +138,9 @@ class Registry {
   Family<Gauge>& add_gauge(FamilySpec spec);
   /// `upper_bounds`: finite, strictly increasing; the +Inf bucket is always added.
   Family<Histogram>& add_histogram(FamilySpec spec, std::vector<double> upper_bounds);
+  /// A counter or gauge family computed at every scrape (see ReadValues); a counter's values
+  /// may be fractional (seconds).
+  void add_computed(FamilySpec spec, MetricType type, ReadValues read);
 
   /// A copy of every family's current values, families sorted by name (a stable order whatever
   /// the registration order), series in declaration order.
@@ -139,6 +149,7 @@ class Registry {
  private:
   template <class Metric>
   Family<Metric>& insert(std::unique_ptr<Family<Metric>> family, MetricType type);
+  void insert_family(const std::string& name, MetricType type, std::unique_ptr<FamilyBase> family);
 
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<FamilyBase>, std::less<>> families_;
