@@ -49,10 +49,13 @@ std::string default_broker_group() {
   return {};
 }
 
+// A device added without --broker connects here (the broker on the edge's machine).
+constexpr const char* kDefaultDeviceBroker = "localhost:1883";
+
 struct KeysOptions {
   std::string db;
   std::string dev_id;
-  std::string broker = "localhost:1883";
+  std::string broker;  // empty: the one recorded with the device, else kDefaultDeviceBroker
   std::string format = "json";
   bool reveal = false;
   bool as_json = false;
@@ -134,7 +137,10 @@ void apply_to_broker(DeviceRegistry& registry, const std::string& what,
 }
 
 void print_material(const edge::DeviceMaterial& material, const KeysOptions& options) {
-  const edge::BrokerAddress broker = broker_argument(options.broker);
+  const edge::BrokerAddress broker =
+      broker_argument(!options.broker.empty()    ? options.broker
+                      : !material.broker.empty() ? material.broker
+                                                 : std::string(kDefaultDeviceBroker));
   const auto mode =
       options.psk_baseline ? edge::MaterialMode::with_psk_baseline : edge::MaterialMode::dsekp_only;
   const std::string text = options.format == "header"
@@ -162,22 +168,23 @@ nlohmann::ordered_json info_json(const edge::DeviceInfo& info) {
 }
 
 void run_add(const KeysOptions& options) {
-  (void)broker_argument(options.broker);  // before anything is created
+  const std::string broker = options.broker.empty() ? kDefaultDeviceBroker : options.broker;
+  (void)broker_argument(broker);  // before anything is created
   check_out_file_writable(options);
   auto registry = open_registry(options.db, OpenMode::create_if_missing);
   edge::DeviceMaterial material;
-  check(registry->add(options.dev_id, material));
+  check(registry->add(options.dev_id, material, broker));
   print_material(material, options);
   apply_to_broker(*registry, "added " + options.dev_id + " (generation " +
                                  std::to_string(material.credentials.generation) + ")");
 }
 
 void run_rotate(const KeysOptions& options) {
-  (void)broker_argument(options.broker);  // before the old keys are gone
+  if (!options.broker.empty()) (void)broker_argument(options.broker);  // before the old keys go
   check_out_file_writable(options);
   auto registry = open_registry(options.db, OpenMode::existing_only);
   edge::DeviceMaterial material;
-  check(registry->rotate(options.dev_id, material));
+  check(registry->rotate(options.dev_id, material, options.broker));
   print_material(material, options);
   std::fprintf(stderr,
                "dsekp keys: DEV_SECRET, PSK key and broker password of %s are new; the edge drops "
@@ -453,8 +460,9 @@ void add_state_options(CLI::App* command, KeysOptions& options) {
 }
 
 void add_material_options(CLI::App* command, KeysOptions& options) {
-  command->add_option("--broker", options.broker, "Broker the device connects to, HOST:PORT")
-      ->capture_default_str();
+  command->add_option("--broker", options.broker,
+                      "Broker the device connects to, HOST:PORT (recorded with the device; "
+                      "default: the recorded one, else localhost:1883)");
   command->add_option("--format", options.format, "Material as JSON or a C header for firmware")
       ->check(CLI::IsMember({"json", "header"}))
       ->capture_default_str();

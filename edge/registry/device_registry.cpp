@@ -117,12 +117,13 @@ RegistryStatus DeviceRegistry::draw_secrets(DeviceMaterial& out) {
 RegistryStatus DeviceRegistry::store_device(const DeviceMaterial& material, bool is_rotation) {
   const DeviceCredentials& c = material.credentials;
   RegistryStatement stmt;
+  // A rotation without a broker keeps the recorded one.
   const char* sql =
       is_rotation
           ? "UPDATE devices SET dev_secret = ?2, psk_key = ?3, broker_password = ?4, "
-            "rotated_ms = ?5, generation = ?6 WHERE dev_id = ?1"
+            "rotated_ms = ?5, generation = ?6, broker = COALESCE(?7, broker) WHERE dev_id = ?1"
           : "INSERT INTO devices (dev_id, dev_secret, psk_key, broker_password, created_ms, "
-            "generation) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+            "generation, broker) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
   if (auto s = db_.prepare(sql, stmt); !s.ok()) return s;
   if (auto s = stmt.bind_text(1, c.dev_id.str()); !s.ok()) return s;
   if (auto s = stmt.bind_blob(2, c.dev_secret.view()); !s.ok()) return s;
@@ -130,11 +131,15 @@ RegistryStatus DeviceRegistry::store_device(const DeviceMaterial& material, bool
   if (auto s = stmt.bind_text(4, material.broker_password); !s.ok()) return s;
   if (auto s = stmt.bind_int64(5, unix_now_ms()); !s.ok()) return s;
   if (auto s = stmt.bind_int64(6, static_cast<std::int64_t>(c.generation)); !s.ok()) return s;
+  if (!material.broker.empty())
+    if (auto s = stmt.bind_text(7, material.broker); !s.ok()) return s;
   return stmt.run();
 }
 
-RegistryStatus DeviceRegistry::add(std::string_view dev_id, DeviceMaterial& out) {
+RegistryStatus DeviceRegistry::add(std::string_view dev_id, DeviceMaterial& out,
+                                   std::string_view broker) {
   if (auto s = validate_dev_id(dev_id, out.credentials.dev_id); !s.ok()) return s;
+  out.broker = std::string(broker);
   SqliteTransaction tx(db_);
   if (auto s = tx.begin(); !s.ok()) return s;
   DeviceInfo existing;
@@ -158,8 +163,10 @@ RegistryStatus DeviceRegistry::add(std::string_view dev_id, DeviceMaterial& out)
   return tx.commit();
 }
 
-RegistryStatus DeviceRegistry::rotate(std::string_view dev_id, DeviceMaterial& out) {
+RegistryStatus DeviceRegistry::rotate(std::string_view dev_id, DeviceMaterial& out,
+                                      std::string_view broker) {
   if (auto s = validate_dev_id(dev_id, out.credentials.dev_id); !s.ok()) return s;
+  out.broker = std::string(broker);
   SqliteTransaction tx(db_);
   if (auto s = tx.begin(); !s.ok()) return s;
   DeviceInfo existing;
@@ -167,6 +174,15 @@ RegistryStatus DeviceRegistry::rotate(std::string_view dev_id, DeviceMaterial& o
   if (auto s = draw_secrets(out); !s.ok()) return s;
   if (auto s = next_generation(out.credentials.generation); !s.ok()) return s;
   if (auto s = store_device(out, true); !s.ok()) return s;
+  if (broker.empty()) {
+    RegistryStatement recorded;
+    if (auto s = db_.prepare("SELECT broker FROM devices WHERE dev_id = ?1", recorded); !s.ok())
+      return s;
+    if (auto s = recorded.bind_text(1, dev_id); !s.ok()) return s;
+    bool row = false;
+    if (auto s = recorded.step(row); !s.ok()) return s;
+    if (row) out.broker = recorded.column_text(0);
+  }
   return tx.commit();
 }
 
@@ -213,8 +229,8 @@ RegistryStatus DeviceRegistry::find(std::string_view dev_id, DeviceCredentials& 
 RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial& out) {
   if (auto s = validate_dev_id(dev_id, out.credentials.dev_id); !s.ok()) return s;
   RegistryStatement stmt;
-  if (auto s = db_.prepare("SELECT dev_secret, psk_key, generation, broker_password FROM devices "
-                           "WHERE dev_id = ?1",
+  if (auto s = db_.prepare("SELECT dev_secret, psk_key, generation, broker_password, broker "
+                           "FROM devices WHERE dev_id = ?1",
                            stmt);
       !s.ok())
     return s;
@@ -225,6 +241,7 @@ RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial&
   if (auto s = read_credentials(stmt, 0, 1, 2, out.credentials); !s.ok()) return s;
   out.broker_username = std::string(dev_id);
   out.broker_password = stmt.column_text(3);
+  out.broker = stmt.column_text(4);
   (void)out.edge_salt.assign(edge_salt_.view());
   return uplink_topics(out.uplink_topics);
 }

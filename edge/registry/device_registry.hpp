@@ -7,8 +7,8 @@
 //               registry's change counter, the edge's own broker account, the devices' uplink
 //               topics (uplink_topics.hpp: per-device for a new registry, shared for an older one).
 //   devices     dev_id (validated with dsekp::DevId), DEV_SECRET (32 bytes), PSK_KEY (16 bytes,
-//               the baseline's key), the device's broker password, created_ms, rotated_ms and its
-//               generation.
+//               the baseline's key), the device's broker password, created_ms, rotated_ms, its
+//               generation and (schema 4) the broker it was provisioned with.
 //   removed_devices  a tombstone per removed dev_id with the generation of its removal, so that a
 //               running edge can learn about removals (see "Live changes").
 //   admin_key   the key of the edge's admin requests (`dsekp edge send`), 32 random bytes.
@@ -97,6 +97,8 @@ struct DeviceMaterial {
   std::string broker_username;  // equals dev_id
   std::string broker_password;
   UplinkTopics uplink_topics = UplinkTopics::per_device;  // the deployment's, for the material
+  /// HOST:PORT the device was provisioned with (empty: not recorded, a device of before).
+  std::string broker;
 };
 
 /// Public facts about a device: no secrets.
@@ -173,15 +175,16 @@ class DeviceRegistry {
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
   /// Registers `dev_id` with a fresh DEV_SECRET, PSK key and broker password, and returns what
-  /// the device must be provisioned with. invalid_dev_id, already_exists, name_conflict (the
-  /// edge's broker user name).
-  RegistryStatus add(std::string_view dev_id, DeviceMaterial& out);
+  /// the device must be provisioned with; `broker` (HOST:PORT) is recorded with it.
+  /// invalid_dev_id, already_exists, name_conflict (the edge's broker user name).
+  RegistryStatus add(std::string_view dev_id, DeviceMaterial& out, std::string_view broker = {});
   /// Deletes the device (its secrets are overwritten in the file) and leaves a tombstone.
   RegistryStatus remove(std::string_view dev_id);
   /// Replaces DEV_SECRET, PSK key and broker password with fresh ones and bumps the generation.
   /// The broker password changes too because rotation is the answer to a leaked device: the
   /// device has to be re-provisioned anyway, and the broker files regenerated.
-  RegistryStatus rotate(std::string_view dev_id, DeviceMaterial& out);
+  /// An empty `broker` keeps the recorded one.
+  RegistryStatus rotate(std::string_view dev_id, DeviceMaterial& out, std::string_view broker = {});
 
   /// The edge's lookup: current credentials of `dev_id`, or not_found. Always reads the latest
   /// committed state (see "Live changes").

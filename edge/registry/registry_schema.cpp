@@ -98,8 +98,13 @@ CREATE TABLE dynamic_security (
 ) STRICT;
 )sql";
 
+// Also version 4: the broker (HOST:PORT) each device was provisioned with, so that `keys show
+// --reveal` prints the material the device holds. NULL for a device added before.
+constexpr const char* kAddDeviceBroker = "ALTER TABLE devices ADD COLUMN broker TEXT";
+
 RegistryStatus migrate_from_version_3(SqliteDb& db) {
   if (auto s = db.exec(kCreateDynamicSecurity); !s.ok()) return s;
+  if (auto s = db.exec(kAddDeviceBroker); !s.ok()) return s;
   return db.exec("UPDATE deployment SET schema_version = 4 WHERE id = 1");
 }
 
@@ -141,6 +146,7 @@ RegistryStatus create(SqliteDb& db, Rng& rng, std::int64_t now_ms) {
   if (auto s = insert.run(); !s.ok()) return s;
   if (auto s = db.exec(kAddUplinkTopics); !s.ok()) return s;
   if (auto s = db.exec(kCreateDynamicSecurity); !s.ok()) return s;
+  if (auto s = db.exec(kAddDeviceBroker); !s.ok()) return s;
   return db.exec("UPDATE deployment SET uplink_topics = 'per-device' WHERE id = 1");
 }
 

@@ -74,6 +74,29 @@ TEST_F(KeysCliTest, AddPrintsTheMaterialStoredInAPrivateDatabase) {
   EXPECT_EQ(j["broker"]["password"].get<std::string>().size(), 32u);
 }
 
+// The finding: `keys show --reveal` printed localhost:1883 for a device provisioned with another
+// broker, so material printed again did not match what the device holds. The broker is recorded
+// at add, kept by a rotation without --broker, and replaced by one with it.
+TEST_F(KeysCliTest, ShowRevealPrintsTheBrokerTheDeviceWasProvisionedWith) {
+  const auto added = keys({"add", "sensor-1", "--db", db_, "--broker", "mqtt.example:8883"});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  const auto broker_of = [&](const test::RunResult& r) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    return j["broker"]["host"].get<std::string>() + ":" +
+           std::to_string(j["broker"]["port"].get<int>());
+  };
+  EXPECT_EQ(broker_of(added), "mqtt.example:8883");
+  EXPECT_EQ(broker_of(keys({"show", "sensor-1", "--db", db_, "--reveal"})), "mqtt.example:8883");
+  EXPECT_EQ(broker_of(keys({"rotate", "sensor-1", "--db", db_})), "mqtt.example:8883");
+  EXPECT_EQ(broker_of(keys({"rotate", "sensor-1", "--db", db_, "--broker", "10.0.0.7:1883"})),
+            "10.0.0.7:1883");
+  EXPECT_EQ(broker_of(keys({"show", "sensor-1", "--db", db_, "--reveal"})), "10.0.0.7:1883");
+  EXPECT_EQ(broker_of(keys({"add", "sensor-2", "--db", db_})), "localhost:1883");
+  const auto header = keys({"show", "sensor-1", "--db", db_, "--reveal", "--format", "header"});
+  EXPECT_NE(header.out.find("10.0.0.7"), std::string::npos) << header.out;
+}
+
 // The finding: the documented `keys add DEV > DEV.json` left the device's secret in a file the
 // umask made 0644. --out writes it 0600, whatever the umask, and prints nothing secret.
 TEST_F(KeysCliTest, OutWritesTheMaterialToAPrivateFile) {

@@ -313,7 +313,7 @@ TEST_F(RegistryTest, UplinkTopicsArePerDeviceForANewRegistryAndSharedForAnUpgrad
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
                          "ALTER TABLE deployment DROP COLUMN uplink_topics; "
-                         "DROP TABLE dynamic_security; "
+                         "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
                          "UPDATE deployment SET schema_version = 2",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -341,10 +341,11 @@ TEST_F(RegistryTest, ASchema3RegistryIsUpgradedAndKeepsTheBrokerFiles) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(
-      sqlite3_exec(db, "DROP TABLE dynamic_security; UPDATE deployment SET schema_version = 3",
-                   nullptr, nullptr, nullptr),
-      SQLITE_OK)
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
+                         "UPDATE deployment SET schema_version = 3",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
   auto registry = open();
@@ -366,6 +367,9 @@ TEST_F(RegistryTest, ASchema3RegistryIsUpgradedAndKeepsTheBrokerFiles) {
   EXPECT_EQ(registry->dynamic_security(read).code(), RegistryErrc::not_found);
   DeviceCredentials found;
   EXPECT_TRUE(registry->find("esp32-01", found).ok());
+  DeviceMaterial material;
+  ASSERT_TRUE(registry->material("esp32-01", material).ok());
+  EXPECT_EQ(material.broker, "") << "not recorded before schema 4";
 }
 
 TEST_F(RegistryTest, TheEdgeBrokerUserCannotBeADevice) {
