@@ -24,6 +24,7 @@
 #include "edge/registry/device_material.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/secure_file.hpp"
+#include "edge/sinks/server_csv_format.hpp"
 #include "usage_error.hpp"
 
 namespace dsekp::cli {
@@ -160,11 +161,22 @@ void print_material(const edge::DeviceMaterial& material, const KeysOptions& opt
                material.broker_username.c_str(), options.out_file.c_str());
 }
 
+std::string utc_time(std::int64_t unix_ms) {
+  return edge::sinks::iso8601_utc_ms(
+      static_cast<std::uint64_t>(std::max<std::int64_t>(unix_ms, 0)));
+}
+
 nlohmann::ordered_json info_json(const edge::DeviceInfo& info) {
+  const auto optional = [](const std::optional<std::int64_t>& ms, bool as_text) {
+    if (!ms) return nlohmann::ordered_json(nullptr);
+    return as_text ? nlohmann::ordered_json(utc_time(*ms)) : nlohmann::ordered_json(*ms);
+  };
   return {{"dev_id", info.dev_id},
           {"generation", info.generation},
+          {"created", utc_time(info.created_ms)},
+          {"rotated", optional(info.rotated_ms, true)},
           {"created_ms", info.created_ms},
-          {"rotated_ms", info.rotated_ms ? nlohmann::ordered_json(*info.rotated_ms) : nullptr}};
+          {"rotated_ms", optional(info.rotated_ms, false)}};
 }
 
 void run_add(const KeysOptions& options) {
@@ -247,12 +259,14 @@ void run_list(const KeysOptions& options) {
     std::cout << out.dump(2) << "\n";
     return;
   }
-  std::printf("%-40s %10s %15s %15s\n", "dev_id", "generation", "created_ms", "rotated_ms");
+  // Times in UTC, to the second (the JSON keeps milliseconds).
+  std::printf("%-40s %10s  %-20s  %-20s\n", "dev_id", "generation", "created (UTC)",
+              "rotated (UTC)");
   for (const auto& d : devices) {
-    const std::string rotated = d.rotated_ms ? std::to_string(*d.rotated_ms) : "-";
-    std::printf("%-40s %10llu %15lld %15s\n", d.dev_id.c_str(),
-                static_cast<unsigned long long>(d.generation), static_cast<long long>(d.created_ms),
-                rotated.c_str());
+    const std::string created = utc_time(d.created_ms).substr(0, 19) + "Z";
+    const std::string rotated = d.rotated_ms ? utc_time(*d.rotated_ms).substr(0, 19) + "Z" : "-";
+    std::printf("%-40s %10llu  %-20s  %-20s\n", d.dev_id.c_str(),
+                static_cast<unsigned long long>(d.generation), created.c_str(), rotated.c_str());
   }
 }
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -263,6 +264,27 @@ TEST_F(KeysCliTest, ListRotateAndRemove) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("a "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\nb "), std::string::npos) << r.out;
+}
+
+// Times an operator can read: UTC ISO-8601 in the table and beside the milliseconds in JSON.
+TEST_F(KeysCliTest, ListShowsReadableTimesAndGenerations) {
+  add("a");
+  ASSERT_EQ(keys({"rotate", "a", "--db", db_}).exit_code, 0);
+  auto r = keys({"list", "--db", db_, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json d = json::parse(r.out).at(0);
+  const auto as_ms = [](const std::string& iso) {
+    std::tm tm{};
+    EXPECT_NE(::strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &tm), nullptr) << iso;
+    return static_cast<std::int64_t>(::timegm(&tm)) * 1000 + std::stoi(iso.substr(20, 3));
+  };
+  EXPECT_EQ(as_ms(d["created"]), d["created_ms"].get<std::int64_t>());
+  EXPECT_EQ(as_ms(d["rotated"]), d["rotated_ms"].get<std::int64_t>());
+  EXPECT_EQ(d["generation"], 2);
+  r = keys({"list", "--db", db_});
+  const std::string created = d["created"].get<std::string>().substr(0, 19) + "Z";
+  EXPECT_NE(r.out.find("created (UTC)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(created), std::string::npos) << r.out;
 }
 
 TEST_F(KeysCliTest, BrokerConfigWritesPasswordAndAclFiles) {
