@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "analyze/csv_reader.hpp"
+#include "analyze/error.hpp"
+#include "device/credentials.hpp"
 #include "edge/broker_admin/dynsec_connection.hpp"
 #include "edge/broker_admin/dynsec_sync.hpp"
 #include "edge/daemon/state_reset.hpp"
@@ -24,6 +27,7 @@
 #include "edge/registry/device_material.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/secure_file.hpp"
+#include "edge/registry/text_encoding.hpp"
 #include "edge/sinks/server_csv_format.hpp"
 #include "usage_error.hpp"
 
@@ -67,6 +71,8 @@ struct KeysOptions {
   std::string prefix;
   std::string role;
   std::string uplink_topics;                // empty: show the current setting
+  std::string import_file;                  // `keys import FILE`
+  std::string import_format;                // json, csv; empty: by the file's extension
   std::optional<std::string> broker_group;  // unset: "mosquitto" where that group exists
   std::string dynamic_security;             // HOST:PORT of a broker with the plugin
   std::string admin_user;                   // the plugin's admin
@@ -227,6 +233,158 @@ void run_remove(const KeysOptions& options) {
   check(registry->remove(options.dev_id));
   remove_state(options, " (its session keys are gone)");
   apply_to_broker(*registry, "removed " + options.dev_id);
+}
+
+// The columns a CSV import may have, as the material JSON names them (broker_password goes to
+// broker.password); dev_id and dev_secret_hex are required, edge_salt_hex defaults to the
+// registry's.
+class CsvImport final : public analyze::CsvSink {
+ public:
+  explicit CsvImport(std::string default_salt_hex)
+      : default_salt_hex_(std::move(default_salt_hex)) {}
+
+  std::vector<bool> on_header(std::span<const std::string_view> names) override {
+    static const std::vector<std::string_view> known = {
+        "dev_id", "dev_secret_hex", "edge_salt_hex", "psk_key_hex", "broker_password", "broker"};
+    for (const std::string_view n : names) {
+      if (std::find(known.begin(), known.end(), n) == known.end())
+        throw std::runtime_error("import: unknown CSV column \"" + std::string(n) +
+                                 "\" (known: dev_id, dev_secret_hex, edge_salt_hex, psk_key_hex, "
+                                 "broker_password, broker)");
+      names_.emplace_back(n);
+    }
+    for (const char* required : {"dev_id", "dev_secret_hex"})
+      if (std::find(names_.begin(), names_.end(), required) == names_.end())
+        throw std::runtime_error(std::string("import: the CSV has no ") + required + " column");
+    return std::vector<bool>(names.size(), true);
+  }
+  void on_record(const analyze::CsvRecord& record) override {
+    nlohmann::json object{{"edge_salt_hex", default_salt_hex_}};
+    std::string broker;
+    for (std::size_t i = 0; i < names_.size() && i < record.field_count; ++i) {
+      const std::string value(record.fields[i]);
+      if (names_[i] == "broker_password")
+        object["broker"]["password"] = value;
+      else if (names_[i] == "broker")
+        broker = value;
+      else if (!value.empty())
+        object[names_[i]] = value;
+    }
+    // A device's broker login is its dev_id.
+    if (object.contains("broker") && object.contains("dev_id"))
+      object["broker"]["username"] = object["dev_id"];
+    objects.push_back(std::move(object));
+    brokers.push_back(std::move(broker));
+  }
+  void on_malformed(std::uint64_t line, const std::string& reason) override {
+    throw std::runtime_error("import: line " + std::to_string(line) + ": " + reason);
+  }
+
+  nlohmann::json objects = nlohmann::json::array();
+  std::vector<std::string> brokers;  // per object, HOST:PORT or empty
+
+ private:
+  std::string default_salt_hex_;
+  std::vector<std::string> names_;
+};
+
+// `keys import FILE`: devices provisioned elsewhere (another registry's `keys export`, a fleet
+// tool's CSV), registered with the secrets they hold. Into a registry that has never held a
+// device, the devices' EDGE_SALT is adopted; otherwise it must be the registry's.
+void run_import(const KeysOptions& options) {
+  const bool csv = options.import_format == "csv" ||
+                   (options.import_format.empty() && options.import_file.ends_with(".csv"));
+  auto registry = open_registry(options.db, OpenMode::create_if_missing);
+  const std::string registry_salt = edge::to_hex(registry->edge_salt().view());
+  nlohmann::json objects;
+  std::vector<std::string> brokers;
+  if (csv) {
+    CsvImport sink(registry_salt);
+    try {
+      (void)analyze::read_csv(options.import_file, sink);
+    } catch (const analyze::AnalyzeError& e) {
+      throw std::runtime_error(std::string("import: ") + e.what());
+    }
+    objects = std::move(sink.objects);
+    brokers = std::move(sink.brokers);
+  } else {
+    std::string text;
+    check(edge::read_trusted_file(options.import_file, 64u << 20, false, text));
+    objects = nlohmann::json::parse(text, nullptr, false);
+    if (objects.is_object()) objects = nlohmann::json::array({objects});
+    if (!objects.is_array())
+      throw std::runtime_error("import: " + options.import_file + " is not JSON");
+    for (const auto& o : objects) {
+      std::string broker;
+      if (o.is_object() && o.contains("broker") && o["broker"].is_object() &&
+          o["broker"].contains("host") && o["broker"].contains("port"))
+        broker = o["broker"]["host"].get<std::string>() + ":" + o["broker"]["port"].dump();
+      brokers.push_back(std::move(broker));
+    }
+  }
+  // One parser of device material: the simulator's (device/credentials.hpp).
+  std::vector<device::ProvisionedDevice> parsed;
+  try {
+    parsed = device::parse_credentials(objects.dump(), options.import_file);
+  } catch (const device::CredentialsError& e) {
+    throw std::runtime_error(std::string("import: ") + e.what());
+  }
+  const std::string salt = edge::to_hex(parsed.front().credentials.edge_salt.view());
+  for (const auto& d : parsed)
+    if (edge::to_hex(d.credentials.edge_salt.view()) != salt)
+      throw std::runtime_error("import: the devices hold different EDGE_SALTs (" +
+                               std::string(d.credentials.dev_id.str()) +
+                               "): import each deployment into a registry of its own");
+  if (salt != registry_salt) {
+    if (const auto s = registry->adopt_edge_salt(parsed.front().credentials.edge_salt); !s.ok())
+      throw std::runtime_error("import: the devices hold another EDGE_SALT than this registry (" +
+                               s.message() + "): import them into a new registry");
+    std::fprintf(stderr, "dsekp keys: the new registry takes the devices' EDGE_SALT.\n");
+  }
+  std::vector<edge::ImportedDevice> devices;
+  for (std::size_t i = 0; i < parsed.size(); ++i) {
+    edge::ImportedDevice d;
+    d.dev_id = parsed[i].credentials.dev_id;
+    (void)d.dev_secret.assign(parsed[i].credentials.dev_secret.view());
+    if (parsed[i].has_psk_key) {
+      d.psk_key.emplace();
+      (void)d.psk_key->assign(parsed[i].psk_key.view());
+    }
+    d.broker_password = parsed[i].password;
+    if (i < brokers.size() && !brokers[i].empty()) {
+      (void)broker_argument(brokers[i]);
+      d.broker = brokers[i];
+    }
+    if (!options.broker.empty()) d.broker = options.broker;
+    devices.push_back(std::move(d));
+  }
+  if (!options.broker.empty()) (void)broker_argument(options.broker);
+  std::vector<edge::DeviceMaterial> added;
+  check(registry->import_devices(devices, added));
+  apply_to_broker(*registry, "imported " + std::to_string(added.size()) + " devices");
+}
+
+// `keys export --out FILE`: every device's material (what `keys show --reveal` prints), as one
+// JSON array that `keys import` and `dsekp device --credentials` read. Secret: 0600, never stdout.
+void run_export(const KeysOptions& options) {
+  auto registry = open_registry(options.db, OpenMode::existing_only);
+  std::vector<edge::DeviceInfo> devices;
+  check(registry->list(devices));
+  const auto mode =
+      options.psk_baseline ? edge::MaterialMode::with_psk_baseline : edge::MaterialMode::dsekp_only;
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const auto& d : devices) {
+    edge::DeviceMaterial material;
+    check(registry->material(d.dev_id, material));
+    const edge::BrokerAddress broker =
+        broker_argument(!options.broker.empty()    ? options.broker
+                        : !material.broker.empty() ? material.broker
+                                                   : std::string(kDefaultDeviceBroker));
+    all.push_back(nlohmann::ordered_json::parse(edge::material_json(material, broker, mode)));
+  }
+  check(edge::write_file_atomically(options.out_file, all.dump(2) + "\n", 0600));
+  std::fprintf(stderr, "dsekp keys: wrote the material of %zu devices to %s (mode 0600).\n",
+               devices.size(), options.out_file.c_str());
 }
 
 void run_reset_state(const KeysOptions& options) {
@@ -579,43 +737,66 @@ void add_keys_command(CLI::App& app) {
                  "Also set every DSEKP client's password again (disconnects them once)");
   sync->callback([o] { run_broker_sync(*o); });
 
-  CLI::App* topics = keys->add_subcommand(
-      "uplink-topics",
-      "Show or set the topics devices publish on: per-device (dsekp/init/DEV, dsekp/data/DEV; "
-      "the broker lets each device publish only under its own name) or shared (the paper's "
-      "dsekp/init, dsekp/data)");
-  add_db_option(topics, *o);
-  topics->add_option("TOPICS", o->uplink_topics, "per-device or shared")
-      ->check(CLI::IsMember({"per-device", "shared"}));
-  topics->callback([o] { run_uplink_topics(*o); });
+  CLI::App* import = keys->add_subcommand(
+      "import",
+      "Register devices provisioned elsewhere with the secrets they hold: a JSON array of "
+      "material (keys export, keys show --reveal) or a CSV with dev_id, dev_secret_hex and "
+      "optionally edge_salt_hex, psk_key_hex, broker_password, broker; all or none");
+  import->add_option("FILE", o->import_file, "The file (.csv: CSV, else JSON)")->required();
+  add_db_option(import, *o);
+  import->add_option("--format", o->import_format, "json or csv (default: by the file's extension)")
+      ->check(CLI::IsMember({"json", "csv"}));
+  import->add_option("--broker", o->broker,
+                     "Record this HOST:PORT as every imported device's broker");
+  import->callback([o] { run_import(*o);
+});
 
-  CLI::App* account = keys->add_subcommand(
-      "account", "Broker accounts that are not devices: more edges, readers, downlink senders");
-  account->require_subcommand(1);
-  CLI::App* account_add =
-      account->add_subcommand("add", "Add an account with a fresh password and print it (secret)");
-  account_add->add_option("NAME", o->dev_id, "User name: 1-64 of [A-Za-z0-9._-]")->required();
-  add_db_option(account_add, *o);
-  account_add
-      ->add_option("--role", o->role,
-                   "edge (one per edge daemon), reader (reads republished readings IN CLEAR) "
-                   "or downlink (dsekp edge send)")
-      ->check(CLI::IsMember({"edge", "reader", "downlink"}))
-      ->required();
-  account_add->callback([o] { run_account_add(*o); });
-  CLI::App* account_remove = account->add_subcommand("remove", "Remove an account");
-  account_remove->add_option("NAME", o->dev_id, "User name")->required();
-  add_db_option(account_remove, *o);
-  account_remove->callback([o] { run_account_remove(*o); });
-  CLI::App* account_show =
-      account->add_subcommand("show", "Show one account (its password only with --reveal)");
-  account_show->add_option("NAME", o->dev_id, "User name")->required();
-  add_db_option(account_show, *o);
-  account_show->add_flag("--reveal", o->reveal, "Also print the account's broker password");
-  account_show->callback([o] { run_account_show(*o); });
-  CLI::App* account_list = account->add_subcommand("list", "List the accounts (no passwords)");
-  add_db_option(account_list, *o);
-  account_list->callback([o] { run_account_list(*o); });
-}
+CLI::App* export_ = keys->add_subcommand(
+    "export", "Write every device's provisioning material (secret) to a 0600 JSON file");
+add_db_option(export_, *o);
+export_->add_option("--out", o->out_file, "The file (mode 0600)")->required();
+export_->add_flag("--psk-baseline", o->psk_baseline, "Include the PSK baseline's keys");
+export_->add_option("--broker", o->broker,
+                    "Broker in the material (default: each device's recorded one)");
+export_->callback([o] { run_export(*o); });
+
+CLI::App* topics = keys->add_subcommand(
+    "uplink-topics",
+    "Show or set the topics devices publish on: per-device (dsekp/init/DEV, dsekp/data/DEV; "
+    "the broker lets each device publish only under its own name) or shared (the paper's "
+    "dsekp/init, dsekp/data)");
+add_db_option(topics, *o);
+topics->add_option("TOPICS", o->uplink_topics, "per-device or shared")
+    ->check(CLI::IsMember({"per-device", "shared"}));
+topics->callback([o] { run_uplink_topics(*o); });
+
+CLI::App* account = keys->add_subcommand(
+    "account", "Broker accounts that are not devices: more edges, readers, downlink senders");
+account->require_subcommand(1);
+CLI::App* account_add =
+    account->add_subcommand("add", "Add an account with a fresh password and print it (secret)");
+account_add->add_option("NAME", o->dev_id, "User name: 1-64 of [A-Za-z0-9._-]")->required();
+add_db_option(account_add, *o);
+account_add
+    ->add_option("--role", o->role,
+                 "edge (one per edge daemon), reader (reads republished readings IN CLEAR) "
+                 "or downlink (dsekp edge send)")
+    ->check(CLI::IsMember({"edge", "reader", "downlink"}))
+    ->required();
+account_add->callback([o] { run_account_add(*o); });
+CLI::App* account_remove = account->add_subcommand("remove", "Remove an account");
+account_remove->add_option("NAME", o->dev_id, "User name")->required();
+add_db_option(account_remove, *o);
+account_remove->callback([o] { run_account_remove(*o); });
+CLI::App* account_show =
+    account->add_subcommand("show", "Show one account (its password only with --reveal)");
+account_show->add_option("NAME", o->dev_id, "User name")->required();
+add_db_option(account_show, *o);
+account_show->add_flag("--reveal", o->reveal, "Also print the account's broker password");
+account_show->callback([o] { run_account_show(*o); });
+CLI::App* account_list = account->add_subcommand("list", "List the accounts (no passwords)");
+add_db_option(account_list, *o);
+account_list->callback([o] { run_account_list(*o); });
+}  // namespace dsekp::cli
 
 }  // namespace dsekp::cli

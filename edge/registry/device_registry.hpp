@@ -140,6 +140,15 @@ struct DynamicSecuritySettings {
   bool psk_baseline = false;  // grant the paper's psk/data topic
 };
 
+/// A device whose secrets were made elsewhere (`dsekp keys import`).
+struct ImportedDevice {
+  DevId dev_id;
+  DevSecret dev_secret;
+  std::optional<PskKey> psk_key;  // unset: drawn fresh
+  std::string broker_password;    // empty: drawn fresh
+  std::string broker;             // HOST:PORT it connects to; empty: not recorded
+};
+
 /// One device that changed after a given generation.
 struct RegistryChange {
   std::string dev_id;
@@ -178,6 +187,15 @@ class DeviceRegistry {
   /// the device must be provisioned with; `broker` (HOST:PORT) is recorded with it.
   /// invalid_dev_id, already_exists, name_conflict (the edge's broker user name).
   RegistryStatus add(std::string_view dev_id, DeviceMaterial& out, std::string_view broker = {});
+  /// Registers devices provisioned elsewhere, all or none (one transaction): each dev_id must be
+  /// new (already_exists) and not an account (name_conflict), and the devices must hold this
+  /// registry's EDGE_SALT (the caller checks: adopt_edge_salt). Returns each one's material.
+  RegistryStatus import_devices(const std::vector<ImportedDevice>& devices,
+                                std::vector<DeviceMaterial>& out);
+  /// Replaces EDGE_SALT, only in a registry that has never held a device (generation 0): a
+  /// registry created to take over devices provisioned by another one (`keys import`) takes
+  /// theirs. invalid_argument otherwise: once a device holds the salt it never changes.
+  RegistryStatus adopt_edge_salt(const EdgeSalt& salt);
   /// Deletes the device (its secrets are overwritten in the file) and leaves a tombstone.
   RegistryStatus remove(std::string_view dev_id);
   /// Replaces DEV_SECRET, PSK key and broker password with fresh ones and bumps the generation.

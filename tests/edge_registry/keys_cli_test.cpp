@@ -266,6 +266,83 @@ TEST_F(KeysCliTest, ListRotateAndRemove) {
   EXPECT_EQ(r.out.find("\nb "), std::string::npos) << r.out;
 }
 
+// A fleet moves to another registry with the secrets its devices hold: export writes every
+// device's material 0600, import registers it all (the new registry takes the devices'
+// EDGE_SALT), and the material printed by the new registry is what the devices hold.
+TEST_F(KeysCliTest, ExportAndImportMoveAFleetWithTheSecretsItHolds) {
+  ASSERT_EQ(keys({"add", "a", "--db", db_, "--broker", "mqtt.example:8883"}).exit_code, 0);
+  add("b");
+  const std::string file = dir_.file("fleet.json");
+  auto r = keys({"export", "--db", db_, "--out", file, "--psk-baseline"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(r.out, "") << "nothing secret on standard output";
+
+  const std::string other = dir_.file("other.db");
+  r = keys({"import", file, "--db", other});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* dev : {"a", "b"}) {
+    const auto before = keys({"show", dev, "--db", db_, "--reveal", "--psk-baseline"});
+    const auto after = keys({"show", dev, "--db", other, "--reveal", "--psk-baseline"});
+    json x = json::parse(before.out), y = json::parse(after.out);
+    x.erase("generation");
+    y.erase("generation");
+    EXPECT_EQ(x, y) << dev;
+  }
+  // All or none: a second import of the same devices changes nothing.
+  r = keys({"import", file, "--db", other});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("already registered"), std::string::npos) << r.err;
+  // A registry that provisioned devices of its own keeps its EDGE_SALT and refuses them.
+  const std::string third = dir_.file("third.db");
+  ASSERT_EQ(keys({"add", "c", "--db", third}).exit_code, 0);
+  r = keys({"import", file, "--db", third});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("EDGE_SALT"), std::string::npos) << r.err;
+  r = keys({"list", "--db", third, "--json"});
+  EXPECT_EQ(json::parse(r.out).size(), 1u);
+}
+
+TEST_F(KeysCliTest, ImportTakesACsvOfSecretsMadeElsewhere) {
+  add("existing");
+  const std::string csv = dir_.file("fleet.csv");
+  {
+    std::ofstream out(csv);
+    out << "dev_id,dev_secret_hex,broker_password\n"
+        << "csv-1," << std::string(64, 'a') << ",password-of-csv-1\n"
+        << "csv-2," << std::string(64, 'b') << ",\n";
+  }
+  auto r = keys({"import", csv, "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json one = json::parse(keys({"show", "csv-1", "--db", db_, "--reveal"}).out);
+  EXPECT_EQ(one["dev_secret_hex"], std::string(64, 'a'));
+  EXPECT_EQ(one["broker"]["password"], "password-of-csv-1");
+  auto registry = open_registry();
+  EXPECT_EQ(one["edge_salt_hex"], to_hex(registry->edge_salt().view()));
+  const json two = json::parse(keys({"show", "csv-2", "--db", db_, "--reveal"}).out);
+  EXPECT_EQ(two["broker"]["password"].get<std::string>().size(), 32u) << "drawn when not given";
+
+  // Refused, and nothing added: a bad secret, an unknown column, a password with a space.
+  for (const std::string& body :
+       {std::string("dev_id,dev_secret_hex\ncsv-3,abcd\n"),
+        std::string("dev_id,dev_secret_hex,colour\ncsv-3,") + std::string(64, 'c') + ",red\n",
+        std::string("dev_id,dev_secret_hex,broker_password\ncsv-3,") + std::string(64, 'c') +
+            ",has a space\n"}) {
+    {
+      std::ofstream out(csv);
+      out << body;
+    }
+    r = keys({"import", csv, "--db", db_});
+    EXPECT_NE(r.exit_code, 0) << body;
+    EXPECT_TRUE(r.err.find("csv-3") != std::string::npos ||
+                r.err.find("colour") != std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(json::parse(keys({"list", "--db", db_, "--json"}).out).size(), 3u);
+}
+
 // Times an operator can read: UTC ISO-8601 in the table and beside the milliseconds in JSON.
 TEST_F(KeysCliTest, ListShowsReadableTimesAndGenerations) {
   add("a");
