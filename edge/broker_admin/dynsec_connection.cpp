@@ -78,13 +78,15 @@ RegistryStatus PluginConnection::pump(Done done, const char* waiting_for) {
   while (!done()) {
     if (std::chrono::steady_clock::now() >= deadline)
       return broker_error(std::string("timed out waiting for ") + waiting_for);
-    if (const int rc = mosquitto_loop(state_->mosq, 100, 1); rc != MOSQ_ERR_SUCCESS)
-      return broker_error(std::string("the broker closed the connection while waiting for ") +
-                          waiting_for + ": " + mosquitto_strerror(rc));
+    const int rc = mosquitto_loop(state_->mosq, 100, 1);
+    // A refused CONNACK closes the connection too: its reason is the one to report.
     if (state_->connack > 0)
       return broker_error(std::string("the broker refused the admin login \"") +
                           endpoint_.admin.username +
                           "\": " + mosquitto_connack_string(state_->connack));
+    if (rc != MOSQ_ERR_SUCCESS)
+      return broker_error(std::string("the broker closed the connection while waiting for ") +
+                          waiting_for + ": " + mosquitto_strerror(rc));
   }
   return {};
 }

@@ -286,6 +286,19 @@ TEST_F(DynamicSecurityTest, PasswordsNeverCrossTheNetworkInClear) {
             "admin", "--admin-password-file", admin_password_file_, "--edge-user", "edge-1"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("not a loopback address"), std::string::npos) << r.err;
+  // A wrong admin password says so (and changes nothing).
+  const std::string wrong_file = dir_.file("wrong-password");
+  {
+    std::ofstream out(wrong_file);
+    out << "not-the-password\n";
+  }
+  ASSERT_EQ(::chmod(wrong_file.c_str(), 0600), 0);
+  const auto wrong = keys({"broker-config", "--db", db_, "--dynamic-security",
+                           "127.0.0.1:" + std::to_string(broker_->port()), "--admin-user", "admin",
+                           "--admin-password-file", wrong_file, "--edge-user", "edge-1"});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("refused the admin login \"admin\""), std::string::npos) << wrong.err;
+  EXPECT_NE(connack_for("dev-a", password_of("dev-a")), 0) << "nothing was created";
   // Nor on the command line, nor from a file others may read.
   ASSERT_EQ(::chmod(admin_password_file_.c_str(), 0644), 0);
   const auto open_file = broker_config();
