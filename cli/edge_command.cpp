@@ -33,6 +33,7 @@ struct EdgeArgs {
   bool no_csv = false;
   bool no_republish = false;
   bool republish = false;
+  bool home_assistant = false;
   bool psk_baseline = false;
   std::string password_file;
   std::string tls_insecure = "no";
@@ -200,6 +201,9 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (a.no_csv) o.csv = false;
   if (a.republish) o.republish = true;
   if (a.no_republish) o.republish = false;
+  if (a.home_assistant) o.home_assistant = true;
+  if (o.home_assistant && !o.republish)
+    throw UsageError("--home-assistant announces the republished readings: it needs --republish");
   if (a.psk_baseline) o.psk_baseline = true;
   if (broker.empty()) throw UsageError("--broker is required (on the command line or in --config)");
   if (o.registry_db.empty()) throw UsageError("--db is required");
@@ -330,6 +334,10 @@ void add_edge_command(CLI::App& app) {
                 "Republish every accepted reading IN CLEAR on {prefix}plain/{dev_id}: whoever "
                 "the broker lets read plain/# reads them (off by default)");
   cmd->add_flag("--no-republish", args->no_republish, "Do not republish (the default)");
+  cmd->add_flag("--home-assistant", args->home_assistant,
+                "With --republish: retain each device's last reading and publish Home Assistant "
+                "discovery configs (homeassistant/sensor/...); the broker must allow retained "
+                "messages (dsekp keys broker-config --home-assistant)");
   cmd->add_flag("--psk-baseline", args->psk_baseline,
                 "Also serve the paper's static-PSK baseline on {prefix}psk/data (for the "
                 "comparison experiment: no replay protection; off by default)");

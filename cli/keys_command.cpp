@@ -78,6 +78,7 @@ struct KeysOptions {
   std::string admin_user;                   // the plugin's admin
   std::string admin_password_file;          // else DSEKP_BROKER_ADMIN_PASSWORD
   bool reset_passwords = false;
+  bool home_assistant = false;        // broker-config: discovery grants, retained messages
   edge::daemon::StateLocation state;  // registry_db is filled from `db` when used
 };
 
@@ -478,6 +479,7 @@ void run_dynamic_security_config(const KeysOptions& options, DeviceRegistry& reg
   settings.admin = {options.admin_user, admin_password(options)};
   settings.topic_prefix = options.prefix;
   settings.psk_baseline = options.psk_baseline;
+  settings.home_assistant = options.home_assistant;
   edge::BrokerAccount edge_login;
   check(registry.set_edge_broker_user(options.edge_user, edge_login));
   check(edge::ensure_downlink_account(registry));
@@ -487,7 +489,7 @@ void run_dynamic_security_config(const KeysOptions& options, DeviceRegistry& reg
   check(edge::broker_admin::sync_dynamic_security(registry, settings, plan, summary));
   // Recorded once the broker took it: later commands use a broker that is known to answer.
   check(registry.set_dynamic_security(settings));
-  std::cout << edge::dynamic_security_conf_lines();
+  std::cout << edge::dynamic_security_conf_lines(options.home_assistant);
   print_summary(summary);
   std::fprintf(stderr,
                "dsekp keys: from now on `dsekp keys add/rotate/remove/account` change the broker "
@@ -515,6 +517,7 @@ void run_broker_config(const KeysOptions& options) {
   broker.edge_user = options.edge_user;
   broker.topic_prefix = options.prefix;
   broker.psk_baseline = options.psk_baseline;
+  broker.home_assistant = options.home_assistant;
   // The path goes into the printed mosquitto.conf lines: a line break would add one of its own.
   for (const char c : options.out_dir)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
@@ -726,6 +729,9 @@ void add_keys_command(CLI::App& app) {
                      "in passwd.local and "
                      "acl.local in --out-dir, appended and never written");
   broker->add_flag("--reveal", o->reveal, "Also print the passwords of the non-device accounts");
+  broker->add_flag("--home-assistant", o->home_assistant,
+                   "For `dsekp edge --home-assistant`: edges may write Home Assistant discovery "
+                   "configs, readers read them, and the broker keeps retained messages");
   broker->callback([o] { run_broker_config(*o); });
 
   CLI::App* sync = keys->add_subcommand(

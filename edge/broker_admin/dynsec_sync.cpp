@@ -41,7 +41,8 @@ RegistryStatus read_broker_state(PluginConnection& connection, BrokerState& stat
 RegistryStatus sync_dynamic_security(DeviceRegistry& registry,
                                      const DynamicSecuritySettings& settings,
                                      const PlanOptions& options, PlanSummary& summary) {
-  GrantScope scope{settings.topic_prefix, settings.psk_baseline, UplinkTopics::per_device};
+  GrantScope scope{settings.topic_prefix, settings.psk_baseline, UplinkTopics::per_device,
+                   settings.home_assistant};
   if (auto s = registry.uplink_topics(scope.uplink_topics); !s.ok()) return s;
   std::vector<BrokerAccount> devices;
   if (auto s = registry.device_broker_accounts(devices); !s.ok()) return s;

@@ -100,6 +100,7 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
       {"batch_time_ms", number(o.batch_time_ms, 0, 60'000)},
       {"csv", flag(o.csv)},
       {"republish", flag(o.republish)},
+      {"home_assistant", flag(o.home_assistant)},
       {"psk_baseline", flag(o.psk_baseline)},
       {"mqtt_version", text(o.mqtt_version)},
       {"tls_ca", text(o.tls_ca)},

@@ -200,6 +200,7 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
   check(a.ready_file != b.ready_file, "ready_file");
   check(a.csv != b.csv, "csv");
   check(a.republish != b.republish, "republish");
+  check(a.home_assistant != b.home_assistant, "home_assistant");
   check(a.psk_baseline != b.psk_baseline, "psk_baseline");
   check(a.batch_max != b.batch_max || a.batch_time_ms != b.batch_time_ms,
         "batch_max/batch_time_ms");
@@ -478,9 +479,11 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   std::unique_ptr<sinks::RepublishSink> republish;
   if (o.republish) {
     republish = std::make_unique<sinks::RepublishSink>(
-        o.topic_prefix, [&client](const std::string& topic, const std::string& json) {
+        sinks::RepublishOptions{o.topic_prefix, o.home_assistant},
+        [&client](const std::string& topic, const std::string& json, bool retain) {
           client.publish(topic,
-                         ByteView(reinterpret_cast<const std::uint8_t*>(json.data()), json.size()));
+                         ByteView(reinterpret_cast<const std::uint8_t*>(json.data()), json.size()),
+                         1, retain);
         });
     sink.add(*republish);
   }

@@ -85,6 +85,9 @@ struct EdgeDaemonOptions {
   // hands plaintext to whoever the broker lets read those topics (`dsekp keys broker-config
   // --republish-reader` names them), which the protocol's confidentiality claim excludes.
   bool republish = false;
+  // --home-assistant (with --republish): retained states and Home Assistant discovery configs
+  // (edge/sinks/home_assistant.hpp); the broker must allow retained messages.
+  bool home_assistant = false;
   // --psk-baseline: serve the paper's static-key baseline on {prefix}psk/data (the experiment's
   // comparison). Off by default: it has no replay protection and unauthenticated headers.
   bool psk_baseline = false;

@@ -348,10 +348,11 @@ void MqttClient::stop() noexcept {
                            options_.batch_max);
 }
 
-bool MqttClient::publish(const std::string& topic, ByteView payload, int qos) noexcept {
+bool MqttClient::publish(const std::string& topic, ByteView payload, int qos,
+                         bool retain) noexcept {
   if (mosq_ == nullptr) return false;
   const int rc = mosquitto_publish(mosq_, nullptr, topic.c_str(), static_cast<int>(payload.size()),
-                                   payload.data(), qos, false);
+                                   payload.data(), qos, retain);
   // From another thread the loop may be asleep in poll(): wake it to write the publish now.
   if (std::this_thread::get_id() != loop_thread_) wake();
   return rc == MOSQ_ERR_SUCCESS || rc == MOSQ_ERR_NO_CONN;  // queued for the reconnect

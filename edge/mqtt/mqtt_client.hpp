@@ -149,7 +149,8 @@ class MqttClient {
 
   /// Queues a publish (QoS 1 by default). False if libmosquitto refused it (it queues while
   /// disconnected, so false means a bad argument or no memory).
-  bool publish(const std::string& topic, ByteView payload, int qos = 1) noexcept;
+  bool publish(const std::string& topic, ByteView payload, int qos = 1,
+               bool retain = false) noexcept;
 
   /// Whether the last CONNACK accepted the edge and no disconnect came since (for /healthz).
   [[nodiscard]] bool connected() const noexcept { return connected_.load(); }

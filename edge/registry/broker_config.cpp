@@ -78,7 +78,8 @@ std::string topic_prefix_problem(std::string_view prefix) {
 std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
                             const std::vector<std::string>& device_users,
                             const BrokerConfigOptions& options, std::string_view local_acl) {
-  const GrantScope scope{options.topic_prefix, options.psk_baseline, options.uplink_topics};
+  const GrantScope scope{options.topic_prefix, options.psk_baseline, options.uplink_topics,
+                         options.home_assistant};
   std::string devices;
   // One block per device, its own topics spelled out: no grant reaches an account that is not
   // a device (a Mosquitto pattern applies to every account, and one without %u or %c draws a
@@ -131,15 +132,23 @@ RegistryStatus ensure_downlink_account(DeviceRegistry& registry) {
 namespace {
 
 // What every DSEKP listener needs, whichever way the broker keeps its accounts.
-std::string listener_lines() {
-  return "per_listener_settings false\n"
-         "allow_anonymous false\n"
-         "# Every client id is replaced by the user name: no account can take over another's\n"
-         "# session (the edge's, a device's).\n"
-         "use_username_as_clientid true\n"
-         "# No retained messages: a device could otherwise have the broker keep a frame and\n"
-         "# hand it to the edge on every subscription.\n"
-         "retain_available false\n"
+std::string listener_lines(bool retained_messages) {
+  return std::string(
+             "per_listener_settings false\n"
+             "allow_anonymous false\n"
+             "# Every client id is replaced by the user name: no account can take over\n"
+             "# another's session (the edge's, a device's).\n"
+             "use_username_as_clientid true\n") +
+         (retained_messages
+              ? std::string(
+                    "# Retained messages for Home Assistant (discovery configs, last states). A\n"
+                    "# frame a device publishes retained is refused by the edge\n"
+                    "# (retained_message) on every subscription.\n"
+                    "retain_available true\n")
+              : std::string(
+                    "# No retained messages: a device could otherwise have the broker keep a\n"
+                    "# frame and hand it to the edge on every subscription.\n"
+                    "retain_available false\n")) +
          "# No DSEKP packet comes near this (edge/mqtt/mqtt_limits.hpp); a larger one from any\n"
          "# client is refused by the broker before it is stored or forwarded.\n"
          "max_packet_size " +
@@ -148,15 +157,17 @@ std::string listener_lines() {
 
 }  // namespace
 
-std::string broker_conf_lines(const std::string& password_file, const std::string& acl_file) {
+std::string broker_conf_lines(const std::string& password_file, const std::string& acl_file,
+                              bool retained_messages) {
   return "# DSEKP broker security (dsekp keys broker-config). Put these lines AFTER the\n"
          "# `listener` line of the port devices use (use_username_as_clientid is the listener's\n"
          "# own: repeat it after every other listener line). The broker reads both files as\n"
          "# its own user: broker-config gives them to the broker's group (see its --help).\n" +
-         listener_lines() + "password_file " + password_file + "\nacl_file " + acl_file + "\n";
+         listener_lines(retained_messages) + "password_file " + password_file + "\nacl_file " +
+         acl_file + "\n";
 }
 
-std::string dynamic_security_conf_lines() {
+std::string dynamic_security_conf_lines(bool retained_messages) {
   std::string plugin = "/usr/lib/x86_64-linux-gnu/mosquitto_dynamic_security.so";
   for (const char* candidate : {"/usr/lib/x86_64-linux-gnu/mosquitto_dynamic_security.so",
                                 "/usr/lib/aarch64-linux-gnu/mosquitto_dynamic_security.so",
@@ -168,7 +179,7 @@ std::string dynamic_security_conf_lines() {
          "# listener line). The plugin's file is created by\n"
          "#   mosquitto_ctrl dynsec init /var/lib/mosquitto/dynamic-security.json ADMIN\n"
          "# and must be writable by the broker's user; the plugin keeps every account in it.\n" +
-         listener_lines() + "plugin " + plugin +
+         listener_lines(retained_messages) + "plugin " + plugin +
          "\nplugin_opt_config_file /var/lib/mosquitto/dynamic-security.json\n";
 }
 
@@ -273,7 +284,7 @@ RegistryStatus write_broker_config(DeviceRegistry& registry, const std::string& 
                                      group);
       !s.ok())
     return s;
-  out.conf_lines = broker_conf_lines(out.password_file, out.acl_file);
+  out.conf_lines = broker_conf_lines(out.password_file, out.acl_file, options.home_assistant);
   return {};
 }
 

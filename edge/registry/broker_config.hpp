@@ -47,6 +47,8 @@ struct BrokerConfigOptions {
   UplinkTopics uplink_topics = UplinkTopics::per_device;
   /// The group the broker reads `passwd` through (see above); empty: none.
   std::string broker_group = {};
+  /// Home Assistant discovery: its grants (broker_grants.hpp) and retained messages allowed.
+  bool home_assistant = false;
 };
 
 /// The ACL file's text for `accounts` (the registry's non-device accounts) and the devices'
@@ -62,10 +64,11 @@ RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accou
 
 /// The mosquitto.conf lines that use the two files (absolute paths).
 [[nodiscard]] std::string broker_conf_lines(const std::string& password_file,
-                                            const std::string& acl_file);
+                                            const std::string& acl_file,
+                                            bool retained_messages = false);
 /// The mosquitto.conf lines for a broker whose accounts live in the dynamic-security plugin
 /// (edge/broker_admin/): the same listener settings, the plugin instead of the two files.
-[[nodiscard]] std::string dynamic_security_conf_lines();
+[[nodiscard]] std::string dynamic_security_conf_lines(bool retained_messages = false);
 
 /// Adds the default downlink account (kDefaultDownlinkUser) when the registry has no downlink
 /// account, so that `dsekp edge send` has a login of its own.

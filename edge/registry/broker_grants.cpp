@@ -19,9 +19,11 @@ std::vector<TopicGrant> account_grants(AccountRole role, const GrantScope& scope
                                    {A::write, p + "plain/+"},
                                    {A::read, p + "dsekp/admin/downlink"},
                                    {A::write, p + "dsekp/admin/result/+"}});
+      if (scope.home_assistant) grants.push_back({A::write, "homeassistant/sensor/+/+/config"});
       return grants;
     }
     case AccountRole::reader:
+      if (scope.home_assistant) return {{A::read, p + "plain/+"}, {A::read, "homeassistant/#"}};
       return {{A::read, p + "plain/+"}};
     case AccountRole::downlink:
       return {{A::write, p + "dsekp/admin/downlink"}, {A::read, p + "dsekp/admin/result/+"}};

@@ -15,6 +15,9 @@
 //             per-device uplink topics, the default) or, for a registry on the shared topics,
 //             P dsekp/init and P dsekp/data (and P psk/data with the baseline); reads only
 //             P dsekp/init/ack/<dev_id>, P dsekp/down/<dev_id> and P dsekp/rekey/<dev_id>.
+// With Home Assistant discovery (`dsekp edge --home-assistant`) the edge also writes
+// homeassistant/sensor/+/+/config and readers read homeassistant/# (the discovery configs; no
+// reading is in them).
 // Hence a device cannot read another device's ACKs or anyone's uplink traffic, and cannot
 // publish an ACK or a downlink (which would let it jam or probe another device).
 #pragma once
@@ -45,6 +48,7 @@ struct GrantScope {
   std::string topic_prefix;   // P above: "" or e.g. "site1/"
   bool psk_baseline = false;  // the paper's psk/data topic (the comparison experiment)
   UplinkTopics uplink_topics = UplinkTopics::per_device;
+  bool home_assistant = false;  // the discovery topics (see above)
 };
 
 /// The grants of an account that is not a device.

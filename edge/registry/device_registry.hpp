@@ -138,6 +138,7 @@ struct DynamicSecuritySettings {
   BrokerAccount admin;        // a plugin client with the admin role (`mosquitto_ctrl dynsec init`)
   std::string topic_prefix;   // the deployment's, as given to `dsekp edge --prefix`
   bool psk_baseline = false;  // grant the paper's psk/data topic
+  bool home_assistant = false;  // grant the discovery topics (broker_grants.hpp)
 };
 
 /// A device whose secrets were made elsewhere (`dsekp keys import`).

@@ -6,8 +6,8 @@ namespace dsekp::edge {
 RegistryStatus DeviceRegistry::dynamic_security(DynamicSecuritySettings& out) {
   RegistryStatement stmt;
   if (auto s =
-          db_.prepare("SELECT host, port, admin_user, admin_password, topic_prefix, psk_baseline "
-                      "FROM dynamic_security WHERE id = 1",
+          db_.prepare("SELECT host, port, admin_user, admin_password, topic_prefix, psk_baseline, "
+                      "home_assistant FROM dynamic_security WHERE id = 1",
                       stmt);
       !s.ok())
     return s;
@@ -22,6 +22,7 @@ RegistryStatus DeviceRegistry::dynamic_security(DynamicSecuritySettings& out) {
   out.admin = {stmt.column_text(2), stmt.column_text(3)};
   out.topic_prefix = stmt.column_text(4);
   out.psk_baseline = stmt.column_int64(5) != 0;
+  out.home_assistant = stmt.column_int64(6) != 0;
   return {};
 }
 
@@ -29,7 +30,7 @@ RegistryStatus DeviceRegistry::set_dynamic_security(const DynamicSecuritySetting
   RegistryStatement stmt;
   if (auto s = db_.prepare(
           "INSERT OR REPLACE INTO dynamic_security (id, host, port, admin_user, admin_password, "
-          "topic_prefix, psk_baseline) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6)",
+          "topic_prefix, psk_baseline, home_assistant) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
           stmt);
       !s.ok())
     return s;
@@ -39,6 +40,7 @@ RegistryStatus DeviceRegistry::set_dynamic_security(const DynamicSecuritySetting
   if (auto s = stmt.bind_text(4, settings.admin.password); !s.ok()) return s;
   if (auto s = stmt.bind_text(5, settings.topic_prefix); !s.ok()) return s;
   if (auto s = stmt.bind_int64(6, settings.psk_baseline ? 1 : 0); !s.ok()) return s;
+  if (auto s = stmt.bind_int64(7, settings.home_assistant ? 1 : 0); !s.ok()) return s;
   return stmt.run();
 }
 

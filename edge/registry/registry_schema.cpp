@@ -94,7 +94,8 @@ CREATE TABLE dynamic_security (
   admin_user TEXT NOT NULL,
   admin_password TEXT NOT NULL,
   topic_prefix TEXT NOT NULL,
-  psk_baseline INTEGER NOT NULL CHECK (psk_baseline IN (0, 1))
+  psk_baseline INTEGER NOT NULL CHECK (psk_baseline IN (0, 1)),
+  home_assistant INTEGER NOT NULL CHECK (home_assistant IN (0, 1))
 ) STRICT;
 )sql";
 

@@ -4,33 +4,44 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "edge/sinks/server_csv_format.hpp"
+
 namespace dsekp::edge::sinks {
 
-RepublishSink::RepublishSink(std::string topic_prefix, RepublishFn publish)
-    : prefix_(std::move(topic_prefix)), publish_(std::move(publish)) {}
+RepublishSink::RepublishSink(RepublishOptions options, RepublishFn publish)
+    : options_(std::move(options)), publish_(std::move(publish)) {}
 
 std::string RepublishSink::to_json(const AcceptedFrame& row) {
   const std::string text(row.plaintext.begin(), row.plaintext.end());
   nlohmann::json reading = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (reading.is_discarded()) reading = text;
-  nlohmann::json doc = {{"dev_id", row.dev_id},         {"mode", frame_mode_name(row.mode)},
-                        {"sessctr", row.sessctr},       {"seq", row.seq},
-                        {"sendts_ms", row.sendts_ms},   {"recvts_ms", row.recvts_ms},
+  nlohmann::json doc = {{"dev_id", row.dev_id},
+                        {"mode", frame_mode_name(row.mode)},
+                        {"sessctr", row.sessctr},
+                        {"seq", row.seq},
+                        {"sendts_ms", row.sendts_ms},
+                        {"recvts_ms", row.recvts_ms},
+                        {"time", iso8601_utc_ms(row.recvts_ms)},
                         {"reading", std::move(reading)}};
   // replace: a non-UTF-8 reading must not make dump() throw.
   return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 bool RepublishSink::write(const AcceptedFrame& row) {
+  if (row.plaintext.empty()) return true;  // a session confirmation, not a reading
   // Built now (may throw: the unit rolls back), sent only in committed().
-  staged_.push_back({prefix_ + "plain/" + row.dev_id, to_json(row)});
+  staged_.push_back({row.dev_id, options_.topic_prefix + "plain/" + row.dev_id, to_json(row),
+                     std::string(row.plaintext.begin(), row.plaintext.end())});
   return true;
 }
 
 void RepublishSink::committed() noexcept {
   for (const Message& m : staged_) {
     try {
-      publish_(m.topic, m.json);
+      if (options_.home_assistant)
+        for (const DiscoveryMessage& d : discovery_.announce(m.dev_id, m.topic, m.reading))
+          publish_(d.topic, d.json, true);
+      publish_(m.topic, m.json, options_.home_assistant);
     } catch (...) {  // a lost republish must not take the edge down
     }
   }

@@ -1,10 +1,17 @@
 // Optional MQTT republish of decrypted readings, for consumers that should not hold any key:
-// after the commit, each accepted frame goes out as JSON on `{prefix}plain/{dev_id}` (QoS 1):
+// after the commit, each accepted frame with a reading goes out as JSON on
+// `{prefix}plain/{dev_id}` (QoS 1), the Zigbee2MQTT shape of one topic per device:
 //   {"dev_id":"esp32-01","mode":"dsekp","sessctr":7,"seq":12,"sendts_ms":...,"recvts_ms":...,
-//    "reading":{"t":24.0,"h":51.0}}
-// `reading` is the plaintext parsed as JSON when it is JSON, else the plaintext as a string
-// (invalid UTF-8 replaced). Publishing after the commit means a crash in between can lose a
-// republish, never send one for a frame that was not stored (PROTOCOL.md 6.5).
+//    "time":"2026-12-02T21:00:00.123Z","reading":{"t":24.0,"h":51.0}}
+// `time` is recvts_ms in ISO-8601 UTC. `reading` is the plaintext parsed as JSON when it is JSON,
+// else the plaintext as a string (invalid UTF-8 replaced). A frame with an empty plaintext (the
+// one a device sends only to confirm its session) is not a reading and is not republished.
+// With `home_assistant` the states are retained (a consumer that subscribes later gets each
+// device's last reading) and Home Assistant discovery configs go out before a device's first
+// state (home_assistant.hpp); the broker must then allow retained messages (`dsekp keys
+// broker-config --home-assistant`).
+// Publishing after the commit means a crash in between can lose a republish, never send one for
+// a frame that was not stored (PROTOCOL.md 6.5).
 // Security: the plain topics carry decrypted data; the broker ACL must restrict who reads them.
 #pragma once
 
@@ -13,15 +20,23 @@
 #include <vector>
 
 #include "edge/service/sink_writer.hpp"
+#include "edge/sinks/home_assistant.hpp"
 
 namespace dsekp::edge::sinks {
 
-/// Sends one message (topic, JSON text); called from committed(), so it must not throw.
-using RepublishFn = std::function<void(const std::string& topic, const std::string& json)>;
+/// Sends one message (topic, JSON text, retained); called from committed(), so it must not
+/// throw.
+using RepublishFn =
+    std::function<void(const std::string& topic, const std::string& json, bool retain)>;
+
+struct RepublishOptions {
+  std::string topic_prefix;
+  bool home_assistant = false;  // retained states and discovery configs (see above)
+};
 
 class RepublishSink final : public SinkWriter {
  public:
-  RepublishSink(std::string topic_prefix, RepublishFn publish);
+  RepublishSink(RepublishOptions options, RepublishFn publish);
 
   [[nodiscard]] bool write(const AcceptedFrame& row) override;
   void committed() noexcept override;
@@ -36,11 +51,14 @@ class RepublishSink final : public SinkWriter {
 
  private:
   struct Message {
+    std::string dev_id;
     std::string topic;
     std::string json;
+    std::string reading;  // the plaintext, for discovery
   };
-  std::string prefix_;
+  RepublishOptions options_;
   RepublishFn publish_;
+  HomeAssistantDiscovery discovery_;
   std::vector<Message> staged_;
   std::size_t mark_ = 0;  // staged_.size() at savepoint()
 };

@@ -214,5 +214,36 @@ TEST(EdgeDaemon, ByDefaultNothingIsRepublishedInClearAndThePskBaselineIsOff) {
   EXPECT_EQ(edge.wait_for(std::chrono::seconds(10)), std::optional<int>(0));
 }
 
+// Home Assistant (or any consumer) that connects after the readings: it still gets each
+// sensor's discovery config and the device's last state, retained by the broker.
+TEST(EdgeDaemon, HomeAssistantFindsTheSensorsAndTheirLastStateWhenItSubscribesLater) {
+  DaemonBed bed({"--republish", "--home-assistant"});
+  ASSERT_TRUE(bed.ready());
+  dsekp::test::MqttTestClient client("esp32-01");
+  ScriptedDevice device(bed.material, 44);
+  bed.handshake(client, device, "plain/esp32-01", static_cast<std::uint32_t>(unix_ms_now() / 1000));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(client.publish("dsekp/data",
+                               as_string(device.data(reading(i), unix_ms_now(), Encoding::json))));
+  ASSERT_TRUE(client.wait_for_count(4)) << bed.stderr_text();  // the ACK and the 3 states
+
+  dsekp::test::MqttTestClient home_assistant("home-assistant");
+  ASSERT_EQ(home_assistant.connect(bed.broker->port(), "", ""), std::optional<int>(0));
+  ASSERT_EQ(home_assistant.subscribe("homeassistant/#"), std::optional<int>(1));
+  ASSERT_EQ(home_assistant.subscribe("plain/esp32-01"), std::optional<int>(1));
+  ASSERT_TRUE(home_assistant.wait_for_count(3)) << "two configs and one state, retained";
+  const auto t = home_assistant.wait_for_message("homeassistant/sensor/dsekp_esp32-01/t/config");
+  ASSERT_TRUE(t.has_value());
+  const auto config = nlohmann::json::parse(t->payload);
+  EXPECT_EQ(config["state_topic"], "plain/esp32-01");
+  EXPECT_EQ(config["device_class"], "temperature");
+  EXPECT_TRUE(home_assistant.wait_for_message("homeassistant/sensor/dsekp_esp32-01/h/config"));
+  const auto state = home_assistant.wait_for_message("plain/esp32-01");
+  ASSERT_TRUE(state.has_value());
+  EXPECT_EQ(nlohmann::json::parse(state->payload)["reading"]["t"], 22.5) << "the last reading";
+  bed.edge->signal(SIGTERM);
+  EXPECT_EQ(bed.edge->wait_for(std::chrono::seconds(10)), std::optional<int>(0));
+}
+
 }  // namespace
 }  // namespace dsekp::edge::testing

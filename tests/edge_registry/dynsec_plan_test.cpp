@@ -2,6 +2,7 @@
 // broker state, and what it refuses (dynsec_plan.hpp). dynamic_security_test.cpp runs it on a
 // real Mosquitto.
 #include "edge/broker_admin/dynsec_plan.hpp"
+#include "edge/registry/broker_config.hpp"
 
 #include <gtest/gtest.h>
 
@@ -121,6 +122,28 @@ TEST_F(DynsecPlanTest, EveryRoleGrantsItsTopicsAndClosesEverythingElse) {
           std::count(acls.begin(), acls.end(), DynsecAcl{"subscribePattern", filter, false, 0}))
           << name << " " << filter;
     }
+}
+
+// Home Assistant's discovery topics are granted only when asked for, and only to edges (write)
+// and readers (read); the broker then keeps retained messages.
+TEST(HomeAssistantGrants, OnlyWhenAskedAndOnlyToEdgesAndReaders) {
+  const auto has = [](const std::vector<DynsecAcl>& acls, const char* type, const char* topic) {
+    return std::count(acls.begin(), acls.end(), DynsecAcl{type, topic, true, 1}) == 1;
+  };
+  for (const bool on : {false, true}) {
+    GrantScope scope;
+    scope.home_assistant = on;
+    const WantedState w = wanted_state({{"dev-a", "pa"}}, {}, scope);
+    EXPECT_EQ(has(w.roles.at("dsekp-edge"), "publishClientSend", "homeassistant/sensor/+/+/config"),
+              on);
+    EXPECT_EQ(has(w.roles.at("dsekp-reader"), "subscribePattern", "homeassistant/#"), on);
+    for (const auto& acl : w.roles.at("dsekp-device-dev-a"))
+      EXPECT_EQ(acl.topic.find("homeassistant"), std::string::npos) << acl.topic;
+    EXPECT_EQ(dynamic_security_conf_lines(on).find("retain_available true") != std::string::npos,
+              on);
+    EXPECT_EQ(broker_conf_lines("/p", "/a", on).find("retain_available true") != std::string::npos,
+              on);
+  }
 }
 
 TEST_F(DynsecPlanTest, TheListAnswersOfThePluginAreRead) {
