@@ -78,7 +78,8 @@ struct KeysOptions {
   std::string admin_user;                   // the plugin's admin
   std::string admin_password_file;          // else DSEKP_BROKER_ADMIN_PASSWORD
   bool reset_passwords = false;
-  bool home_assistant = false;        // broker-config: discovery grants, retained messages
+  bool home_assistant = false;  // broker-config: discovery grants, retained messages
+  bool allow_unprivileged_port = false;
   edge::daemon::StateLocation state;  // registry_db is filled from `db` when used
 };
 
@@ -136,12 +137,28 @@ void apply_to_broker(DeviceRegistry& registry, const std::string& what,
     throw std::runtime_error(what + " in the registry, but the broker at " + settings.host + ":" +
                              std::to_string(settings.port) + " was not updated: " + s.message() +
                              ". Run `dsekp keys broker-sync --db " + registry.path() +
-                             "` once the broker is back");
+                             "` once that is fixed");
+  check(registry.set_dynamic_security_synced(summary.synced_generation));
   std::fprintf(stderr,
                "dsekp keys: %s; the broker's dynamic-security plugin has it now (clients: %zu "
                "created, %zu changed, %zu deleted).\n",
                what.c_str(), summary.clients_created, summary.clients_changed,
                summary.clients_deleted);
+}
+
+/// With a dynamic-security broker: refuses a new device or account name that the plugin already
+/// has as a client of the operator's, before the registry takes it.
+void check_broker_name_free(DeviceRegistry& registry, const std::string& name) {
+  edge::DynamicSecuritySettings settings;
+  if (const auto s = registry.dynamic_security(settings); s.code() == edge::RegistryErrc::not_found)
+    return;
+  else
+    check(s);
+  // An unreachable broker is not a reason to refuse: the sync after the change says it failed,
+  // and a clash it finds then is reported and left alone, never taken over.
+  if (const auto s = edge::broker_admin::check_client_name_free(settings, name);
+      s.code() != edge::RegistryErrc::broker)
+    check(s);
 }
 
 void print_material(const edge::DeviceMaterial& material, const KeysOptions& options) {
@@ -191,6 +208,7 @@ void run_add(const KeysOptions& options) {
   (void)broker_argument(broker);  // before anything is created
   check_out_file_writable(options);
   auto registry = open_registry(options.db, OpenMode::create_if_missing);
+  check_broker_name_free(*registry, options.dev_id);
   edge::DeviceMaterial material;
   check(registry->add(options.dev_id, material, broker));
   print_material(material, options);
@@ -473,6 +491,14 @@ void run_dynamic_security_config(const KeysOptions& options, DeviceRegistry& reg
                      "(run dsekp keys on the broker's machine)");
   if (options.admin_user.empty())
     throw UsageError("--dynamic-security needs --admin-user (the plugin's admin client)");
+  // Any local user may listen on a port >= 1024 while the broker is down, and would then be
+  // sent the admin's login and the accounts' passwords.
+  if (broker.port >= 1024 && !options.allow_unprivileged_port)
+    throw UsageError("--dynamic-security: port " + std::to_string(broker.port) +
+                     " can be taken by any local user while the broker is down, who would then "
+                     "receive the admin password; give the broker a loopback listener on a port "
+                     "below 1024 for dsekp (e.g. `listener 883 127.0.0.1`), or pass "
+                     "--allow-unprivileged-port if every local user is trusted");
   edge::DynamicSecuritySettings settings;
   settings.host = broker.host;
   settings.port = broker.port;
@@ -483,11 +509,16 @@ void run_dynamic_security_config(const KeysOptions& options, DeviceRegistry& reg
   edge::BrokerAccount edge_login;
   check(registry.set_edge_broker_user(options.edge_user, edge_login));
   check(edge::ensure_downlink_account(registry));
+  if (edge::DynamicSecuritySettings before; registry.dynamic_security(before).ok() &&
+                                            before.host == settings.host &&
+                                            before.port == settings.port)
+    settings.synced_generation = before.synced_generation;
   edge::broker_admin::PlanOptions plan;
   plan.set_every_password = options.reset_passwords;
   edge::broker_admin::PlanSummary summary;
   check(edge::broker_admin::sync_dynamic_security(registry, settings, plan, summary));
   // Recorded once the broker took it: later commands use a broker that is known to answer.
+  settings.synced_generation = summary.synced_generation;
   check(registry.set_dynamic_security(settings));
   std::cout << edge::dynamic_security_conf_lines(options.home_assistant);
   print_summary(summary);
@@ -552,6 +583,7 @@ void run_broker_sync(const KeysOptions& options) {
   plan.set_every_password = options.reset_passwords;
   edge::broker_admin::PlanSummary summary;
   check(edge::broker_admin::sync_dynamic_security(*registry, settings, plan, summary));
+  check(registry->set_dynamic_security_synced(summary.synced_generation));
   print_summary(summary);
 }
 
@@ -560,6 +592,7 @@ void run_account_add(const KeysOptions& options) {
   edge::AccountRole role = edge::AccountRole::edge;
   if (!edge::parse_account_role(options.role, role))
     throw UsageError("--role: edge, reader or downlink");
+  check_broker_name_free(*registry, options.dev_id);
   edge::ServiceAccount account;
   check(registry->add_account(options.dev_id, role, account));
   std::cout << nlohmann::ordered_json{{"username", account.login.username},
@@ -715,6 +748,9 @@ void add_keys_command(CLI::App& app) {
                      "--admin-password-file or DSEKP_BROKER_ADMIN_PASSWORD");
   broker->add_option("--admin-password-file", o->admin_password_file,
                      "File holding the plugin admin's password (mode 0600 or 0640)");
+  broker->add_flag("--allow-unprivileged-port", o->allow_unprivileged_port,
+                   "Let --dynamic-security use a port >= 1024, which any local user can take "
+                   "while the broker is down (and so receive the admin password)");
   broker->add_flag("--reset-passwords", o->reset_passwords,
                    "Set every DSEKP client's password on the plugin again (after a broker "
                    "restored from an old copy; it disconnects them all once)");

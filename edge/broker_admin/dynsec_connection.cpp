@@ -85,8 +85,14 @@ RegistryStatus PluginConnection::pump(Done done, const char* waiting_for) {
                           endpoint_.admin.username +
                           "\": " + mosquitto_connack_string(state_->connack));
     if (rc != MOSQ_ERR_SUCCESS)
-      return broker_error(std::string("the broker closed the connection while waiting for ") +
-                          waiting_for + ": " + mosquitto_strerror(rc));
+      return broker_error(std::string("the broker closed the admin connection while waiting for ") +
+                          waiting_for + ": " + mosquitto_strerror(rc) +
+                          (state_->connack == 0
+                               ? " (the broker ties client ids to user names: another session "
+                                 "of \"" +
+                                     endpoint_.admin.username +
+                                     "\", e.g. mosquitto_ctrl, takes this one over)"
+                               : std::string()));
   }
   return {};
 }

@@ -55,12 +55,11 @@ void role_changes(const std::string& role, const std::vector<DynsecAcl>& wanted,
     }
 }
 
-RegistryStatus conflict(const char* what, const std::string& name) {
-  return {RegistryErrc::name_conflict,
-          std::string("the broker's dynamic-security plugin has a ") + what + " \"" + name +
-              "\" that dsekp did not create (its textdescription is not \"" +
-              std::string(kManagedMarker) +
-              "\"): rename or delete it with mosquitto_ctrl, or the registry entry"};
+std::string conflict(const char* what, const std::string& name) {
+  return std::string("the broker's dynamic-security plugin has a ") + what + " \"" + name +
+         "\" that dsekp did not create (its textdescription is not \"" +
+         std::string(kManagedMarker) +
+         "\"): rename or delete it with mosquitto_ctrl, or the registry entry";
 }
 
 }  // namespace
@@ -112,16 +111,23 @@ RegistryStatus plan_commands(const WantedState& wanted, const BrokerState& broke
                              PlanSummary& summary) {
   commands.clear();
   summary = {};
-  // Nothing is planned until every wanted name is known to be free or ours.
+  // Names the operator has: neither the object nor the rest of its account is planned.
+  std::set<std::string> taken_roles;
+  std::set<std::string> taken_clients;
   for (const auto& [name, acls] : wanted.roles)
-    if (const auto it = broker.roles.find(name); it != broker.roles.end() && !it->second.managed)
-      return conflict("role", name);
+    if (const auto it = broker.roles.find(name); it != broker.roles.end() && !it->second.managed) {
+      taken_roles.insert(name);
+      summary.conflicts.push_back(conflict("role", name));
+    }
   for (const WantedClient& c : wanted.clients)
     if (const auto it = broker.clients.find(c.login.username);
-        it != broker.clients.end() && !it->second.managed)
-      return conflict("client", c.login.username);
+        it != broker.clients.end() && !it->second.managed) {
+      taken_clients.insert(c.login.username);
+      summary.conflicts.push_back(conflict("client", c.login.username));
+    }
 
   for (const auto& [name, acls] : wanted.roles) {
+    if (taken_roles.count(name) != 0) continue;
     const auto it = broker.roles.find(name);
     if (it == broker.roles.end()) {
       commands.push_back({{"command", "createRole"},
@@ -139,6 +145,7 @@ RegistryStatus plan_commands(const WantedState& wanted, const BrokerState& broke
   std::set<std::string> wanted_clients;
   for (const WantedClient& c : wanted.clients) {
     wanted_clients.insert(c.login.username);
+    if (taken_clients.count(c.login.username) != 0 || taken_roles.count(c.role) != 0) continue;
     const auto it = broker.clients.find(c.login.username);
     if (it == broker.clients.end()) {
       commands.push_back({{"command", "createClient"},

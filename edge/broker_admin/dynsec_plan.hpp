@@ -18,7 +18,8 @@
 // from an old copy: passwords cannot be read back from the plugin to compare).
 //
 // A client or role of the wanted name that lacks the marker belongs to the operator: the plan
-// refuses (name_conflict) rather than take it over.
+// leaves it (and that account's other object) alone and lists it as a conflict rather than take
+// it over; everything else, removals included, goes ahead.
 #pragma once
 
 #include <map>
@@ -91,11 +92,16 @@ struct PlanOptions {
 struct PlanSummary {
   std::size_t clients_created = 0, clients_changed = 0, clients_deleted = 0;
   std::size_t roles_created = 0, roles_changed = 0, roles_deleted = 0;
+  /// Wanted names the plugin has without the marker: left alone (and their account's other
+  /// object too), everything else planned.
+  std::vector<std::string> conflicts;
+  /// The registry generation the sync brought the plugin in line with (dynsec_sync.hpp).
+  std::uint64_t synced_generation = 0;
 };
 
 /// The commands, in the order they must run: roles created or changed, clients created or
-/// changed, clients deleted, roles deleted. name_conflict (and no commands) when a wanted name
-/// is the operator's.
+/// changed, clients deleted, roles deleted. A wanted name that is the operator's is skipped and
+/// listed in summary.conflicts (the rest, removals included, still goes ahead).
 RegistryStatus plan_commands(const WantedState& wanted, const BrokerState& broker,
                              const PlanOptions& options, std::vector<nlohmann::json>& commands,
                              PlanSummary& summary);

@@ -139,6 +139,9 @@ struct DynamicSecuritySettings {
   std::string topic_prefix;   // the deployment's, as given to `dsekp edge --prefix`
   bool psk_baseline = false;  // grant the paper's psk/data topic
   bool home_assistant = false;  // grant the discovery topics (broker_grants.hpp)
+  /// The registry generation the plugin was last fully in line with: a device changed after it
+  /// (a rotation whose own sync failed) gets its password set by the next sync.
+  std::uint64_t synced_generation = 0;
 };
 
 /// A device whose secrets were made elsewhere (`dsekp keys import`).
@@ -250,6 +253,8 @@ class DeviceRegistry {
   /// deployment uses the password and ACL files instead.
   RegistryStatus dynamic_security(DynamicSecuritySettings& out);
   RegistryStatus set_dynamic_security(const DynamicSecuritySettings& settings);
+  /// Records that the plugin is in line with the registry as of `generation` (never backwards).
+  RegistryStatus set_dynamic_security_synced(std::uint64_t generation);
   /// Back to the files: `dsekp keys` no longer changes the broker itself.
   RegistryStatus clear_dynamic_security();
 

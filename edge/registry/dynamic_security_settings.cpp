@@ -7,7 +7,7 @@ RegistryStatus DeviceRegistry::dynamic_security(DynamicSecuritySettings& out) {
   RegistryStatement stmt;
   if (auto s =
           db_.prepare("SELECT host, port, admin_user, admin_password, topic_prefix, psk_baseline, "
-                      "home_assistant FROM dynamic_security WHERE id = 1",
+                      "home_assistant, synced_generation FROM dynamic_security WHERE id = 1",
                       stmt);
       !s.ok())
     return s;
@@ -23,6 +23,7 @@ RegistryStatus DeviceRegistry::dynamic_security(DynamicSecuritySettings& out) {
   out.topic_prefix = stmt.column_text(4);
   out.psk_baseline = stmt.column_int64(5) != 0;
   out.home_assistant = stmt.column_int64(6) != 0;
+  out.synced_generation = static_cast<std::uint64_t>(stmt.column_int64(7));
   return {};
 }
 
@@ -30,7 +31,9 @@ RegistryStatus DeviceRegistry::set_dynamic_security(const DynamicSecuritySetting
   RegistryStatement stmt;
   if (auto s = db_.prepare(
           "INSERT OR REPLACE INTO dynamic_security (id, host, port, admin_user, admin_password, "
-          "topic_prefix, psk_baseline, home_assistant) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+          "topic_prefix, psk_baseline, home_assistant, synced_generation) VALUES (1, ?1, ?2, ?3, "
+          "?4, "
+          "?5, ?6, ?7, ?8)",
           stmt);
       !s.ok())
     return s;
@@ -41,6 +44,19 @@ RegistryStatus DeviceRegistry::set_dynamic_security(const DynamicSecuritySetting
   if (auto s = stmt.bind_text(5, settings.topic_prefix); !s.ok()) return s;
   if (auto s = stmt.bind_int64(6, settings.psk_baseline ? 1 : 0); !s.ok()) return s;
   if (auto s = stmt.bind_int64(7, settings.home_assistant ? 1 : 0); !s.ok()) return s;
+  if (auto s = stmt.bind_int64(8, static_cast<std::int64_t>(settings.synced_generation)); !s.ok())
+    return s;
+  return stmt.run();
+}
+
+RegistryStatus DeviceRegistry::set_dynamic_security_synced(std::uint64_t generation) {
+  RegistryStatement stmt;
+  if (auto s = db_.prepare(
+          "UPDATE dynamic_security SET synced_generation = max(synced_generation, ?1) WHERE id = 1",
+          stmt);
+      !s.ok())
+    return s;
+  if (auto s = stmt.bind_int64(1, static_cast<std::int64_t>(generation)); !s.ok()) return s;
   return stmt.run();
 }
 

@@ -95,7 +95,8 @@ CREATE TABLE dynamic_security (
   admin_password TEXT NOT NULL,
   topic_prefix TEXT NOT NULL,
   psk_baseline INTEGER NOT NULL CHECK (psk_baseline IN (0, 1)),
-  home_assistant INTEGER NOT NULL CHECK (home_assistant IN (0, 1))
+  home_assistant INTEGER NOT NULL CHECK (home_assistant IN (0, 1)),
+  synced_generation INTEGER NOT NULL DEFAULT 0 CHECK (synced_generation >= 0)
 ) STRICT;
 )sql";
 

@@ -83,7 +83,9 @@ class DynamicSecurityTest : public ::testing::Test {
   test::RunResult broker_config() {
     return keys({"broker-config", "--db", db_, "--dynamic-security",
                  "127.0.0.1:" + std::to_string(broker_->port()), "--admin-user", "admin",
-                 "--admin-password-file", admin_password_file_, "--edge-user", "edge-1"});
+                 "--admin-password-file", admin_password_file_, "--edge-user", "edge-1",
+                 // The test's broker is on a free port above 1024.
+                 "--allow-unprivileged-port"});
   }
 
   /// mosquitto_ctrl as the plugin's admin, as an operator would use it.
@@ -209,15 +211,59 @@ TEST_F(DynamicSecurityTest, TheOperatorsOwnClientsAndRolesAreNeverTouched) {
   EXPECT_NE(role.out.find("metrics/#"), std::string::npos) << role.out;
   EXPECT_EQ(connack_for("admin", kAdminPassword), 0);
 
-  // A name the operator already uses is refused, not taken over.
+  // A client name the operator already uses is refused before the registry takes it.
   ctrl({"createClient", "dev-x", "-p", "operator-password"});
   const auto clash = keys({"add", "dev-x", "--db", db_, "--out", dir_.file("dev-x.json")});
   EXPECT_EQ(clash.exit_code, 1);
   EXPECT_NE(clash.err.find("\"dev-x\" that dsekp did not create"), std::string::npos) << clash.err;
-  EXPECT_NE(clash.err.find("broker-sync"), std::string::npos) << clash.err;
   EXPECT_EQ(connack_for("dev-x", "operator-password"), 0);
-  EXPECT_FALSE(test::read_file(dir_.file("dev-x.json")).empty())
-      << "the material of a device the registry has must not be lost";
+  EXPECT_NE(keys({"show", "dev-x", "--db", db_}).exit_code, 0) << "not in the registry";
+
+  // A clash found later (an unmarked role of a device's name) leaves that device out and
+  // reports it, and does not hold up the rest: a removal still revokes the login.
+  ctrl({"createRole", "dsekp-device-dev-c"});
+  const auto later = keys({"add", "dev-c", "--db", db_});
+  EXPECT_EQ(later.exit_code, 1);
+  EXPECT_NE(later.err.find("role \"dsekp-device-dev-c\""), std::string::npos) << later.err;
+  auto b = login("dev-b");
+  const std::string b_password = password_of("dev-b");
+  const auto removed = keys({"remove", "dev-b", "--db", db_});
+  EXPECT_EQ(removed.exit_code, 1) << "the clash is still reported";
+  EXPECT_TRUE(b->wait_for_disconnect()) << removed.err;
+  EXPECT_EQ(connack_for("dev-b", b_password), kNotAuthorised);
+}
+
+// The finding: a rotation whose own sync failed left the old password valid on the broker, and
+// `broker-sync` then said all was in line. The registry remembers the generation the plugin was
+// last in line with; every device changed after it gets its password set by the next sync.
+TEST_F(DynamicSecurityTest, ARotationThatDidNotReachTheBrokerIsFinishedByBrokerSync) {
+  keys_ok({"add", "dev-a", "--db", db_});
+  ASSERT_EQ(broker_config().exit_code, 0);
+  const std::string old_password = password_of("dev-a");
+  DynamicSecuritySettings good;
+  {
+    std::unique_ptr<DeviceRegistry> registry;
+    ASSERT_TRUE(DeviceRegistry::open(db_, OpenMode::existing_only, registry).ok());
+    ASSERT_TRUE(registry->dynamic_security(good).ok());
+    DynamicSecuritySettings broken = good;
+    broken.admin.password = "not-the-admin-password";
+    ASSERT_TRUE(registry->set_dynamic_security(broken).ok());
+  }
+  const auto rotated = keys({"rotate", "dev-a", "--db", db_});
+  EXPECT_EQ(rotated.exit_code, 1);
+  EXPECT_NE(rotated.err.find("broker-sync"), std::string::npos) << rotated.err;
+  EXPECT_EQ(connack_for("dev-a", old_password), 0) << "the broker did not get the rotation";
+  {
+    std::unique_ptr<DeviceRegistry> registry;
+    ASSERT_TRUE(DeviceRegistry::open(db_, OpenMode::existing_only, registry).ok());
+    ASSERT_TRUE(registry->set_dynamic_security(good).ok());
+  }
+  const auto synced = keys_ok({"broker-sync", "--db", db_});
+  EXPECT_NE(synced.err.find("1 changed"), std::string::npos) << synced.err;
+  EXPECT_EQ(connack_for("dev-a", old_password), kNotAuthorised);
+  EXPECT_EQ(connack_for("dev-a", password_of("dev-a")), 0);
+  const auto again = keys_ok({"broker-sync", "--db", db_});
+  EXPECT_NE(again.err.find("clients 0 created, 0 changed"), std::string::npos) << again.err;
 }
 
 TEST_F(DynamicSecurityTest, ADeviceStaysClosedWhenTheBrokerDefaultsAllowEverything) {
@@ -286,6 +332,13 @@ TEST_F(DynamicSecurityTest, PasswordsNeverCrossTheNetworkInClear) {
             "admin", "--admin-password-file", admin_password_file_, "--edge-user", "edge-1"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("not a loopback address"), std::string::npos) << r.err;
+  // Nor to a port any local user could take while the broker is down.
+  const auto unprivileged =
+      keys({"broker-config", "--db", db_, "--dynamic-security",
+            "127.0.0.1:" + std::to_string(broker_->port()), "--admin-user", "admin",
+            "--admin-password-file", admin_password_file_, "--edge-user", "edge-1"});
+  EXPECT_EQ(unprivileged.exit_code, 2);
+  EXPECT_NE(unprivileged.err.find("below 1024"), std::string::npos) << unprivileged.err;
   // A wrong admin password says so (and changes nothing).
   const std::string wrong_file = dir_.file("wrong-password");
   {
@@ -295,7 +348,8 @@ TEST_F(DynamicSecurityTest, PasswordsNeverCrossTheNetworkInClear) {
   ASSERT_EQ(::chmod(wrong_file.c_str(), 0600), 0);
   const auto wrong = keys({"broker-config", "--db", db_, "--dynamic-security",
                            "127.0.0.1:" + std::to_string(broker_->port()), "--admin-user", "admin",
-                           "--admin-password-file", wrong_file, "--edge-user", "edge-1"});
+                           "--admin-password-file", wrong_file, "--edge-user", "edge-1",
+                           "--allow-unprivileged-port"});
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_NE(wrong.err.find("refused the admin login \"admin\""), std::string::npos) << wrong.err;
   EXPECT_NE(connack_for("dev-a", password_of("dev-a")), 0) << "nothing was created";

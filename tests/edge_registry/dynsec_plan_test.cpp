@@ -93,18 +93,25 @@ TEST_F(DynsecPlanTest, OnlyWhatDsekpCreatedIsDeleted) {
                                                            "deleteRole dsekp-device-dev-gone"}));
 }
 
-TEST_F(DynsecPlanTest, ANameTheOperatorUsesIsRefusedWithNoCommandAtAll) {
-  BrokerState broker;
+// The operator's name is left alone and reported; everything else still goes ahead, removals
+// included (one clash must not keep a removed device's login alive).
+TEST_F(DynsecPlanTest, ANameTheOperatorUsesIsLeftAloneAndTheRestGoesAhead) {
+  BrokerState broker = in_line();
   broker.clients["dev-b"] = {{}, false};
-  std::vector<json> commands{json::object()};
-  const auto s = plan_commands(wanted_, broker, {}, commands, summary_);
-  EXPECT_EQ(s.code(), RegistryErrc::name_conflict);
-  EXPECT_NE(s.message().find("\"dev-b\""), std::string::npos);
-  EXPECT_TRUE(commands.empty());
+  broker.clients["dev-gone"] = {{"dsekp-device-dev-gone"}, true};
+  const auto commands = plan(broker);
+  ASSERT_EQ(summary_.conflicts.size(), 1u);
+  EXPECT_NE(summary_.conflicts[0].find("\"dev-b\""), std::string::npos);
+  EXPECT_EQ(names(commands), std::vector<std::string>{"deleteClient dev-gone"});
   broker = {};
   broker.roles["dsekp-edge"] = {{}, false};
-  EXPECT_EQ(plan_commands(wanted_, broker, {}, commands, summary_).code(),
-            RegistryErrc::name_conflict);
+  const auto fresh = plan(broker);
+  EXPECT_EQ(summary_.conflicts.size(), 1u);
+  for (const json& c : fresh) {
+    EXPECT_NE(c.value("rolename", std::string()), "dsekp-edge");
+    EXPECT_NE(c.value("username", std::string()), "edge-1") << "its client needs that role";
+  }
+  EXPECT_EQ(fresh.size(), 4u + 2u) << "the other roles and clients";
 }
 
 TEST_F(DynsecPlanTest, EveryRoleGrantsItsTopicsAndClosesEverythingElse) {
