@@ -114,10 +114,9 @@ std::unique_ptr<DeviceRegistry> open_registry(const std::string& path, OpenMode 
 }
 
 /// After a registry change: a deployment on the dynamic-security plugin gets it on the broker at
-/// once; one on the files is told to regenerate them. `new_password` names the client whose
-/// password changed (a rotation), which the plugin then also disconnects.
-void apply_to_broker(DeviceRegistry& registry, const std::string& what,
-                     const std::string& new_password = {}) {
+/// once (a rotated device's new password too: the sync sets the password of every device changed
+/// since the plugin was last in line); one on the files is told to regenerate them.
+void apply_to_broker(DeviceRegistry& registry, const std::string& what) {
   edge::DynamicSecuritySettings settings;
   if (const auto s = registry.dynamic_security(settings);
       s.code() == edge::RegistryErrc::not_found) {
@@ -129,10 +128,8 @@ void apply_to_broker(DeviceRegistry& registry, const std::string& what,
   } else {
     check(s);
   }
-  edge::broker_admin::PlanOptions plan;
-  if (!new_password.empty()) plan.set_password_for.insert(new_password);
   edge::broker_admin::PlanSummary summary;
-  if (const auto s = edge::broker_admin::sync_dynamic_security(registry, settings, plan, summary);
+  if (const auto s = edge::broker_admin::sync_dynamic_security(registry, settings, {}, summary);
       !s.ok())
     throw std::runtime_error(what + " in the registry, but the broker at " + settings.host + ":" +
                              std::to_string(settings.port) + " was not updated: " + s.message() +
@@ -227,10 +224,8 @@ void run_rotate(const KeysOptions& options) {
                "dsekp keys: DEV_SECRET, PSK key and broker password of %s are new; the edge drops "
                "its sessions: re-provision the device.\n",
                options.dev_id.c_str());
-  apply_to_broker(*registry,
-                  "rotated " + options.dev_id + " (generation " +
-                      std::to_string(material.credentials.generation) + ")",
-                  options.dev_id);
+  apply_to_broker(*registry, "rotated " + options.dev_id + " (generation " +
+                                 std::to_string(material.credentials.generation) + ")");
 }
 
 /// Removes the device's session state (keys, windows) from the edge's store; says what it did.
@@ -779,66 +774,66 @@ void add_keys_command(CLI::App& app) {
                  "Also set every DSEKP client's password again (disconnects them once)");
   sync->callback([o] { run_broker_sync(*o); });
 
-  CLI::App* import = keys->add_subcommand(
+  CLI::App* import_command = keys->add_subcommand(
       "import",
       "Register devices provisioned elsewhere with the secrets they hold: a JSON array of "
       "material (keys export, keys show --reveal) or a CSV with dev_id, dev_secret_hex and "
       "optionally edge_salt_hex, psk_key_hex, broker_password, broker; all or none");
-  import->add_option("FILE", o->import_file, "The file (.csv: CSV, else JSON)")->required();
-  add_db_option(import, *o);
-  import->add_option("--format", o->import_format, "json or csv (default: by the file's extension)")
+  import_command->add_option("FILE", o->import_file, "The file (.csv: CSV, else JSON)")->required();
+  add_db_option(import_command, *o);
+  import_command
+      ->add_option("--format", o->import_format, "json or csv (default: by the file's extension)")
       ->check(CLI::IsMember({"json", "csv"}));
-  import->add_option("--broker", o->broker,
-                     "Record this HOST:PORT as every imported device's broker");
-  import->callback([o] { run_import(*o);
-});
+  import_command->add_option("--broker", o->broker,
+                             "Record this HOST:PORT as every imported device's broker");
+  import_command->callback([o] { run_import(*o); });
 
-CLI::App* export_ = keys->add_subcommand(
-    "export", "Write every device's provisioning material (secret) to a 0600 JSON file");
-add_db_option(export_, *o);
-export_->add_option("--out", o->out_file, "The file (mode 0600)")->required();
-export_->add_flag("--psk-baseline", o->psk_baseline, "Include the PSK baseline's keys");
-export_->add_option("--broker", o->broker,
-                    "Broker in the material (default: each device's recorded one)");
-export_->callback([o] { run_export(*o); });
+  CLI::App* export_command = keys->add_subcommand(
+      "export", "Write every device's provisioning material (secret) to a 0600 JSON file");
+  add_db_option(export_command, *o);
+  export_command->add_option("--out", o->out_file, "The file (mode 0600)")->required();
+  export_command->add_flag("--psk-baseline", o->psk_baseline, "Include the PSK baseline's keys");
+  export_command->add_option("--broker", o->broker,
+                             "Broker in the material (default: each device's recorded one)");
+  export_command->callback([o] { run_export(*o); });
 
-CLI::App* topics = keys->add_subcommand(
-    "uplink-topics",
-    "Show or set the topics devices publish on: per-device (dsekp/init/DEV, dsekp/data/DEV; "
-    "the broker lets each device publish only under its own name) or shared (the paper's "
-    "dsekp/init, dsekp/data)");
-add_db_option(topics, *o);
-topics->add_option("TOPICS", o->uplink_topics, "per-device or shared")
-    ->check(CLI::IsMember({"per-device", "shared"}));
-topics->callback([o] { run_uplink_topics(*o); });
+  CLI::App* topics = keys->add_subcommand(
+      "uplink-topics",
+      "Show or set the topics devices publish on: per-device (dsekp/init/DEV, dsekp/data/DEV; "
+      "the broker lets each device publish only under its own name) or shared (the paper's "
+      "dsekp/init, dsekp/data)");
+  add_db_option(topics, *o);
+  topics->add_option("TOPICS", o->uplink_topics, "per-device or shared")
+      ->check(CLI::IsMember({"per-device", "shared"}));
+  topics->callback([o] { run_uplink_topics(*o); });
 
-CLI::App* account = keys->add_subcommand(
-    "account", "Broker accounts that are not devices: more edges, readers, downlink senders");
-account->require_subcommand(1);
-CLI::App* account_add =
-    account->add_subcommand("add", "Add an account with a fresh password and print it (secret)");
-account_add->add_option("NAME", o->dev_id, "User name: 1-64 of [A-Za-z0-9._-]")->required();
-add_db_option(account_add, *o);
-account_add
-    ->add_option("--role", o->role,
-                 "edge (one per edge daemon), reader (reads republished readings IN CLEAR) "
-                 "or downlink (dsekp edge send)")
-    ->check(CLI::IsMember({"edge", "reader", "downlink"}))
-    ->required();
-account_add->callback([o] { run_account_add(*o); });
-CLI::App* account_remove = account->add_subcommand("remove", "Remove an account");
-account_remove->add_option("NAME", o->dev_id, "User name")->required();
-add_db_option(account_remove, *o);
-account_remove->callback([o] { run_account_remove(*o); });
-CLI::App* account_show =
-    account->add_subcommand("show", "Show one account (its password only with --reveal)");
-account_show->add_option("NAME", o->dev_id, "User name")->required();
-add_db_option(account_show, *o);
-account_show->add_flag("--reveal", o->reveal, "Also print the account's broker password");
-account_show->callback([o] { run_account_show(*o); });
-CLI::App* account_list = account->add_subcommand("list", "List the accounts (no passwords)");
-add_db_option(account_list, *o);
-account_list->callback([o] { run_account_list(*o); });
+  CLI::App* account = keys->add_subcommand(
+      "account", "Broker accounts that are not devices: more edges, readers, downlink senders");
+  account->require_subcommand(1);
+  CLI::App* account_add =
+      account->add_subcommand("add", "Add an account with a fresh password and print it (secret)");
+  account_add->add_option("NAME", o->dev_id, "User name: 1-64 of [A-Za-z0-9._-]")->required();
+  add_db_option(account_add, *o);
+  account_add
+      ->add_option("--role", o->role,
+                   "edge (one per edge daemon), reader (reads republished readings IN CLEAR) "
+                   "or downlink (dsekp edge send)")
+      ->check(CLI::IsMember({"edge", "reader", "downlink"}))
+      ->required();
+  account_add->callback([o] { run_account_add(*o); });
+  CLI::App* account_remove = account->add_subcommand("remove", "Remove an account");
+  account_remove->add_option("NAME", o->dev_id, "User name")->required();
+  add_db_option(account_remove, *o);
+  account_remove->callback([o] { run_account_remove(*o); });
+  CLI::App* account_show =
+      account->add_subcommand("show", "Show one account (its password only with --reveal)");
+  account_show->add_option("NAME", o->dev_id, "User name")->required();
+  add_db_option(account_show, *o);
+  account_show->add_flag("--reveal", o->reveal, "Also print the account's broker password");
+  account_show->callback([o] { run_account_show(*o); });
+  CLI::App* account_list = account->add_subcommand("list", "List the accounts (no passwords)");
+  add_db_option(account_list, *o);
+  account_list->callback([o] { run_account_list(*o); });
 }  // namespace dsekp::cli
 
 }  // namespace dsekp::cli

@@ -18,11 +18,6 @@ RegistryStatus DeviceRegistry::import_devices(const std::vector<ImportedDevice>&
     const std::string id(d.dev_id.str());
     if (!seen.insert(id).second)
       return {RegistryErrc::already_exists, "device \"" + id + "\" is twice in the import"};
-    if (DeviceInfo existing; info(id, existing).ok())
-      return {RegistryErrc::already_exists, "device \"" + id + "\" is already registered"};
-    if (ServiceAccount taken; account(id, taken).ok())
-      return {RegistryErrc::name_conflict,
-              "\"" + id + "\" is already a broker account (" + account_role_name(taken.role) + ")"};
     // What a broker login and the MQTT CONNECT can carry whatever tool made it: printable ASCII.
     const std::string& pw = d.broker_password;
     if (!pw.empty() &&
@@ -37,13 +32,7 @@ RegistryStatus DeviceRegistry::import_devices(const std::vector<ImportedDevice>&
     if (d.psk_key) (void)m.credentials.psk_key.assign(d.psk_key->view());
     if (!d.broker_password.empty()) m.broker_password = d.broker_password;
     m.broker = d.broker;
-    if (auto s = next_generation(m.credentials.generation); !s.ok()) return s;
-    if (auto s = store_device(m, false); !s.ok()) return s;
-    RegistryStatement forget;
-    if (auto s = db_.prepare("DELETE FROM removed_devices WHERE dev_id = ?1", forget); !s.ok())
-      return s;
-    if (auto s = forget.bind_text(1, id); !s.ok()) return s;
-    if (auto s = forget.run(); !s.ok()) return s;
+    if (auto s = insert_new_device(m); !s.ok()) return s;
     out.push_back(std::move(m));
   }
   if (auto s = tx.commit(); !s.ok()) {

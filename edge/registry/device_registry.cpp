@@ -142,25 +142,29 @@ RegistryStatus DeviceRegistry::add(std::string_view dev_id, DeviceMaterial& out,
   out.broker = std::string(broker);
   SqliteTransaction tx(db_);
   if (auto s = tx.begin(); !s.ok()) return s;
+  if (auto s = draw_secrets(out); !s.ok()) return s;
+  if (auto s = insert_new_device(out); !s.ok()) return s;
+  return tx.commit();
+}
+
+RegistryStatus DeviceRegistry::insert_new_device(DeviceMaterial& material) {
+  const std::string dev_id(material.credentials.dev_id.str());
   DeviceInfo existing;
   if (auto s = info(dev_id, existing); s.ok())
-    return {RegistryErrc::already_exists, "device \"" + std::string(dev_id) +
-                                              "\" is already registered (use rotate for new keys)"};
+    return {RegistryErrc::already_exists,
+            "device \"" + dev_id + "\" is already registered (use rotate for new keys)"};
   else if (s.code() != RegistryErrc::not_found)
     return s;
   if (ServiceAccount taken; account(dev_id, taken).ok())
-    return {RegistryErrc::name_conflict, "\"" + std::string(dev_id) +
-                                             "\" is already a broker account (" +
+    return {RegistryErrc::name_conflict, "\"" + dev_id + "\" is already a broker account (" +
                                              account_role_name(taken.role) + ")"};
-  if (auto s = draw_secrets(out); !s.ok()) return s;
-  if (auto s = next_generation(out.credentials.generation); !s.ok()) return s;
-  if (auto s = store_device(out, false); !s.ok()) return s;
+  if (auto s = next_generation(material.credentials.generation); !s.ok()) return s;
+  if (auto s = store_device(material, false); !s.ok()) return s;
   RegistryStatement forget;
   if (auto s = db_.prepare("DELETE FROM removed_devices WHERE dev_id = ?1", forget); !s.ok())
     return s;
   if (auto s = forget.bind_text(1, dev_id); !s.ok()) return s;
-  if (auto s = forget.run(); !s.ok()) return s;
-  return tx.commit();
+  return forget.run();
 }
 
 RegistryStatus DeviceRegistry::rotate(std::string_view dev_id, DeviceMaterial& out,

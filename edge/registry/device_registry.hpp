@@ -267,6 +267,9 @@ class DeviceRegistry {
   RegistryStatus next_generation(std::uint64_t& out);
   RegistryStatus draw_secrets(DeviceMaterial& out);
   RegistryStatus store_device(const DeviceMaterial& material, bool is_rotation);
+  /// In the caller's transaction: stores a device not registered yet (already_exists, or
+  /// name_conflict with an account) under the next generation, and drops its tombstone.
+  RegistryStatus insert_new_device(DeviceMaterial& material);
 
   std::string path_;
   SqliteDb db_;
