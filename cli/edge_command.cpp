@@ -19,6 +19,7 @@
 #include "edge/daemon/edge_daemon.hpp"
 #include "edge/logging/log_options.hpp"
 #include "edge/registry/device_registry.hpp"
+#include "edge/registry/republish_topics.hpp"
 #include "edge/registry/text_encoding.hpp"
 #include "usage_error.hpp"
 
@@ -34,9 +35,10 @@ struct EdgeArgs {
   bool no_republish = false;
   bool republish = false;
   bool home_assistant = false;
+  bool republish_retain = false;
   bool psk_baseline = false;
   std::string password_file;
-  std::string tls_insecure = "no";
+  bool tls_insecure = false;
   std::string log_format = "text";
   std::string log_level = "info";
 };
@@ -194,7 +196,7 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (given("--tls-ca")) o.tls_ca = f.tls_ca;
   if (given("--tls-cert")) o.tls_cert = f.tls_cert;
   if (given("--tls-key")) o.tls_key = f.tls_key;
-  if (given("--tls-insecure")) o.tls_insecure = a.tls_insecure == "yes";
+  if (a.tls_insecure) o.tls_insecure = true;
   // Checked by the flags' validators (log_choice), so these parses succeed.
   if (given("--log-format")) (void)edge::logging::parse_log_format(a.log_format, o.log_format);
   if (given("--log-level")) (void)edge::logging::parse_log_level(a.log_level, o.log_level);
@@ -202,6 +204,18 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (a.republish) o.republish = true;
   if (a.no_republish) o.republish = false;
   if (a.home_assistant) o.home_assistant = true;
+  if (a.republish_retain) o.republish_retain = true;
+  if (given("--republish-topic")) o.republish_topic = f.republish_topic;
+  if (given("--device-offline-after")) o.device_offline_after_s = f.device_offline_after_s;
+  if ((o.republish_retain || !o.republish_topic.empty()) && !o.republish)
+    throw UsageError(
+        "--republish-topic and --republish-retain shape the republish: they need "
+        "--republish");
+  if (o.republish) {
+    if (const std::string why = edge::republish_base_problem(o.topic_prefix, o.republish_topic);
+        !why.empty())
+      throw UsageError("--republish-topic: " + why);
+  }
   if (o.home_assistant && !o.republish)
     throw UsageError("--home-assistant announces the republished readings: it needs --republish");
   if (a.psk_baseline) o.psk_baseline = true;
@@ -314,10 +328,8 @@ void add_edge_command(CLI::App& app) {
   cmd->add_option("--tls-cert", args->options.tls_cert,
                   "TLS client certificate, PEM (with --tls-key)");
   cmd->add_option("--tls-key", args->options.tls_key, "TLS client key, PEM (with --tls-cert)");
-  cmd->add_option("--tls-insecure", args->tls_insecure,
-                  "yes: do not check the broker's host name (the chain is still verified)")
-      ->check(CLI::IsMember({"yes", "no"}))
-      ->capture_default_str();
+  cmd->add_flag("--tls-insecure", args->tls_insecure,
+                "Do not check the broker's host name (the chain is still verified)");
   cmd->add_option("--log-format", args->log_format,
                   "Log as text lines on stderr or to journald (the systemd journal)")
       ->check(log_choice(edge::logging::parse_log_format, edge::logging::log_format_error,
@@ -331,13 +343,25 @@ void add_edge_command(CLI::App& app) {
   cmd->add_option("--test-hold-ms", args->options.test_hold_ms, "")->group("");
   cmd->add_flag("--no-csv", args->no_csv, "Do not write the server CSV logs");
   cmd->add_flag("--republish", args->republish,
-                "Republish every accepted reading IN CLEAR on {prefix}plain/{dev_id}: whoever "
-                "the broker lets read plain/# reads them (off by default)");
+                "Republish every accepted reading IN CLEAR on BASE/{dev_id}, and availability on "
+                "BASE/{dev_id}/availability and BASE/edge/{client-id}/availability: whoever the "
+                "broker lets read BASE/# reads them (off by default)");
   cmd->add_flag("--no-republish", args->no_republish, "Do not republish (the default)");
+  cmd->add_option("--republish-topic", args->options.republish_topic,
+                  "BASE for --republish (default: {prefix}plain)");
+  cmd->add_flag("--republish-retain", args->republish_retain,
+                "With --republish: the broker retains each device's last reading and "
+                "availability (it must allow retained messages: dsekp keys broker-config "
+                "--retain)");
+  cmd->add_option("--device-offline-after", args->options.device_offline_after_s,
+                  "With --republish: a device is offline after this many seconds without an "
+                  "accepted frame")
+      ->check(CLI::Range(1u, 30u * 86400u))
+      ->capture_default_str();
   cmd->add_flag("--home-assistant", args->home_assistant,
-                "With --republish: retain each device's last reading and publish Home Assistant "
-                "discovery configs (homeassistant/sensor/...); the broker must allow retained "
-                "messages (dsekp keys broker-config --home-assistant)");
+                "With --republish: Home Assistant discovery configs (homeassistant/sensor/...), "
+                "readings and availability retained (dsekp keys broker-config "
+                "--home-assistant)");
   cmd->add_flag("--psk-baseline", args->psk_baseline,
                 "Also serve the paper's static-PSK baseline on {prefix}psk/data (for the "
                 "comparison experiment: no replay protection; off by default)");

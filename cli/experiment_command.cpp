@@ -34,7 +34,11 @@ void add_experiment_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the sensor model, resets and link emulator")
       ->capture_default_str();
-  cmd->add_flag("!--no-trial", o->trial, "Skip the multi-session trial");
+  // Plain flags whose value is inverted in the callback: CLI11's "!--no-x" form shows as
+  // "--no-x{false}" in --help.
+  auto no_trial = std::make_shared<bool>(false);
+  auto no_figures = std::make_shared<bool>(false);
+  cmd->add_flag("--no-trial", *no_trial, "Skip the multi-session trial");
   cmd->add_option("--trial-devices", o->trial_devices, "Devices in the multi-session trial")
       ->capture_default_str();
   cmd->add_option("--trial-packets", o->trial_packets, "DATA frames per trial device")
@@ -53,11 +57,13 @@ void add_experiment_command(CLI::App& app) {
       "2 s interval unless --interval-ms is given)");
   cmd->add_option("--mosquitto", o->mosquitto,
                   "Mosquitto executable (default: /usr/sbin, /usr/local/sbin, PATH)");
-  cmd->add_flag("!--no-figures", o->figures, "Do not render the analysis figures");
+  cmd->add_flag("--no-figures", *no_figures, "Do not render the analysis figures");
   cmd->add_option("--edge-ready-timeout", o->edge_ready_timeout_s,
                   "Seconds to wait for the edge's ready file")
       ->capture_default_str();
-  cmd->callback([o, cmd] {
+  cmd->callback([o, cmd, no_trial, no_figures] {
+    if (*no_trial) o->trial = false;
+    if (*no_figures) o->figures = false;
     o->interval_given = cmd->count("--interval-ms") > 0;
     const int code = experiment::run_experiment(*o);
     std::fflush(nullptr);

@@ -26,6 +26,7 @@
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_material.hpp"
 #include "edge/registry/device_registry.hpp"
+#include "edge/registry/republish_topics.hpp"
 #include "edge/registry/secure_file.hpp"
 #include "edge/registry/text_encoding.hpp"
 #include "edge/sinks/server_csv_format.hpp"
@@ -79,6 +80,8 @@ struct KeysOptions {
   std::string admin_password_file;          // else DSEKP_BROKER_ADMIN_PASSWORD
   bool reset_passwords = false;
   bool home_assistant = false;  // broker-config: discovery grants, retained messages
+  bool retain = false;          // broker-config: retained messages allowed
+  std::string republish_topic;  // broker-config: the base `dsekp edge --republish-topic` uses
   bool allow_unprivileged_port = false;
   edge::daemon::StateLocation state;  // registry_db is filled from `db` when used
 };
@@ -501,6 +504,7 @@ void run_dynamic_security_config(const KeysOptions& options, DeviceRegistry& reg
   settings.topic_prefix = options.prefix;
   settings.psk_baseline = options.psk_baseline;
   settings.home_assistant = options.home_assistant;
+  settings.republish_topic = options.republish_topic;
   edge::BrokerAccount edge_login;
   check(registry.set_edge_broker_user(options.edge_user, edge_login));
   check(edge::ensure_downlink_account(registry));
@@ -515,7 +519,7 @@ void run_dynamic_security_config(const KeysOptions& options, DeviceRegistry& reg
   // Recorded once the broker took it: later commands use a broker that is known to answer.
   settings.synced_generation = summary.synced_generation;
   check(registry.set_dynamic_security(settings));
-  std::cout << edge::dynamic_security_conf_lines(options.home_assistant);
+  std::cout << edge::dynamic_security_conf_lines(options.home_assistant || options.retain);
   print_summary(summary);
   std::fprintf(stderr,
                "dsekp keys: from now on `dsekp keys add/rotate/remove/account` change the broker "
@@ -529,6 +533,9 @@ void run_dynamic_security_config(const KeysOptions& options, DeviceRegistry& reg
 void run_broker_config(const KeysOptions& options) {
   if (const std::string why = edge::topic_prefix_problem(options.prefix); !why.empty())
     throw UsageError("--prefix: " + why);
+  if (const std::string why = edge::republish_base_problem(options.prefix, options.republish_topic);
+      !why.empty())
+    throw UsageError("--republish-topic: " + why);
   if (options.out_dir.empty() == options.dynamic_security.empty())
     throw UsageError(
         "broker-config: give either --out-dir (password and ACL files) or "
@@ -544,6 +551,8 @@ void run_broker_config(const KeysOptions& options) {
   broker.topic_prefix = options.prefix;
   broker.psk_baseline = options.psk_baseline;
   broker.home_assistant = options.home_assistant;
+  broker.republish_topic = options.republish_topic;
+  broker.retain = options.retain;
   // The path goes into the printed mosquitto.conf lines: a line break would add one of its own.
   for (const char c : options.out_dir)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
@@ -763,6 +772,12 @@ void add_keys_command(CLI::App& app) {
   broker->add_flag("--home-assistant", o->home_assistant,
                    "For `dsekp edge --home-assistant`: edges may write Home Assistant discovery "
                    "configs, readers read them, and the broker keeps retained messages");
+  broker->add_flag("--retain", o->retain,
+                   "For `dsekp edge --republish-retain`: the broker keeps retained messages (the "
+                   "edge still refuses retained uplink frames)");
+  broker->add_option("--republish-topic", o->republish_topic,
+                     "The base topic `dsekp edge --republish-topic` republishes under (default: "
+                     "{prefix}plain): edges write and readers read BASE/#");
   broker->callback([o] { run_broker_config(*o); });
 
   CLI::App* sync = keys->add_subcommand(

@@ -95,7 +95,7 @@ RegistryStatus sync_dynamic_security(DeviceRegistry& registry,
   std::uint64_t generation = 0;
   if (auto s = registry.generation(generation); !s.ok()) return s;
   GrantScope scope{settings.topic_prefix, settings.psk_baseline, UplinkTopics::per_device,
-                   settings.home_assistant};
+                   settings.home_assistant, settings.republish_topic};
   if (auto s = registry.uplink_topics(scope.uplink_topics); !s.ok()) return s;
   std::vector<DeviceInfo> infos;
   if (auto s = registry.list(infos); !s.ok()) return s;

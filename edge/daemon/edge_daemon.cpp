@@ -22,6 +22,7 @@
 #include "edge/daemon/device_activity.hpp"
 #include "edge/daemon/operational_metrics.hpp"
 #include "edge/daemon/pending_rows.hpp"
+#include "edge/daemon/periodic_task.hpp"
 #include "edge/daemon/rejection_log.hpp"
 #include "edge/daemon/result_metrics.hpp"
 #include "edge/daemon/service_manager.hpp"
@@ -32,6 +33,7 @@
 #include "edge/mqtt/mqtt_client.hpp"
 #include "edge/mqtt/mqtt_limits.hpp"
 #include "edge/registry/device_registry.hpp"
+#include "edge/registry/republish_topics.hpp"
 #include "edge/service/edge_service.hpp"
 #include "edge/service/message_batch.hpp"
 #include "edge/service/sqlite_credential_generations.hpp"
@@ -126,6 +128,20 @@ std::string shared_subscription_prefix(const EdgeDaemonOptions& o) {
   return "$share/" + o.shared_group + "/";
 }
 
+// B of --republish (republish_topics.hpp), checked; nullopt without --republish.
+std::optional<RepublishTopics> republish_topics(const EdgeDaemonOptions& o) {
+  if (!o.republish) return std::nullopt;
+  if (const std::string why = republish_base_problem(o.topic_prefix, o.republish_topic);
+      !why.empty())
+    throw std::runtime_error("--republish-topic: " + why);
+  // The client id is a level of the edge's availability topic.
+  if (o.client_id.find_first_of("/+#") != std::string::npos)
+    throw std::runtime_error("--client-id with --republish: may not contain '/', '+' or '#'");
+  if (o.device_offline_after_s == 0)
+    throw std::runtime_error("--device-offline-after: must be at least 1 second");
+  return RepublishTopics(republish_base(o.topic_prefix, o.republish_topic));
+}
+
 // The first line of a secret's file (a password kept out of argv).
 std::string first_line_of(const std::string& path, const char* option) {
   std::ifstream in(path);
@@ -201,6 +217,9 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
   check(a.csv != b.csv, "csv");
   check(a.republish != b.republish, "republish");
   check(a.home_assistant != b.home_assistant, "home_assistant");
+  check(a.republish_topic != b.republish_topic || a.republish_retain != b.republish_retain ||
+            a.device_offline_after_s != b.device_offline_after_s,
+        "republish_topic/republish_retain/device_offline_after");
   check(a.psk_baseline != b.psk_baseline, "psk_baseline");
   check(a.batch_max != b.batch_max || a.batch_time_ms != b.batch_time_ms,
         "batch_max/batch_time_ms");
@@ -268,6 +287,12 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
                              "\"");
   mqtt_options.tls = {o.tls_ca, o.tls_cert, o.tls_key, o.tls_insecure};
   resolve_broker_login(o, *registry, mqtt_options);
+  const std::optional<RepublishTopics> republished = republish_topics(o);
+  const bool retain = o.republish_retain || o.home_assistant;
+  if (republished)
+    mqtt_options.availability = {republished->edge_availability(o.client_id),
+                                 std::string(kAvailabilityOnline),
+                                 std::string(kAvailabilityOffline), retain};
 
   // Sinks: telemetry (the exactly-once record) always; CSV and republish as configured.
   auto telemetry = sinks::SqliteTelemetrySink::open(local_store->connection(), error);
@@ -477,15 +502,37 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   };
   mqtt::MqttClient client(mqtt_options, on_message, on_ready, on_batch_end);
   std::unique_ptr<sinks::RepublishSink> republish;
-  if (o.republish) {
+  std::unique_ptr<PeriodicTask> availability_sweep;
+  if (republished) {
     republish = std::make_unique<sinks::RepublishSink>(
-        sinks::RepublishOptions{o.topic_prefix, o.home_assistant},
+        sinks::RepublishOptions{*republished, retain, o.home_assistant,
+                                mqtt_options.availability.topic},
         [&client](const std::string& topic, const std::string& json, bool retain) {
           client.publish(topic,
                          ByteView(reinterpret_cast<const std::uint8_t*>(json.data()), json.size()),
                          1, retain);
         });
     sink.add(*republish);
+    activity.publish_availability(
+        std::uint64_t{o.device_offline_after_s} * 1000,
+        [&client, topics = *republished, retain](const std::string& dev_id,
+                                                 std::string_view payload) {
+          if (payload.empty() && !retain) return;  // nothing retained to clear
+          client.publish(
+              topics.device_availability(dev_id),
+              ByteView(reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()), 1,
+              retain);
+        });
+    std::vector<DeviceInfo> devices;
+    if (const RegistryStatus s = registry->list(devices); !s.ok())
+      throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
+    std::vector<std::string> dev_ids;
+    for (const DeviceInfo& d : devices) dev_ids.push_back(d.dev_id);
+    activity.expect(dev_ids, unix_us_now() / 1000);
+    const auto period = std::chrono::milliseconds(
+        std::clamp<std::uint64_t>(std::uint64_t{o.device_offline_after_s} * 250, 100, 5000));
+    availability_sweep = std::make_unique<PeriodicTask>(
+        period, [&activity] { activity.sweep(unix_us_now() / 1000); });
   }
 
   const std::string journal_path =

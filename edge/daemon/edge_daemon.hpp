@@ -81,12 +81,21 @@ struct EdgeDaemonOptions {
   std::string topic_prefix;
   std::uint32_t max_skew_s = 300;
   bool csv = true;
-  // --republish: each accepted reading in clear on {prefix}plain/{dev_id}. Off by default: it
-  // hands plaintext to whoever the broker lets read those topics (`dsekp keys broker-config
-  // --republish-reader` names them), which the protocol's confidentiality claim excludes.
+  // --republish: each accepted reading in clear on B/{dev_id}, and availability (the edge's and
+  // each device's; edge/registry/republish_topics.hpp). Off by default: it hands plaintext to
+  // whoever the broker lets read those topics (`dsekp keys account add NAME --role reader`),
+  // which the protocol's confidentiality claim excludes.
   bool republish = false;
-  // --home-assistant (with --republish): retained states and Home Assistant discovery configs
-  // (edge/sinks/home_assistant.hpp); the broker must allow retained messages.
+  // --republish-topic: B ("": {prefix}plain).
+  std::string republish_topic;
+  // --republish-retain: the readings and availability retained; the broker must allow
+  // retained messages (`dsekp keys broker-config --retain`).
+  bool republish_retain = false;
+  // --device-offline-after: a device is published offline after this long without an accepted
+  // frame (edge/daemon/device_activity.hpp).
+  std::uint32_t device_offline_after_s = 300;
+  // --home-assistant (with --republish): Home Assistant discovery configs
+  // (edge/sinks/home_assistant.hpp); implies republish_retain.
   bool home_assistant = false;
   // --psk-baseline: serve the paper's static-key baseline on {prefix}psk/data (the experiment's
   // comparison). Off by default: it has no replay protection and unauthenticated headers.

@@ -127,6 +127,14 @@ bool MqttClient::start(std::string& error) {
       return false;
     }
   }
+  if (const MqttAvailability& a = options_.availability; !a.topic.empty()) {
+    const int rc = mosquitto_will_set(mosq_, a.topic.c_str(), static_cast<int>(a.offline.size()),
+                                      a.offline.data(), 1, a.retain);
+    if (rc != MOSQ_ERR_SUCCESS) {
+      error = "the availability topic " + a.topic + ": " + mosquitto_strerror(rc);
+      return false;
+    }
+  }
   const MqttTls& tls = options_.tls;
   if (tls.cert_file.empty() != tls.key_file.empty()) {
     error = "TLS: a client certificate needs its key and a key its certificate";
@@ -337,6 +345,11 @@ void MqttClient::stop() noexcept {
     stopping_ = true;
   }
   stop_cv_.notify_all();
+  // Queued ahead of the DISCONNECT, so the broker has it before the connection ends (a clean
+  // DISCONNECT discards the will).
+  if (const MqttAvailability& a = options_.availability; !a.topic.empty() && connected_.load())
+    mosquitto_publish(mosq_, nullptr, a.topic.c_str(), static_cast<int>(a.offline.size()),
+                      a.offline.data(), 1, a.retain);
   // MQTT 5: a DISCONNECT without properties keeps the session expiry interval of the CONNECT.
   mosquitto_disconnect(mosq_);
   wake();
@@ -404,6 +417,9 @@ void MqttClient::handle_connack(mosquitto* mosq, int rc, int, const mqtt5__prope
     if (s != MOSQ_ERR_SUCCESS)
       logging::logger().error("subscribe {}: {}", topic, mosquitto_strerror(s));
   }
+  if (const MqttAvailability& a = options_.availability; !a.topic.empty())
+    mosquitto_publish(mosq, nullptr, a.topic.c_str(), static_cast<int>(a.online.size()),
+                      a.online.data(), 1, a.retain);
   connected_ = true;
   logging::logger().info("connected to {}:{} (MQTT {}{})", options_.host, options_.port,
                          version_name(protocol_), options_.tls.ca_file.empty() ? "" : ", TLS");

@@ -87,6 +87,17 @@ enum class MqttVersion { automatic, v5, v311 };
 /// "auto", "5", "3.1.1" (also "311") -> the version; false for anything else.
 bool parse_mqtt_version(std::string_view text, MqttVersion& out) noexcept;
 
+/// The client's own availability for whoever watches it (QoS 1): `online` on every accepted
+/// CONNACK, `offline` before a clean DISCONNECT, and `offline` as the MQTT will, which the
+/// broker publishes when the connection ends any other way (a kill, a power cut, a lost link).
+/// Retained only if `retain` (a broker with `retain_available false` refuses a retained will).
+struct MqttAvailability {
+  std::string topic;  // empty: none
+  std::string online = "online";
+  std::string offline = "offline";
+  bool retain = false;
+};
+
 /// TLS to the broker (mosquitto_tls_set). Empty ca_file: plain TCP.
 struct MqttTls {
   std::string ca_file;    // PEM: the CA(s) the broker's certificate must chain to
@@ -112,6 +123,7 @@ struct MqttOptions {
   MqttVersion version = MqttVersion::automatic;
   std::uint32_t session_expiry_s = 0xFFFFFFFF;  // MQTT 5 only; 0xFFFFFFFF: never expires
   MqttTls tls;
+  MqttAvailability availability;
   // Batches (see above): messages handled between two batch ends, at most; 1: each alone.
   std::size_t batch_max = 1;
   // A burst stops reading after this long (0: no limit), so PUBACKs and keep-alives are not

@@ -17,6 +17,7 @@
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "edge/mqtt/mqtt_limits.hpp"
 #include "mosquitto_password.hpp"
+#include "republish_topics.hpp"
 #include "secure_file.hpp"
 
 namespace dsekp::edge {
@@ -79,7 +80,7 @@ std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
                             const std::vector<std::string>& device_users,
                             const BrokerConfigOptions& options, std::string_view local_acl) {
   const GrantScope scope{options.topic_prefix, options.psk_baseline, options.uplink_topics,
-                         options.home_assistant};
+                         options.home_assistant, options.republish_topic};
   std::string devices;
   // One block per device, its own topics spelled out: no grant reaches an account that is not
   // a device (a Mosquitto pattern applies to every account, and one without %u or %c draws a
@@ -232,6 +233,9 @@ RegistryStatus write_broker_config(DeviceRegistry& registry, const std::string& 
   // Everything is checked before the registry or any file changes.
   if (const std::string why = topic_prefix_problem(options.topic_prefix); !why.empty())
     return {RegistryErrc::invalid_argument, why};
+  if (const std::string why = republish_base_problem(options.topic_prefix, options.republish_topic);
+      !why.empty())
+    return {RegistryErrc::invalid_argument, why};
   gid_t group = kKeepGroup;
   if (auto s = broker_gid(options.broker_group, group); !s.ok()) return s;
   BrokerConfigOptions effective = options;
@@ -284,7 +288,8 @@ RegistryStatus write_broker_config(DeviceRegistry& registry, const std::string& 
                                      group);
       !s.ok())
     return s;
-  out.conf_lines = broker_conf_lines(out.password_file, out.acl_file, options.home_assistant);
+  out.conf_lines =
+      broker_conf_lines(out.password_file, out.acl_file, options.home_assistant || options.retain);
   return {};
 }
 

@@ -49,6 +49,10 @@ struct BrokerConfigOptions {
   std::string broker_group = {};
   /// Home Assistant discovery: its grants (broker_grants.hpp) and retained messages allowed.
   bool home_assistant = false;
+  /// Retained messages allowed (`dsekp edge --republish-retain`); implied by home_assistant.
+  bool retain = false;
+  /// The readings' base topic as given to `dsekp edge --republish-topic` ("": {prefix}plain).
+  std::string republish_topic = {};
 };
 
 /// The ACL file's text for `accounts` (the registry's non-device accounts) and the devices'

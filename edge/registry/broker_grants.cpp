@@ -1,10 +1,13 @@
 // The grant table of every broker account kind (see broker_grants.hpp).
 #include "broker_grants.hpp"
 
+#include "republish_topics.hpp"
+
 namespace dsekp::edge {
 
 std::vector<TopicGrant> account_grants(AccountRole role, const GrantScope& scope) {
   const std::string& p = scope.topic_prefix;
+  const std::string republished = RepublishTopics(republish_base(p, scope.republish_topic)).all();
   using A = TopicAccess;
   switch (role) {
     case AccountRole::edge: {
@@ -16,15 +19,15 @@ std::vector<TopicGrant> account_grants(AccountRole role, const GrantScope& scope
       grants.insert(grants.end(), {{A::write, p + "dsekp/init/ack/+"},
                                    {A::write, p + "dsekp/down/+"},
                                    {A::write, p + "dsekp/rekey/+"},
-                                   {A::write, p + "plain/+"},
+                                   {A::write, republished},
                                    {A::read, p + "dsekp/admin/downlink"},
                                    {A::write, p + "dsekp/admin/result/+"}});
       if (scope.home_assistant) grants.push_back({A::write, "homeassistant/sensor/+/+/config"});
       return grants;
     }
     case AccountRole::reader:
-      if (scope.home_assistant) return {{A::read, p + "plain/+"}, {A::read, "homeassistant/#"}};
-      return {{A::read, p + "plain/+"}};
+      if (scope.home_assistant) return {{A::read, republished}, {A::read, "homeassistant/#"}};
+      return {{A::read, republished}};
     case AccountRole::downlink:
       return {{A::write, p + "dsekp/admin/downlink"}, {A::read, p + "dsekp/admin/result/+"}};
   }

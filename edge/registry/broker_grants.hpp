@@ -5,10 +5,11 @@
 // P is the deployment's topic prefix (`dsekp edge --prefix`):
 //   edge      reads P dsekp/init, P dsekp/data, P dsekp/init/+, P dsekp/data/+ (and P psk/data
 //             with the PSK baseline); writes P dsekp/init/ack/+, P dsekp/down/+, P dsekp/rekey/+
-//             (every device's ACK, downlink and REKEY request) and P plain/+ (readings
-//             republished with `dsekp edge --republish`); reads P dsekp/admin/downlink, writes
-//             P dsekp/admin/result/+.
-//   reader    reads P plain/+: the only accounts that may read republished plaintext.
+//             (every device's ACK, downlink and REKEY request) and B/# (readings and
+//             availability republished with `dsekp edge --republish`, B = P plain unless the
+//             deployment sets another: republish_topics.hpp); reads P dsekp/admin/downlink,
+//             writes P dsekp/admin/result/+.
+//   reader    reads B/#: the only accounts that may read republished plaintext.
 //   downlink  writes P dsekp/admin/downlink, reads P dsekp/admin/result/+ (`dsekp edge send`;
 //             the edge also checks each request's own authentication).
 //   device    (user name = dev_id) writes P dsekp/init/<dev_id> and P dsekp/data/<dev_id> (the
@@ -49,6 +50,7 @@ struct GrantScope {
   bool psk_baseline = false;  // the paper's psk/data topic (the comparison experiment)
   UplinkTopics uplink_topics = UplinkTopics::per_device;
   bool home_assistant = false;  // the discovery topics (see above)
+  std::string republish_topic;  // B above as configured; "": P plain
 };
 
 /// The grants of an account that is not a device.

@@ -76,7 +76,7 @@
 
 namespace dsekp::edge {
 
-inline constexpr std::int64_t kRegistrySchemaVersion = 4;
+inline constexpr std::int64_t kRegistrySchemaVersion = 5;
 inline constexpr std::size_t kEdgeSaltSize = kEdgeSaltMaxSize;
 /// Random bytes behind each broker password (printed as twice as many hex characters).
 inline constexpr std::size_t kBrokerPasswordBytes = 16;
@@ -139,6 +139,7 @@ struct DynamicSecuritySettings {
   std::string topic_prefix;   // the deployment's, as given to `dsekp edge --prefix`
   bool psk_baseline = false;  // grant the paper's psk/data topic
   bool home_assistant = false;  // grant the discovery topics (broker_grants.hpp)
+  std::string republish_topic;  // `dsekp edge --republish-topic` ("": {prefix}plain)
   /// The registry generation the plugin was last fully in line with: a device changed after it
   /// (a rotation whose own sync failed) gets its password set by the next sync.
   std::uint64_t synced_generation = 0;

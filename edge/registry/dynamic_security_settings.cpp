@@ -7,7 +7,8 @@ RegistryStatus DeviceRegistry::dynamic_security(DynamicSecuritySettings& out) {
   RegistryStatement stmt;
   if (auto s =
           db_.prepare("SELECT host, port, admin_user, admin_password, topic_prefix, psk_baseline, "
-                      "home_assistant, synced_generation FROM dynamic_security WHERE id = 1",
+                      "home_assistant, synced_generation, republish_topic FROM dynamic_security "
+                      "WHERE id = 1",
                       stmt);
       !s.ok())
     return s;
@@ -24,6 +25,7 @@ RegistryStatus DeviceRegistry::dynamic_security(DynamicSecuritySettings& out) {
   out.psk_baseline = stmt.column_int64(5) != 0;
   out.home_assistant = stmt.column_int64(6) != 0;
   out.synced_generation = static_cast<std::uint64_t>(stmt.column_int64(7));
+  out.republish_topic = stmt.column_text(8);
   return {};
 }
 
@@ -31,9 +33,8 @@ RegistryStatus DeviceRegistry::set_dynamic_security(const DynamicSecuritySetting
   RegistryStatement stmt;
   if (auto s = db_.prepare(
           "INSERT OR REPLACE INTO dynamic_security (id, host, port, admin_user, admin_password, "
-          "topic_prefix, psk_baseline, home_assistant, synced_generation) VALUES (1, ?1, ?2, ?3, "
-          "?4, "
-          "?5, ?6, ?7, ?8)",
+          "topic_prefix, psk_baseline, home_assistant, synced_generation, republish_topic) VALUES "
+          "(1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
           stmt);
       !s.ok())
     return s;
@@ -46,6 +47,7 @@ RegistryStatus DeviceRegistry::set_dynamic_security(const DynamicSecuritySetting
   if (auto s = stmt.bind_int64(7, settings.home_assistant ? 1 : 0); !s.ok()) return s;
   if (auto s = stmt.bind_int64(8, static_cast<std::int64_t>(settings.synced_generation)); !s.ok())
     return s;
+  if (auto s = stmt.bind_text(9, settings.republish_topic); !s.ok()) return s;
   return stmt.run();
 }
 

@@ -110,6 +110,16 @@ RegistryStatus migrate_from_version_3(SqliteDb& db) {
   return db.exec("UPDATE deployment SET schema_version = 4 WHERE id = 1");
 }
 
+// Version 5: the republish base topic the dynamic-security grants cover (republish_topics.hpp);
+// '' is the default {prefix}plain, which is what a version 4 registry granted.
+constexpr const char* kAddRepublishTopic =
+    "ALTER TABLE dynamic_security ADD COLUMN republish_topic TEXT NOT NULL DEFAULT ''";
+
+RegistryStatus migrate_from_version_4(SqliteDb& db) {
+  if (auto s = db.exec(kAddRepublishTopic); !s.ok()) return s;
+  return db.exec("UPDATE deployment SET schema_version = 5 WHERE id = 1");
+}
+
 RegistryStatus count_tables(SqliteDb& db, std::int64_t& tables, bool& has_deployment) {
   if (auto s = db.query_int64("SELECT count(*) FROM sqlite_schema WHERE type = 'table'", tables);
       !s.ok())
@@ -149,6 +159,7 @@ RegistryStatus create(SqliteDb& db, Rng& rng, std::int64_t now_ms) {
   if (auto s = db.exec(kAddUplinkTopics); !s.ok()) return s;
   if (auto s = db.exec(kCreateDynamicSecurity); !s.ok()) return s;
   if (auto s = db.exec(kAddDeviceBroker); !s.ok()) return s;
+  if (auto s = db.exec(kAddRepublishTopic); !s.ok()) return s;
   return db.exec("UPDATE deployment SET uplink_topics = 'per-device' WHERE id = 1");
 }
 
@@ -187,6 +198,10 @@ RegistryStatus ensure_registry_schema(SqliteDb& db, bool may_create, Rng& rng,
   if (version == 3) {
     if (auto s = migrate_from_version_3(db); !s.ok()) return s;
     version = 4;
+  }
+  if (version == 4) {
+    if (auto s = migrate_from_version_4(db); !s.ok()) return s;
+    version = 5;
   }
   if (version != kRegistrySchemaVersion)
     return {RegistryErrc::not_a_registry, "registry schema version " + std::to_string(version) +

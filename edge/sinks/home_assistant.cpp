@@ -38,13 +38,13 @@ std::string node_id(std::string dev_id) {
 
 }  // namespace
 
-DiscoveryMessage discovery_config(const std::string& dev_id, const std::string& state_topic,
+DiscoveryMessage discovery_config(const std::string& dev_id, const SensorTopics& topics,
                                   const std::string& key) {
   const std::string node = node_id(dev_id);
   nlohmann::json config = {{"name", key},
                            {"unique_id", node + "_" + key},
                            {"object_id", node + "_" + key},
-                           {"state_topic", state_topic},
+                           {"state_topic", topics.state},
                            {"value_template", "{{ value_json.reading." + key + " }}"},
                            {"state_class", "measurement"},
                            {"device",
@@ -52,6 +52,12 @@ DiscoveryMessage discovery_config(const std::string& dev_id, const std::string& 
                              {"name", dev_id},
                              {"manufacturer", "DSEKP"},
                              {"model", "DSEKP device"}}}};
+  if (!topics.availability.empty()) {
+    nlohmann::json availability = nlohmann::json::array();
+    for (const std::string& t : topics.availability) availability.push_back({{"topic", t}});
+    config["availability"] = std::move(availability);
+    config["availability_mode"] = "all";
+  }
   if (const KnownSensor* s = known(key)) {
     config["device_class"] = s->device_class;
     config["unit_of_measurement"] = s->unit;
@@ -60,7 +66,7 @@ DiscoveryMessage discovery_config(const std::string& dev_id, const std::string& 
 }
 
 std::vector<DiscoveryMessage> HomeAssistantDiscovery::announce(const std::string& dev_id,
-                                                               const std::string& state_topic,
+                                                               const SensorTopics& topics,
                                                                const std::string& reading_json) {
   std::vector<DiscoveryMessage> out;
   const nlohmann::json reading = nlohmann::json::parse(reading_json, nullptr, false);
@@ -71,7 +77,7 @@ std::vector<DiscoveryMessage> HomeAssistantDiscovery::announce(const std::string
     if (keys == nullptr) keys = &announced_[dev_id];
     if (keys->count(key) != 0 || keys->size() >= kMaxAnnouncedKeys) continue;
     keys->insert(key);
-    out.push_back(discovery_config(dev_id, state_topic, key));
+    out.push_back(discovery_config(dev_id, topics, key));
   }
   return out;
 }

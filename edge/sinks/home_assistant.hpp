@@ -3,7 +3,9 @@
 // "h"), one retained config on
 //   homeassistant/sensor/dsekp_<node>/<key>/config
 // that makes Home Assistant create a sensor reading `reading.<key>` from the device's state
-// topic ({prefix}plain/<dev_id>, also retained in this mode), with a unit and device class for
+// topic (B/<dev_id>, edge/registry/republish_topics.hpp; retained in this mode), available
+// while both the edge's and the device's availability topics say "online" (when the edge
+// publishes availability), with a unit and device class for
 // the keys it knows (t/temp/temperature: °C, h/hum/humidity: %, p/pressure: hPa). <node> is the
 // dev_id with '.' as '_' (Home Assistant's node ids are [A-Za-z0-9_-]).
 //
@@ -24,6 +26,12 @@ namespace dsekp::edge::sinks {
 inline constexpr std::size_t kMaxAnnouncedKeys = 16;
 inline constexpr const char* kDiscoveryPrefix = "homeassistant";
 
+/// Where a device's sensors read from.
+struct SensorTopics {
+  std::string state;
+  std::vector<std::string> availability;  // all must be "online"; none: always available
+};
+
 struct DiscoveryMessage {
   std::string topic;
   std::string json;
@@ -34,7 +42,7 @@ class HomeAssistantDiscovery {
  public:
   /// The configs not announced yet for the numeric members of `reading_json` (a JSON object's
   /// text; anything else yields none), recorded as announced.
-  std::vector<DiscoveryMessage> announce(const std::string& dev_id, const std::string& state_topic,
+  std::vector<DiscoveryMessage> announce(const std::string& dev_id, const SensorTopics& topics,
                                          const std::string& reading_json);
 
  private:
@@ -43,7 +51,6 @@ class HomeAssistantDiscovery {
 
 /// One sensor's config (exposed for the tests).
 [[nodiscard]] DiscoveryMessage discovery_config(const std::string& dev_id,
-                                                const std::string& state_topic,
-                                                const std::string& key);
+                                                const SensorTopics& topics, const std::string& key);
 
 }  // namespace dsekp::edge::sinks

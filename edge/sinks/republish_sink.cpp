@@ -27,10 +27,18 @@ std::string RepublishSink::to_json(const AcceptedFrame& row) {
   return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+SensorTopics RepublishSink::sensor_topics(const Message& m) const {
+  SensorTopics topics{m.topic, {}};
+  if (!options_.edge_availability_topic.empty())
+    topics.availability = {options_.edge_availability_topic,
+                           options_.topics.device_availability(m.dev_id)};
+  return topics;
+}
+
 bool RepublishSink::write(const AcceptedFrame& row) {
   if (row.plaintext.empty()) return true;  // a session confirmation, not a reading
   // Built now (may throw: the unit rolls back), sent only in committed().
-  staged_.push_back({row.dev_id, options_.topic_prefix + "plain/" + row.dev_id, to_json(row),
+  staged_.push_back({row.dev_id, options_.topics.readings(row.dev_id), to_json(row),
                      std::string(row.plaintext.begin(), row.plaintext.end())});
   return true;
 }
@@ -39,9 +47,9 @@ void RepublishSink::committed() noexcept {
   for (const Message& m : staged_) {
     try {
       if (options_.home_assistant)
-        for (const DiscoveryMessage& d : discovery_.announce(m.dev_id, m.topic, m.reading))
+        for (const DiscoveryMessage& d : discovery_.announce(m.dev_id, sensor_topics(m), m.reading))
           publish_(d.topic, d.json, true);
-      publish_(m.topic, m.json, options_.home_assistant);
+      publish_(m.topic, m.json, options_.retain || options_.home_assistant);
     } catch (...) {  // a lost republish must not take the edge down
     }
   }

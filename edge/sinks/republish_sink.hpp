@@ -1,15 +1,16 @@
 // Optional MQTT republish of decrypted readings, for consumers that should not hold any key:
-// after the commit, each accepted frame with a reading goes out as JSON on
-// `{prefix}plain/{dev_id}` (QoS 1), the Zigbee2MQTT shape of one topic per device:
+// after the commit, each accepted frame with a reading goes out as JSON on B/{dev_id}
+// (edge/registry/republish_topics.hpp; B is {prefix}plain unless configured), QoS 1, the
+// Zigbee2MQTT shape of one topic per device:
 //   {"dev_id":"esp32-01","mode":"dsekp","sessctr":7,"seq":12,"sendts_ms":...,"recvts_ms":...,
 //    "time":"2026-12-02T21:00:00.123Z","reading":{"t":24.0,"h":51.0}}
 // `time` is recvts_ms in ISO-8601 UTC. `reading` is the plaintext parsed as JSON when it is JSON,
 // else the plaintext as a string (invalid UTF-8 replaced). A frame with an empty plaintext (the
 // one a device sends only to confirm its session) is not a reading and is not republished.
-// With `home_assistant` the states are retained (a consumer that subscribes later gets each
-// device's last reading) and Home Assistant discovery configs go out before a device's first
-// state (home_assistant.hpp); the broker must then allow retained messages (`dsekp keys
-// broker-config --home-assistant`).
+// With `retain` the states are retained (a consumer that subscribes later gets each device's
+// last reading); the broker must then allow retained messages (`dsekp keys broker-config
+// --retain`). With `home_assistant` (which implies retain) Home Assistant discovery configs go
+// out before a device's first state (home_assistant.hpp).
 // Publishing after the commit means a crash in between can lose a republish, never send one for
 // a frame that was not stored (PROTOCOL.md 6.5).
 // Security: the plain topics carry decrypted data; the broker ACL must restrict who reads them.
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "edge/registry/republish_topics.hpp"
 #include "edge/service/sink_writer.hpp"
 #include "edge/sinks/home_assistant.hpp"
 
@@ -30,8 +32,12 @@ using RepublishFn =
     std::function<void(const std::string& topic, const std::string& json, bool retain)>;
 
 struct RepublishOptions {
-  std::string topic_prefix;
-  bool home_assistant = false;  // retained states and discovery configs (see above)
+  RepublishTopics topics{"plain"};
+  bool retain = false;          // retained states (see above)
+  bool home_assistant = false;  // discovery configs (see above); implies retain
+  // The edge's own availability topic, which discovery configs name beside the device's ("":
+  // availability is not published, so the configs name none).
+  std::string edge_availability_topic = {};
 };
 
 class RepublishSink final : public SinkWriter {
@@ -56,6 +62,8 @@ class RepublishSink final : public SinkWriter {
     std::string json;
     std::string reading;  // the plaintext, for discovery
   };
+  [[nodiscard]] SensorTopics sensor_topics(const Message& m) const;
+
   RepublishOptions options_;
   RepublishFn publish_;
   HomeAssistantDiscovery discovery_;

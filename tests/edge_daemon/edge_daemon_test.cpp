@@ -245,5 +245,52 @@ TEST(EdgeDaemon, HomeAssistantFindsTheSensorsAndTheirLastStateWhenItSubscribesLa
   EXPECT_EQ(bed.edge->wait_for(std::chrono::seconds(10)), std::optional<int>(0));
 }
 
+// Availability for Home Assistant, Telegraf and the like, on a base topic of the operator's:
+// the edge is online while it runs and offline after a clean stop; a device is online from its
+// first reading and offline once quiet for --device-offline-after; all retained, so a consumer
+// that subscribes later learns the current state.
+TEST(EdgeDaemon, TheEdgeAndEachDeviceAreOnlineThenOfflineOnTheConfiguredBaseTopic) {
+  DaemonBed bed({"--republish", "--republish-retain", "--republish-topic", "home/dsekp",
+                 "--device-offline-after", "1", "--client-id", "edge-a"});
+  ASSERT_TRUE(bed.ready());
+  const std::string edge_topic = "home/dsekp/edge/edge-a/availability";
+  const std::string device_topic = "home/dsekp/esp32-01/availability";
+  dsekp::test::MqttTestClient client("esp32-01");
+  ScriptedDevice device(bed.material, 45);
+  bed.handshake(client, device, "home/dsekp/#", static_cast<std::uint32_t>(unix_ms_now() / 1000));
+  EXPECT_TRUE(client.wait_for_payload(edge_topic, "online")) << bed.stderr_text();
+  ASSERT_TRUE(client.publish("dsekp/data",
+                             as_string(device.data(reading(0), unix_ms_now(), Encoding::json))));
+  const auto state = client.wait_for_message("home/dsekp/esp32-01");
+  ASSERT_TRUE(state.has_value()) << bed.stderr_text();
+  EXPECT_EQ(nlohmann::json::parse(state->payload)["dev_id"], "esp32-01");
+  EXPECT_TRUE(client.wait_for_payload(device_topic, "online"));
+  EXPECT_TRUE(client.wait_for_payload(device_topic, "offline")) << "quiet for over 1 s";
+
+  dsekp::test::MqttTestClient later("telegraf");
+  ASSERT_EQ(later.connect(bed.broker->port(), "", ""), std::optional<int>(0));
+  ASSERT_EQ(later.subscribe("home/dsekp/#"), std::optional<int>(1));
+  EXPECT_TRUE(later.wait_for_payload(edge_topic, "online")) << "retained";
+  EXPECT_TRUE(later.wait_for_payload(device_topic, "offline")) << "retained";
+  EXPECT_TRUE(later.wait_for_message("home/dsekp/esp32-01")) << "the last reading, retained";
+  bed.edge->signal(SIGTERM);
+  EXPECT_EQ(bed.edge->wait_for(std::chrono::seconds(10)), std::optional<int>(0));
+  EXPECT_TRUE(later.wait_for_payload(edge_topic, "offline")) << "published before the DISCONNECT";
+}
+
+// An edge that dies (a kill, a power cut) cannot say goodbye: the broker publishes its will.
+TEST(EdgeDaemon, AKilledEdgeIsReportedOfflineByItsWill) {
+  DaemonBed bed({"--republish"});
+  ASSERT_TRUE(bed.ready());
+  const std::string edge_topic = "plain/edge/dsekp-edge/availability";
+  dsekp::test::MqttTestClient watcher("watcher");
+  ASSERT_EQ(watcher.connect(bed.broker->port(), "", ""), std::optional<int>(0));
+  ASSERT_EQ(watcher.subscribe(edge_topic), std::optional<int>(1));
+  // Not retained without --republish-retain: the watcher is subscribed before the kill.
+  bed.edge->signal(SIGKILL);
+  EXPECT_EQ(bed.edge->wait_for(std::chrono::seconds(5)), std::optional<int>(128 + SIGKILL));
+  EXPECT_TRUE(watcher.wait_for_payload(edge_topic, "offline")) << bed.stderr_text();
+}
+
 }  // namespace
 }  // namespace dsekp::edge::testing

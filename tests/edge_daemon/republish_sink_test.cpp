@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dsekp::edge::sinks {
@@ -31,8 +32,10 @@ AcceptedFrame frame(const std::string& dev_id, const std::string& plaintext) {
 
 class RepublishSinkTest : public ::testing::Test {
  protected:
-  RepublishSink sink(bool home_assistant) {
-    return RepublishSink({"site1/", home_assistant},
+  RepublishSink sink(bool home_assistant, RepublishOptions options = {}) {
+    if (options.topics.base() == "plain") options.topics = RepublishTopics("site1/plain");
+    options.home_assistant = home_assistant;
+    return RepublishSink(std::move(options),
                          [this](const std::string& t, const std::string& j, bool r) {
                            sent.push_back({t, j, r});
                          });
@@ -90,6 +93,33 @@ TEST_F(RepublishSinkTest, HomeAssistantGetsRetainedConfigsOnceBeforeTheFirstStat
   ASSERT_EQ(sent.size(), 2u) << "only the new key is announced";
   EXPECT_EQ(sent[0].topic, "homeassistant/sensor/dsekp_esp32_01/lux/config");
   EXPECT_FALSE(json::parse(sent[0].json).contains("device_class")) << "an unknown key has none";
+}
+
+// A base topic of the operator's (Zigbee2MQTT style), retained states without Home Assistant,
+// and discovery configs that name the edge's and the device's availability.
+TEST_F(RepublishSinkTest, AConfiguredBaseTopicRetainAndAvailabilityInTheConfigs) {
+  RepublishOptions options;
+  options.topics = RepublishTopics("home/sensors");
+  options.retain = true;
+  RepublishSink retained = sink(false, options);
+  ASSERT_TRUE(retained.write(frame("esp32-01", R"({"t":24.5})")));
+  retained.committed();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].topic, "home/sensors/esp32-01");
+  EXPECT_TRUE(sent[0].retain);
+
+  sent.clear();
+  options.edge_availability_topic = "home/sensors/edge/dsekp-edge/availability";
+  RepublishSink discovered = sink(true, options);
+  ASSERT_TRUE(discovered.write(frame("esp32-01", R"({"t":24.5})")));
+  discovered.committed();
+  ASSERT_EQ(sent.size(), 2u);
+  const json config = json::parse(sent[0].json);
+  EXPECT_EQ(config["state_topic"], "home/sensors/esp32-01");
+  EXPECT_EQ(config["availability_mode"], "all");
+  EXPECT_EQ(config["availability"],
+            json::parse(R"([{"topic":"home/sensors/edge/dsekp-edge/availability"},
+                            {"topic":"home/sensors/esp32-01/availability"}])"));
 }
 
 TEST_F(RepublishSinkTest, ADeviceCannotMakeTheEdgeAnnounceWithoutBound) {

@@ -83,6 +83,14 @@ std::optional<ReceivedMessage> MqttTestClient::wait_for_message(const std::strin
   return std::nullopt;
 }
 
+bool MqttTestClient::wait_for_payload(const std::string& topic, const std::string& payload) {
+  return pump([this, &topic, &payload] {
+    for (const auto& m : received_)
+      if (m.topic == topic && m.payload == payload) return true;
+    return false;
+  });
+}
+
 bool MqttTestClient::wait_for_count(std::size_t count) {
   return pump([this, count] { return received_.size() >= count; });
 }

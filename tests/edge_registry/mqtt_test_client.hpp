@@ -35,6 +35,8 @@ class MqttTestClient {
   bool publish(const std::string& topic, const std::string& payload);
   /// Waits until a message on `topic` has arrived; returns it.
   std::optional<ReceivedMessage> wait_for_message(const std::string& topic);
+  /// Waits until a message on `topic` with exactly `payload` has arrived; false on the timeout.
+  bool wait_for_payload(const std::string& topic, const std::string& payload);
   /// Waits until at least `count` messages have arrived in all; false on the timeout.
   bool wait_for_count(std::size_t count);
   /// Everything received so far, in arrival order.

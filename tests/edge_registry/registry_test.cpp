@@ -372,6 +372,35 @@ TEST_F(RegistryTest, ASchema3RegistryIsUpgradedAndKeepsTheBrokerFiles) {
   EXPECT_EQ(material.broker, "") << "not recorded before schema 4";
 }
 
+// Schema 4 had no republish base topic: upgraded on open, a kept row grants the default base.
+TEST_F(RegistryTest, ASchema4RegistryIsUpgradedAndItsBrokerKeepsTheDefaultRepublishTopic) {
+  {
+    auto registry = open();
+    DynamicSecuritySettings settings;
+    settings.host = "127.0.0.1";
+    settings.admin = {"admin", "secret"};
+    ASSERT_TRUE(registry->set_dynamic_security(settings).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE dynamic_security DROP COLUMN republish_topic; "
+                         "UPDATE deployment SET schema_version = 4",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto registry = open();
+  DynamicSecuritySettings read;
+  ASSERT_TRUE(registry->dynamic_security(read).ok());
+  EXPECT_EQ(read.republish_topic, "");
+  EXPECT_EQ(read.admin.password, "secret");
+  read.republish_topic = "site1/telemetry";
+  ASSERT_TRUE(registry->set_dynamic_security(read).ok());
+  ASSERT_TRUE(registry->dynamic_security(read).ok());
+  EXPECT_EQ(read.republish_topic, "site1/telemetry");
+}
+
 TEST_F(RegistryTest, TheEdgeBrokerUserCannotBeADevice) {
   auto registry = open();
   add(*registry, "sensor-1");
