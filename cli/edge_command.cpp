@@ -20,6 +20,7 @@
 #include "edge/logging/log_options.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/republish_topics.hpp"
+#include "edge/registry/secure_file.hpp"
 #include "edge/registry/text_encoding.hpp"
 #include "usage_error.hpp"
 
@@ -44,10 +45,12 @@ struct EdgeArgs {
 };
 
 struct SendArgs {
+  std::string config;  // the edge's TOML file: broker, db and prefix from it
   std::string broker;
   std::string db;
   std::string username;
   std::string password;
+  std::string password_file;
   std::string prefix;
   std::string dev_id;
   std::string payload;
@@ -86,8 +89,27 @@ std::vector<std::uint8_t> hex_bytes(const std::string& text) {
   return out;
 }
 
-// `dsekp edge send`: asks the running daemon to seal and publish one downlink frame.
-int run_send(const SendArgs& a) {
+// `dsekp edge send`: asks the running daemon to seal and publish one downlink frame. Exit 0 when
+// sent, 75 (EX_TEMPFAIL) when the edge still holds it for an offline device at --timeout, 1
+// when refused or expired.
+int run_send(SendArgs a, const CLI::App& cmd) {
+  if (!a.config.empty()) {
+    edge::daemon::EdgeDaemonOptions edge_options;
+    std::string broker;
+    edge::daemon::read_config_file(a.config, edge_options, broker);
+    if (cmd.count("--broker") == 0) a.broker = broker;
+    if (cmd.count("--db") == 0) a.db = edge_options.registry_db;
+    if (cmd.count("--prefix") == 0) a.prefix = edge_options.topic_prefix;
+  }
+  if (a.broker.empty())
+    throw UsageError("--broker is required (on the command line or in --config)");
+  if (!a.password_file.empty()) {
+    if (const auto s = edge::read_password_file(a.password_file, a.password); !s.ok())
+      throw std::runtime_error("--password-file " + s.message());
+  }
+  if (const char* env = std::getenv("DSEKP_BROKER_PASSWORD");
+      env != nullptr && a.password.empty() && !a.username.empty())
+    a.password = env;
   edge::admin::AdminClientOptions o;
   parse_broker(a.broker, o.host, o.port);
   o.topic_prefix = a.prefix;
@@ -145,13 +167,31 @@ int run_send(const SendArgs& a) {
 
   edge::admin::DownlinkResult result;
   std::string error;
-  if (!edge::admin::request_downlink(o, request, result, error)) {
+  // Each result on its own line as it comes: "queued" first for an offline device.
+  const auto print = [](const edge::admin::DownlinkResult& r) {
+    std::printf("%s\n", edge::admin::encode(r).c_str());
+    std::fflush(stdout);
+  };
+  if (!edge::admin::request_downlink(o, request, result, error, print)) {
     std::fprintf(stderr, "dsekp edge send: %s\n", error.c_str());
     return 1;
   }
-  std::printf("%s\n", edge::admin::encode(result).c_str());
-  if (!result.ok) std::fprintf(stderr, "dsekp edge send: refused: %s\n", result.reason.c_str());
-  return result.ok ? 0 : 1;
+  switch (result.status) {
+    case edge::admin::DownlinkStatus::sent:
+      return 0;
+    case edge::admin::DownlinkStatus::queued:
+      std::fprintf(stderr,
+                   "dsekp edge send: %s is offline; the edge holds the request and sends it when "
+                   "the device is back (before its queue time runs out)\n",
+                   request.dev_id.c_str());
+      return 75;
+    case edge::admin::DownlinkStatus::expired:
+    case edge::admin::DownlinkStatus::refused:
+      break;
+  }
+  std::fprintf(stderr, "dsekp edge send: %s: %s\n",
+               edge::admin::downlink_status_name(result.status), result.reason.c_str());
+  return 1;
 }
 
 // The daemon's options: the defaults, then the config file, then every flag that was given.
@@ -206,6 +246,7 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (a.home_assistant) o.home_assistant = true;
   if (a.republish_retain) o.republish_retain = true;
   if (given("--republish-topic")) o.republish_topic = f.republish_topic;
+  if (given("--downlink-queue-ttl")) o.downlink_queue_ttl_s = f.downlink_queue_ttl_s;
   if (given("--device-offline-after")) o.device_offline_after_s = f.device_offline_after_s;
   if ((o.republish_retain || !o.republish_topic.empty()) && !o.republish)
     throw UsageError(
@@ -358,6 +399,11 @@ void add_edge_command(CLI::App& app) {
                   "accepted frame")
       ->check(CLI::Range(1u, 30u * 86400u))
       ->capture_default_str();
+  cmd->add_option("--downlink-queue-ttl", args->options.downlink_queue_ttl_s,
+                  "Seconds a downlink for an offline device is held for its next frame (at most "
+                  "16 per device, 4096 in all; 0: sent at once, lost if the device is offline)")
+      ->check(CLI::Range(0u, 7u * 86400u))
+      ->capture_default_str();
   cmd->add_flag("--home-assistant", args->home_assistant,
                 "With --republish: Home Assistant discovery configs (homeassistant/sensor/...), "
                 "readings and availability retained (dsekp keys broker-config "
@@ -369,21 +415,30 @@ void add_edge_command(CLI::App& app) {
   auto send = std::make_shared<SendArgs>();
   CLI::App* send_cmd = cmd->add_subcommand(
       "send", "Ask the running edge to send a downlink frame to a device (exit 0 when sent)");
-  send_cmd->add_option("--broker", send->broker, "MQTT broker HOST:PORT")->required();
+  send_cmd->add_option("--config", send->config,
+                       "The edge's TOML file: broker, db and prefix from it (flags override)");
+  send_cmd->add_option("--broker", send->broker, "MQTT broker HOST:PORT (required)");
   send_cmd->add_option("--db", send->db,
                        "Registry (required): the admin key the request is signed with, and the "
                        "downlink account (else --username/--password)");
   send_cmd->add_option("--username", send->username, "Broker user (default: from --db)");
-  send_cmd->add_option("--password", send->password, "Broker password");
+  send_cmd->add_option("--password", send->password,
+                       "Broker password (visible in ps: prefer --password-file or "
+                       "DSEKP_BROKER_PASSWORD)");
+  send_cmd->add_option("--password-file", send->password_file,
+                       "File whose first line is the broker password");
   send_cmd->add_option("--prefix", send->prefix, "Topic prefix of the edge, e.g. site1/");
   send_cmd->add_flag("--hex", send->hex, "PAYLOAD is hex, not text");
   send_cmd->add_option("--request-id", send->request_id, "Request id (default: random)");
-  send_cmd->add_option("--timeout", send->timeout_s, "Seconds to wait for the edge's answer")
+  send_cmd
+      ->add_option("--timeout", send->timeout_s,
+                   "Seconds to wait for the final answer (a request held for an offline "
+                   "device: exit 75 when it is still held then)")
       ->capture_default_str();
   send_cmd->add_option("DEV_ID", send->dev_id, "Device id")->required();
   send_cmd->add_option("PAYLOAD", send->payload, "What to send (text; hex with --hex)")->required();
-  send_cmd->callback([send] {
-    const int code = run_send(*send);
+  send_cmd->callback([send, send_cmd] {
+    const int code = run_send(*send, *send_cmd);
     if (code != 0) std::exit(code);
   });
 

@@ -450,9 +450,7 @@ void run_list(const KeysOptions& options) {
 std::string admin_password(const KeysOptions& options) {
   std::string password;
   if (!options.admin_password_file.empty()) {
-    check(edge::read_trusted_file(options.admin_password_file, 4096, true, password));
-    while (!password.empty() && (password.back() == '\n' || password.back() == '\r'))
-      password.pop_back();
+    check(edge::read_password_file(options.admin_password_file, password));
   } else if (const char* env = std::getenv("DSEKP_BROKER_ADMIN_PASSWORD")) {
     password = env;
   }

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace dsekp::edge::admin {
 namespace {
@@ -19,8 +21,7 @@ struct Exchange {
   bool subscribed = false;
   bool published = false;
   int request_mid = -1;
-  bool have_result = false;
-  std::string result_json;
+  std::vector<std::string> results;  // each result's JSON, in arrival order
 };
 
 void on_connect(mosquitto*, void* self, int rc) {
@@ -35,10 +36,9 @@ void on_publish(mosquitto*, void* self, int mid) {
 }
 void on_message(mosquitto*, void* self, const mosquitto_message* m) {
   auto* x = static_cast<Exchange*>(self);
-  if (x->have_result || m->topic == nullptr || x->result_topic != m->topic) return;
-  x->result_json.assign(static_cast<const char*>(m->payload),
-                        m->payloadlen < 0 ? 0 : static_cast<std::size_t>(m->payloadlen));
-  x->have_result = true;
+  if (m->topic == nullptr || x->result_topic != m->topic) return;
+  x->results.emplace_back(static_cast<const char*>(m->payload),
+                          m->payloadlen < 0 ? 0 : static_cast<std::size_t>(m->payloadlen));
 }
 
 struct MosqDeleter {
@@ -48,7 +48,8 @@ struct MosqDeleter {
 }  // namespace
 
 bool request_downlink(const AdminClientOptions& o, const DownlinkRequest& request,
-                      DownlinkResult& result, std::string& error) {
+                      DownlinkResult& result, std::string& error,
+                      const std::function<void(const DownlinkResult&)>& on_result) {
   static std::once_flag once;
   std::call_once(once, [] { mosquitto_lib_init(); });
   Exchange x;
@@ -104,14 +105,28 @@ bool request_downlink(const AdminClientOptions& o, const DownlinkRequest& reques
     error = "publishing the request failed";
     return false;
   }
-  if (!pump([&] { return x.have_result; }, "the edge's answer (is `dsekp edge` running?)"))
-    return false;
+  // Each result is parsed as it comes; a queued one means waiting on for the final one.
+  std::size_t seen = 0;
+  bool have = false;
+  std::string bad;
+  const auto final_result = [&] {
+    for (; seen < x.results.size() && bad.empty(); ++seen) {
+      DownlinkResult r;
+      if (!parse(x.results[seen], r, bad)) break;
+      result = std::move(r);
+      have = true;
+      if (on_result) on_result(result);
+    }
+    return !bad.empty() || (have && is_final(result.status));
+  };
+  const bool done = pump(final_result, "the edge's answer (is `dsekp edge` running?)");
   mosquitto_disconnect(mosq.get());
-  if (!parse(x.result_json, result, error)) {
-    error = "bad answer from the edge: " + error;
+  if (!bad.empty()) {
+    error = "bad answer from the edge: " + bad;
     return false;
   }
-  return true;
+  if (!done && have) error.clear();  // timed out while the edge holds it: result says queued
+  return done || have;
 }
 
 }  // namespace dsekp::edge::admin

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "edge/admin/admin_protocol.hpp"
@@ -20,11 +21,12 @@ struct AdminClientOptions {
   std::chrono::milliseconds timeout{10000};  // for the whole exchange
 };
 
-/// Sends `request` and waits for its result. False with `error` when no result came (broker
-/// unreachable or refusing the login, no edge running, timeout); a result that says ok == false
-/// is still true here.
-[[nodiscard]] bool request_downlink(const AdminClientOptions& options,
-                                    const DownlinkRequest& request, DownlinkResult& result,
-                                    std::string& error);
+/// Sends `request` and waits for its final result (admin_protocol.hpp: sent, expired or
+/// refused), each result as it comes going to `on_result` if set. False with `error` when no
+/// result came (broker unreachable or refusing the login, no edge running, timeout). True with
+/// a refusal too, and with status queued when the timeout ends while the edge still holds it.
+[[nodiscard]] bool request_downlink(
+    const AdminClientOptions& options, const DownlinkRequest& request, DownlinkResult& result,
+    std::string& error, const std::function<void(const DownlinkResult&)>& on_result = {});
 
 }  // namespace dsekp::edge::admin

@@ -17,6 +17,28 @@ std::string result_topic(std::string_view prefix, std::string_view request_id) {
   return std::string(prefix) + "dsekp/admin/result/" + std::string(request_id);
 }
 
+const char* downlink_status_name(DownlinkStatus s) noexcept {
+  switch (s) {
+    case DownlinkStatus::sent:
+      return "sent";
+    case DownlinkStatus::queued:
+      return "queued";
+    case DownlinkStatus::expired:
+      return "expired";
+    case DownlinkStatus::refused:
+      return "refused";
+  }
+  return "refused";
+}
+
+bool valid_response_topic(std::string_view prefix, std::string_view topic) noexcept {
+  const std::string base = result_topic(prefix, "");
+  if (topic.size() <= base.size() || topic.size() > 256 || topic.substr(0, base.size()) != base)
+    return false;
+  return topic.find_first_of("+#") == std::string_view::npos &&
+         topic.find('\0') == std::string_view::npos;
+}
+
 bool valid_request_id(std::string_view id) noexcept {
   if (id.empty() || id.size() > 64) return false;
   for (const char c : id) {
@@ -37,8 +59,11 @@ std::string encode(const DownlinkRequest& r) {
 }
 
 std::string encode(const DownlinkResult& r) {
-  nlohmann::json j{
-      {"request_id", r.request_id}, {"ok", r.ok}, {"reason", r.reason}, {"dev_id", r.dev_id}};
+  nlohmann::json j{{"request_id", r.request_id},
+                   {"status", downlink_status_name(r.status)},
+                   {"ok", r.ok()},
+                   {"reason", r.reason},
+                   {"dev_id", r.dev_id}};
   if (r.seq) j["seq"] = *r.seq;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -106,12 +131,19 @@ bool parse(std::string_view text, DownlinkResult& out, std::string& error) {
       !string_member(j, "reason", out.reason, error) ||
       !string_member(j, "dev_id", out.dev_id, error))
     return false;
-  const auto ok = j.find("ok");
-  if (ok == j.end() || !ok->is_boolean()) {
-    error = "missing or non-boolean \"ok\"";
+  std::string status;
+  if (!string_member(j, "status", status, error)) return false;
+  bool known = false;
+  for (const DownlinkStatus s : {DownlinkStatus::sent, DownlinkStatus::queued,
+                                 DownlinkStatus::expired, DownlinkStatus::refused})
+    if (status == downlink_status_name(s)) {
+      out.status = s;
+      known = true;
+    }
+  if (!known) {
+    error = "unknown \"status\": " + status;
     return false;
   }
-  out.ok = ok->get<bool>();
   if (const auto seq = j.find("seq"); seq != j.end()) {
     if (!seq->is_number_unsigned() || seq->get<std::uint64_t>() > 0xffffffffu) {
       error = "bad \"seq\"";

@@ -7,9 +7,25 @@
 //
 //   request  on {prefix}dsekp/admin/downlink   (QoS 1)
 //            {"request_id":"...","dev_id":"esp32-01","payload_b64":"...","ts_ms":N,"mac":"..."}
-//   result   on {prefix}dsekp/admin/result/{request_id}   (QoS 1)
-//            {"request_id":"...","ok":true,"reason":"ok","dev_id":"esp32-01","seq":3}
-//            ("seq" only when ok; "reason" is the stable name: no_session, unknown_device, ...)
+//   result   on {prefix}dsekp/admin/result/{request_id}   (QoS 1), or on the request's MQTT 5
+//            Response Topic with its Correlation Data (below)
+//            {"request_id":"...","status":"sent","ok":true,"reason":"ok","dev_id":"esp32-01",
+//             "seq":3}
+//   status   sent     sealed (seq) and handed to the broker while the device was online (an
+//                     accepted frame within the edge's --device-offline-after): the broker
+//                     delivers it unless the device drops off meanwhile; not a receipt
+//            queued   the device is offline or between a rekey and its confirmation: the edge
+//                     holds the request (unsealed) and sends it after the device's next accepted
+//                     frame; a second result (sent, refused or expired) follows on the same topic
+//            expired  held for the edge's --downlink-queue-ttl without the device coming back
+//            refused  "reason" says why: unknown_device, queue_full, bad_mac, ...
+//            "ok" is true exactly for sent; "seq" only then. The edge holds at most
+//            kMaxQueuedPerDevice requests per device and kMaxQueued in all, in memory: a request
+//            still queued when the edge stops is neither sent nor answered again.
+//   Other MQTT 5 clients may ask for the result on a topic of their own: a Response Topic
+//   under {prefix}dsekp/admin/result/ (anything else is refused as bad_response_topic, so a
+//   request cannot make the edge publish elsewhere) and up to 64 bytes of Correlation Data,
+//   which each result carries back.
 //
 // Who may ask: the edge itself checks every request's MAC under the registry's admin key
 // (admin_auth.hpp) and its age, so only a holder of the registry (`dsekp edge send --db`) can
@@ -42,18 +58,37 @@ struct DownlinkRequest {
   bool payload_too_large = false;
 };
 
+enum class DownlinkStatus : std::uint8_t { sent, queued, expired, refused };
+
+/// "sent", "queued", "expired", "refused".
+[[nodiscard]] const char* downlink_status_name(DownlinkStatus s) noexcept;
+
+/// A final status: no other result follows.
+[[nodiscard]] inline bool is_final(DownlinkStatus s) noexcept {
+  return s != DownlinkStatus::queued;
+}
+
 struct DownlinkResult {
   std::string request_id;
-  bool ok = false;
-  std::string reason;  // "ok" or the refusal's stable name
+  DownlinkStatus status = DownlinkStatus::refused;
+  std::string reason;  // "ok" (sent, queued), "expired", or the refusal's stable name
   std::string dev_id;
   std::optional<std::uint32_t> seq;
+  [[nodiscard]] bool ok() const noexcept { return status == DownlinkStatus::sent; }
 };
+
+inline constexpr std::size_t kMaxQueuedPerDevice = 16;
+inline constexpr std::size_t kMaxQueued = 4096;
+inline constexpr std::size_t kMaxCorrelationData = 64;
 
 /// `{prefix}dsekp/admin/downlink`.
 [[nodiscard]] std::string request_topic(std::string_view prefix);
 /// `{prefix}dsekp/admin/result/{request_id}`.
 [[nodiscard]] std::string result_topic(std::string_view prefix, std::string_view request_id);
+
+/// Whether `topic` may be a request's MQTT 5 Response Topic: {prefix}dsekp/admin/result/ and at
+/// least one more character, no wildcard, at most 256 characters.
+[[nodiscard]] bool valid_response_topic(std::string_view prefix, std::string_view topic) noexcept;
 
 /// Whether `id` is a valid request id (1-64 of [A-Za-z0-9._-]: safe in a topic level).
 [[nodiscard]] bool valid_request_id(std::string_view id) noexcept;

@@ -35,6 +35,13 @@ void DeviceActivity::seen(std::string_view dev_id, std::uint64_t now_ms) {
   }
 }
 
+bool DeviceActivity::online(std::string_view dev_id, std::uint64_t now_ms,
+                            std::uint64_t within_ms) {
+  std::lock_guard lock(mutex_);
+  const auto it = devices_.find(dev_id);
+  return it != devices_.end() && it->second.seen && now_ms <= it->second.last_ms + within_ms;
+}
+
 void DeviceActivity::sweep(std::uint64_t now_ms) {
   std::lock_guard lock(mutex_);
   if (offline_after_ms_ == 0) return;

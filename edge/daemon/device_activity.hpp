@@ -55,6 +55,9 @@ class DeviceActivity {
   /// An accepted frame of `dev_id` at `now_ms`.
   void seen(std::string_view dev_id, std::uint64_t now_ms);
 
+  /// Whether `dev_id` had an accepted frame within `within_ms` of `now_ms`.
+  [[nodiscard]] bool online(std::string_view dev_id, std::uint64_t now_ms, std::uint64_t within_ms);
+
   /// Publishes "offline" for the devices quiet for longer than offline_after_ms.
   void sweep(std::uint64_t now_ms);
 

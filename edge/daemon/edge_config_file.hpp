@@ -8,7 +8,7 @@
 //   max_skew = 300                   ready_file = "/run/dsekp/ready"  init_burst = 8
 //   init_refill_ms = 30000           replay_window = 64               csv = true
 //   republish = true                 republish_topic = "home/dsekp"   republish_retain = true
-//   device_offline_after = 300       home_assistant = true
+//   device_offline_after = 300       home_assistant = true            downlink_queue_ttl = 3600
 //   rejection_lines_per_second = 5   batch_max = 256
 //   batch_time_ms = 10               store = "redis://10.0.0.5:6379/fleet1:"
 //   shared_group = "edges"           session_cache_devices = 65536

@@ -11,8 +11,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -34,6 +34,7 @@
 #include "edge/mqtt/mqtt_limits.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/republish_topics.hpp"
+#include "edge/registry/secure_file.hpp"
 #include "edge/service/edge_service.hpp"
 #include "edge/service/message_batch.hpp"
 #include "edge/service/sqlite_credential_generations.hpp"
@@ -144,11 +145,9 @@ std::optional<RepublishTopics> republish_topics(const EdgeDaemonOptions& o) {
 
 // The first line of a secret's file (a password kept out of argv).
 std::string first_line_of(const std::string& path, const char* option) {
-  std::ifstream in(path);
   std::string line;
-  if (!in || !std::getline(in, line))
-    throw std::runtime_error(std::string(option) + " " + path + ": cannot read it");
-  if (!line.empty() && line.back() == '\r') line.pop_back();  // a file written on Windows
+  if (const RegistryStatus s = read_password_file(path, line); !s.ok())
+    throw std::runtime_error(std::string(option) + " " + s.message());
   return line;
 }
 
@@ -217,6 +216,7 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
   check(a.csv != b.csv, "csv");
   check(a.republish != b.republish, "republish");
   check(a.home_assistant != b.home_assistant, "home_assistant");
+  check(a.downlink_queue_ttl_s != b.downlink_queue_ttl_s, "downlink_queue_ttl");
   check(a.republish_topic != b.republish_topic || a.republish_retain != b.republish_retain ||
             a.device_offline_after_s != b.device_offline_after_s,
         "republish_topic/republish_retain/device_offline_after");
@@ -405,7 +405,9 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     if (cache_devices != nullptr)
       cache_devices->set(static_cast<double>(redis_store->cached_devices()));
   };
-  auto on_message = [&](std::string_view topic, ByteView payload, bool retained) {
+  auto on_message = [&](std::string_view topic, ByteView payload,
+                        const mqtt::MessageProperties& properties) {
+    const bool retained = properties.retained;
     // On delivery, before decoding (LOGS.md); one reading gives both recvts_us and recvts_ms.
     const std::uint64_t recvts_us = unix_us_now();
     const std::uint64_t now_ms = recvts_us / 1000;
@@ -417,7 +419,8 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     if (topic == admin_ptr->topic()) {
       // The batch ends only if the request is authenticated (AdminHandler's before_seal): the
       // downlink's seq is saved in its own transaction, after the batch.
-      const std::string answer = admin_ptr->handle(payload, now_ms);
+      const std::string answer = admin_ptr->handle(
+          payload, {properties.response_topic, properties.correlation_data}, now_ms);
       logging::logger().info("admin downlink: {}", answer);
       after_store_use();
       return;
@@ -439,11 +442,16 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     DeviceInfo info;
     return activity_registry->info(dev_id, info).code() != RegistryErrc::not_found;
   });
+  // Devices with downlinks held (admin_handler.hpp) whose frame was just accepted: sent to at
+  // the batch's end, once its commit is done.
+  std::set<std::string> deliver_to;
   // A message's final outcome: after its batch committed, or after it was handled again.
   auto on_settled = [&](const SettledMessage& m) {
     const HandleResult& r = m.result;
     record_result(*metrics_ptr, r, m.handling);
     if (r.ok() && r.frame) activity.seen(r.dev_id, m.now_ms);
+    if (r.ok() && r.frame && r.frame->mode == FrameMode::dsekp && admin_ptr->holds(r.dev_id))
+      deliver_to.insert(r.dev_id);
     if (r.cache_lookup != CacheLookup::none && cache_hits != nullptr)
       (r.cache_lookup == CacheLookup::hit ? cache_hits : cache_misses)->inc();
     if (r.processed() && r.established_delta != 0) {
@@ -460,6 +468,12 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   auto on_batch_end = [&] {
     batch_ptr->end();
     after_store_use();
+    if (!deliver_to.empty()) {
+      const std::uint64_t now_ms = unix_us_now() / 1000;
+      for (const std::string& dev_id : deliver_to) admin_ptr->deliver(dev_id, now_ms);
+      deliver_to.clear();
+      after_store_use();
+    }
     test_hold(o.test_hold_ms, "after");
   };
   mqtt_options.batch_max = o.batch_max;
@@ -566,11 +580,26 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
   admin::AdminKey admin_key{};
   if (const RegistryStatus s = registry->admin_key(admin_key); !s.ok())
     throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
-  AdminHandler admin_handler(service, admin_key, o.topic_prefix,
-                             [&client](const std::string& t, ByteView p) { client.publish(t, p); });
+  AdminHandlerOptions admin_options;
+  admin_options.topic_prefix = o.topic_prefix;
+  admin_options.queue_ttl_ms = std::uint64_t{o.downlink_queue_ttl_s} * 1000;
+  admin_options.known = [&registry](const std::string& dev_id) {
+    DeviceInfo info;
+    return registry->info(dev_id, info).code() != RegistryErrc::not_found;
+  };
+  admin_options.online = [&activity, &o](const std::string& dev_id, std::uint64_t now_ms) {
+    return activity.online(dev_id, now_ms, std::uint64_t{o.device_offline_after_s} * 1000);
+  };
+  AdminHandler admin_handler(service, admin_key, std::move(admin_options),
+                             [&client](const std::string& t, ByteView p, ByteView correlation) {
+                               client.publish(t, p, 1, false, correlation);
+                             });
   secure_wipe(admin_key);  // the handler keeps its own copy
   admin_handler.set_before_seal([&batch] { batch.end(); });
   admin_ptr = &admin_handler;
+  // Held downlinks whose time is up are answered "expired" (admin_handler.hpp).
+  const PeriodicTask downlink_expiry(
+      std::chrono::seconds(1), [&admin_handler] { admin_handler.expire(unix_us_now() / 1000); });
 
   metrics::Registry metric_registry;
   metrics::EdgeMetrics edge_metrics = metrics::declare_edge_metrics(metric_registry);

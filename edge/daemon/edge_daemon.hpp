@@ -94,6 +94,10 @@ struct EdgeDaemonOptions {
   // --device-offline-after: a device is published offline after this long without an accepted
   // frame (edge/daemon/device_activity.hpp).
   std::uint32_t device_offline_after_s = 300;
+  // --downlink-queue-ttl: how long a downlink request for an offline device is held for its
+  // return (edge/daemon/admin_handler.hpp); 0: never held, sent at once whatever the device's
+  // state.
+  std::uint32_t downlink_queue_ttl_s = 3600;
   // --home-assistant (with --republish): Home Assistant discovery configs
   // (edge/sinks/home_assistant.hpp); implies republish_retain.
   bool home_assistant = false;

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <utility>
 
@@ -361,11 +362,20 @@ void MqttClient::stop() noexcept {
                            options_.batch_max);
 }
 
-bool MqttClient::publish(const std::string& topic, ByteView payload, int qos,
-                         bool retain) noexcept {
+bool MqttClient::publish(const std::string& topic, ByteView payload, int qos, bool retain,
+                         ByteView correlation_data) noexcept {
   if (mosq_ == nullptr) return false;
-  const int rc = mosquitto_publish(mosq_, nullptr, topic.c_str(), static_cast<int>(payload.size()),
-                                   payload.data(), qos, retain);
+  // Correlation data comes only with an MQTT 5 request, so the connection is MQTT 5 then.
+  mosquitto_property* props = nullptr;
+  if (!correlation_data.empty() &&
+      mosquitto_property_add_binary(&props, MQTT_PROP_CORRELATION_DATA, correlation_data.data(),
+                                    static_cast<std::uint16_t>(correlation_data.size())) !=
+          MOSQ_ERR_SUCCESS)
+    return false;
+  const int rc =
+      mosquitto_publish_v5(mosq_, nullptr, topic.c_str(), static_cast<int>(payload.size()),
+                           payload.data(), qos, retain, props);
+  mosquitto_property_free_all(&props);
   // From another thread the loop may be asleep in poll(): wake it to write the publish now.
   if (std::this_thread::get_id() != loop_thread_) wake();
   return rc == MOSQ_ERR_SUCCESS || rc == MOSQ_ERR_NO_CONN;  // queued for the reconnect
@@ -462,21 +472,44 @@ void MqttClient::on_disconnect(mosquitto*, void* self, int rc, const mqtt5__prop
 }
 
 void MqttClient::on_message(mosquitto*, void* self, const mosquitto_message* message,
-                            const mqtt5__property*) {
+                            const mqtt5__property* props) {
   auto* client = static_cast<MqttClient*>(self);
-  client->guarded("message", [&] { client->handle_message(message); });
+  client->guarded("message", [&] { client->handle_message(message, props); });
 }
 
-void MqttClient::handle_message(const mosquitto_message* message) {
+void MqttClient::handle_message(const mosquitto_message* message, const mqtt5__property* props) {
   const ByteView payload(
       static_cast<const std::uint8_t*>(message->payload),
       message->payloadlen < 0 ? 0 : static_cast<std::size_t>(message->payloadlen));
+  MessageProperties properties;
+  properties.retained = message->retain;
+  // Devices send no properties: for them this costs one null check.
+  char* response_topic = nullptr;
+  void* correlation = nullptr;
+  std::uint16_t correlation_size = 0;
+  if (props != nullptr) {
+    (void)mosquitto_property_read_string(props, MQTT_PROP_RESPONSE_TOPIC, &response_topic, false);
+    (void)mosquitto_property_read_binary(props, MQTT_PROP_CORRELATION_DATA, &correlation,
+                                         &correlation_size, false);
+    if (response_topic != nullptr) properties.response_topic = response_topic;
+    if (correlation != nullptr)
+      properties.correlation_data =
+          ByteView(static_cast<const std::uint8_t*>(correlation), correlation_size);
+  }
+  struct Free {
+    char* text;
+    void* binary;
+    ~Free() {
+      std::free(text);
+      std::free(binary);
+    }
+  } const free_properties{response_topic, correlation};
   // The PUBACK is queued already; our loop writes it only after the batch end (see the header).
   if (!in_batch_) {
     in_batch_ = true;
     batch_count_ = 0;
   }
-  handler_(message->topic, payload, message->retain);
+  handler_(message->topic, payload, properties);
   // loop_read may read several packets per call: a full batch is ended here, still before any
   // write.
   if (++batch_count_ >= options_.batch_max) {

@@ -136,9 +136,16 @@ struct MqttOptions {
   std::function<void(const std::string& what)> fatal;
 };
 
-/// Called on the loop thread for every received message; `retained` is the retain flag as
-/// delivered (set only for a stored retained copy sent on subscription).
-using MessageHandler = std::function<void(std::string_view topic, ByteView payload, bool retained)>;
+/// What a received message carries besides its topic and payload.
+struct MessageProperties {
+  bool retained = false;            // as delivered: set only for a stored retained copy
+  std::string_view response_topic;  // MQTT 5 Response Topic ("": none)
+  ByteView correlation_data;        // MQTT 5 Correlation Data (empty: none)
+};
+
+/// Called on the loop thread for every received message (the views live for the call only).
+using MessageHandler = std::function<void(std::string_view topic, ByteView payload,
+                                          const MessageProperties& properties)>;
 /// Called on the loop thread each time every subscription of a (re)connection was granted.
 using ReadyHandler = std::function<void()>;
 /// Called on the loop thread after the last message of a batch, before any packet queued since
@@ -161,8 +168,8 @@ class MqttClient {
 
   /// Queues a publish (QoS 1 by default). False if libmosquitto refused it (it queues while
   /// disconnected, so false means a bad argument or no memory).
-  bool publish(const std::string& topic, ByteView payload, int qos = 1,
-               bool retain = false) noexcept;
+  bool publish(const std::string& topic, ByteView payload, int qos = 1, bool retain = false,
+               ByteView correlation_data = {}) noexcept;
 
   /// Whether the last CONNACK accepted the edge and no disconnect came since (for /healthz).
   [[nodiscard]] bool connected() const noexcept { return connected_.load(); }
@@ -194,7 +201,7 @@ class MqttClient {
   // The callbacks' bodies, each run through guarded() by its static callback.
   void handle_connack(mosquitto* mosq, int rc, int flags, const mqtt5__property* props);
   void handle_suback(int mid, int count, const int* granted, const mqtt5__property* props);
-  void handle_message(const mosquitto_message* message);
+  void handle_message(const mosquitto_message* message, const mqtt5__property* props);
   /// Runs `body`; what it throws goes to handler_threw (no exception crosses libmosquitto).
   template <typename Body>
   void guarded(const char* where, Body&& body) noexcept {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -104,7 +105,7 @@ RegistryStatus read_trusted_file(const std::string& path, std::size_t max_bytes,
             path + " is writable by group or others; run: chmod go-w " + path};
   if (no_other_read && (st.st_mode & 0007) != 0)
     return {RegistryErrc::insecure_file,
-            path + " holds password hashes but is open to others; run: chmod o-rwx " + path};
+            path + " holds secrets but is open to others; run: chmod o-rwx " + path};
   char buffer[4096];
   for (;;) {
     const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
@@ -122,6 +123,20 @@ RegistryStatus read_trusted_file(const std::string& path, std::size_t max_bytes,
               path + " is larger than " + std::to_string(max_bytes) + " bytes"};
     }
   }
+}
+
+RegistryStatus read_password_file(const std::string& path, std::string& out) {
+  out.clear();
+  std::string text;
+  if (auto s = read_trusted_file(path, 4096, true, text); !s.ok()) return s;
+  const std::size_t end = text.find('\n');
+  out = text.substr(0, end);
+  if (!out.empty() && out.back() == '\r') out.pop_back();  // a file written on Windows
+  std::fill(text.begin(), text.end(), '\0');
+  if (out.empty())
+    return {RegistryErrc::invalid_argument,
+            path + ": no password on its first line (or no such file)"};
+  return {};
 }
 
 RegistryStatus write_file_atomically(const std::string& path, std::string_view contents,

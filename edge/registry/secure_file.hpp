@@ -22,6 +22,12 @@ RegistryStatus create_file_if_missing(const std::string& path, mode_t mode, bool
 /// bits (what `chmod 600` gives), with a message saying how to fix it.
 RegistryStatus check_private_file(const std::string& path);
 
+/// The password on the first line of `path` (`--password-file` and the like), without its line
+/// end: read as read_trusted_file does with no_other_read (so a password file others may read
+/// or write is refused with the chmod that fixes it), at most 4 KiB; invalid_argument if the
+/// file is missing or its first line empty.
+RegistryStatus read_password_file(const std::string& path, std::string& out);
+
 /// Reads `path`, a file whose contents go into one the broker trusts: opened without following a
 /// symlink, and refused (insecure_file) unless regular, without other hard links (another
 /// file's contents under this name), owned by root or this user, writable by no one else and,

@@ -20,13 +20,38 @@ TEST(AdminProtocol, RequestsAndResultsRoundTrip) {
   EXPECT_EQ(parsed.payload, request.payload);
   EXPECT_FALSE(parsed.payload_too_large);
 
-  DownlinkResult result{"req-1", true, "ok", "esp32-01", 7};
+  DownlinkResult result{"req-1", DownlinkStatus::sent, "ok", "esp32-01", 7};
   DownlinkResult back;
   ASSERT_TRUE(parse(encode(result), back, error)) << error;
-  EXPECT_TRUE(back.ok);
+  EXPECT_TRUE(back.ok());
   EXPECT_EQ(back.seq, std::optional<std::uint32_t>(7));
+  EXPECT_NE(encode(result).find(R"("ok":true)"), std::string::npos) << "for older readers";
+  for (const DownlinkStatus s :
+       {DownlinkStatus::queued, DownlinkStatus::expired, DownlinkStatus::refused}) {
+    result.status = s;
+    result.seq.reset();
+    ASSERT_TRUE(parse(encode(result), back, error)) << error;
+    EXPECT_EQ(back.status, s);
+    EXPECT_FALSE(back.ok()) << downlink_status_name(s);
+    EXPECT_EQ(is_final(s), s != DownlinkStatus::queued);
+  }
+  EXPECT_FALSE(
+      parse(R"({"request_id":"r","status":"maybe","reason":"ok","dev_id":"d"})", back, error));
   EXPECT_EQ(request_topic("site1/"), "site1/dsekp/admin/downlink");
   EXPECT_EQ(result_topic("", "req-1"), "dsekp/admin/result/req-1");
+}
+
+// A requester's own MQTT 5 response topic must stay under the result topics: otherwise a
+// request could make the edge publish on a device's topics (it may write there).
+TEST(AdminProtocol, AResponseTopicMustBeUnderTheResultTopics) {
+  EXPECT_TRUE(valid_response_topic("", "dsekp/admin/result/node-red/42"));
+  EXPECT_TRUE(valid_response_topic("site1/", "site1/dsekp/admin/result/x"));
+  EXPECT_FALSE(valid_response_topic("", "dsekp/admin/result/"));
+  EXPECT_FALSE(valid_response_topic("", "dsekp/down/esp32-01"));
+  EXPECT_FALSE(valid_response_topic("site1/", "dsekp/admin/result/x")) << "another prefix";
+  EXPECT_FALSE(valid_response_topic("", "dsekp/admin/result/+"));
+  EXPECT_FALSE(valid_response_topic("", "dsekp/admin/result/#"));
+  EXPECT_FALSE(valid_response_topic("", "dsekp/admin/result/" + std::string(300, 'a')));
 }
 
 TEST(AdminProtocol, MalformedRequestsAreRefused) {
