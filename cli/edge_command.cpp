@@ -125,6 +125,12 @@ int run_send(SendArgs a, const CLI::App& cmd) {
   edge::admin::AdminKey key{};
   if (const auto s = registry->admin_key(key); !s.ok())
     throw std::runtime_error("registry " + a.db + ": " + s.message());
+  // The deployment's prefix, which the edge uses too, unless --prefix names one.
+  if (o.topic_prefix.empty()) {
+    if (const auto s = registry->topic_prefix(o.topic_prefix); !s.ok())
+      throw std::runtime_error("registry " + a.db + ": " + s.message());
+    a.prefix = o.topic_prefix;
+  }
   if (!a.username.empty()) {
     o.username = a.username;
     o.password = a.password;

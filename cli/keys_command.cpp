@@ -203,11 +203,24 @@ nlohmann::ordered_json info_json(const edge::DeviceInfo& info) {
           {"rotated_ms", optional(info.rotated_ms, false)}};
 }
 
+/// A firmware header names every topic with the deployment's prefix, and the SDK holds at most
+/// kFirmwareTopicPrefixMax characters of it: refused before the registry changes.
+void check_header_possible(edge::DeviceRegistry& registry, const KeysOptions& options) {
+  if (options.format != "header") return;
+  std::string prefix;
+  check(registry.topic_prefix(prefix));
+  if (prefix.size() > edge::kFirmwareTopicPrefixMax)
+    throw std::runtime_error(
+        "--format header: the deployment's topic prefix \"" + prefix + "\" is longer than the " +
+        std::to_string(edge::kFirmwareTopicPrefixMax) + " characters the device SDK holds");
+}
+
 void run_add(const KeysOptions& options) {
   const std::string broker = options.broker.empty() ? kDefaultDeviceBroker : options.broker;
   (void)broker_argument(broker);  // before anything is created
   check_out_file_writable(options);
   auto registry = open_registry(options.db, OpenMode::create_if_missing);
+  check_header_possible(*registry, options);
   check_broker_name_free(*registry, options.dev_id);
   edge::DeviceMaterial material;
   check(registry->add(options.dev_id, material, broker));
@@ -220,6 +233,7 @@ void run_rotate(const KeysOptions& options) {
   if (!options.broker.empty()) (void)broker_argument(options.broker);  // before the old keys go
   check_out_file_writable(options);
   auto registry = open_registry(options.db, OpenMode::existing_only);
+  check_header_possible(*registry, options);
   edge::DeviceMaterial material;
   check(registry->rotate(options.dev_id, material, options.broker));
   print_material(material, options);
@@ -414,6 +428,7 @@ void run_reset_state(const KeysOptions& options) {
 void run_show(const KeysOptions& options) {
   auto registry = open_registry(options.db, OpenMode::existing_only);
   if (options.reveal) {
+    check_header_possible(*registry, options);
     edge::DeviceMaterial material;
     check(registry->material(options.dev_id, material));
     print_material(material, options);
@@ -528,17 +543,32 @@ void run_dynamic_security_config(const KeysOptions& options, DeviceRegistry& reg
   if (options.reveal) print_account_passwords(registry);
 }
 
-void run_broker_config(const KeysOptions& options) {
-  if (const std::string why = edge::topic_prefix_problem(options.prefix); !why.empty())
+void run_broker_config(const KeysOptions& given) {
+  if (const std::string why = edge::topic_prefix_problem(given.prefix); !why.empty())
     throw UsageError("--prefix: " + why);
-  if (const std::string why = edge::republish_base_problem(options.prefix, options.republish_topic);
-      !why.empty())
-    throw UsageError("--republish-topic: " + why);
-  if (options.out_dir.empty() == options.dynamic_security.empty())
+  if (given.out_dir.empty() == given.dynamic_security.empty())
     throw UsageError(
         "broker-config: give either --out-dir (password and ACL files) or "
         "--dynamic-security HOST:PORT (the broker's plugin)");
-  auto registry = open_registry(options.db, OpenMode::existing_only);
+  auto registry = open_registry(given.db, OpenMode::existing_only);
+  // The deployment's prefix: --prefix records it (the devices' material, the edge and `edge
+  // send` take it from the registry); without it, the recorded one.
+  KeysOptions options = given;
+  if (given.prefix.empty()) check(registry->topic_prefix(options.prefix));
+  if (const std::string why = edge::republish_base_problem(options.prefix, options.republish_topic);
+      !why.empty())
+    throw UsageError("--republish-topic: " + why);
+  if (!given.prefix.empty()) {
+    std::string recorded;
+    check(registry->topic_prefix(recorded));
+    if (recorded != given.prefix) {
+      check(registry->set_topic_prefix(given.prefix));
+      std::fprintf(stderr,
+                   "dsekp keys: the deployment's topic prefix is \"%s\" from now on (was \"%s\"): "
+                   "re-provision the devices (keys show DEV --reveal) and restart the edge.\n",
+                   given.prefix.c_str(), recorded.c_str());
+    }
+  }
   if (!options.dynamic_security.empty()) {
     run_dynamic_security_config(options, *registry);
     return;
@@ -634,6 +664,23 @@ void run_account_list(const KeysOptions& options) {
   for (const auto& a : accounts)
     out.push_back({{"username", a.login.username}, {"role", edge::account_role_name(a.role)}});
   std::cout << out.dump(2) << "\n";
+}
+
+void run_topic_prefix(const KeysOptions& options, bool set) {
+  auto registry = open_registry(options.db, OpenMode::existing_only);
+  if (set) {
+    if (const std::string why = edge::topic_prefix_problem(options.prefix); !why.empty())
+      throw UsageError("PREFIX: " + why);
+    check(registry->set_topic_prefix(options.prefix));
+    std::fprintf(stderr,
+                 "dsekp keys: every DSEKP topic starts with \"%s\" from now on. Re-provision the "
+                 "devices (keys show DEV --reveal), rerun `dsekp keys broker-config` and restart "
+                 "the edge.\n",
+                 options.prefix.c_str());
+  }
+  std::string prefix;
+  check(registry->topic_prefix(prefix));
+  std::cout << prefix << "\n";
 }
 
 void run_uplink_topics(const KeysOptions& options) {
@@ -757,7 +804,9 @@ void add_keys_command(CLI::App& app) {
                    "Set every DSEKP client's password on the plugin again (after a broker "
                    "restored from an old copy; it disconnects them all once)");
   broker->add_option("--edge-user", o->edge_user, "The edge's broker user name")->required();
-  broker->add_option("--prefix", o->prefix, "Topic prefix of the deployment, e.g. site1/");
+  broker->add_option("--prefix", o->prefix,
+                     "Topic prefix of the deployment, e.g. site1/ (recorded in the registry; "
+                     "default: the recorded one)");
   broker->add_flag("--psk-baseline", o->psk_baseline,
                    "Let devices publish and edges read psk/data (the comparison experiment)");
   broker->add_option("--broker-group", o->broker_group,
@@ -819,6 +868,14 @@ void add_keys_command(CLI::App& app) {
   topics->add_option("TOPICS", o->uplink_topics, "per-device or shared")
       ->check(CLI::IsMember({"per-device", "shared"}));
   topics->callback([o] { run_uplink_topics(*o); });
+
+  CLI::App* prefix = keys->add_subcommand(
+      "topic-prefix",
+      "Show or set the deployment's topic prefix (e.g. site1/), in front of every DSEKP topic: "
+      "the devices' material, the broker grants and the edge take it from the registry");
+  add_db_option(prefix, *o);
+  prefix->add_option("PREFIX", o->prefix, "The new prefix (\"\" for none)");
+  prefix->callback([o, prefix] { run_topic_prefix(*o, prefix->count("PREFIX") > 0); });
 
   CLI::App* account = keys->add_subcommand(
       "account", "Broker accounts that are not devices: more edges, readers, downlink senders");

@@ -171,6 +171,21 @@ void resolve_broker_login(const EdgeDaemonOptions& o, DeviceRegistry& registry,
   }
 }
 
+// The deployment's topic prefix is the registry's (`dsekp keys topic-prefix`); --prefix may
+// name it too, but not another one: the devices were provisioned with the registry's.
+void resolve_topic_prefix(EdgeDaemonOptions& o, DeviceRegistry& registry) {
+  std::string recorded;
+  if (const RegistryStatus s = registry.topic_prefix(recorded); !s.ok())
+    throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
+  if (o.topic_prefix.empty()) {
+    o.topic_prefix = recorded;
+  } else if (!recorded.empty() && recorded != o.topic_prefix) {
+    throw std::runtime_error("--prefix \"" + o.topic_prefix +
+                             "\" is not the deployment's topic prefix \"" + recorded +
+                             "\" (dsekp keys topic-prefix), which its devices were given");
+  }
+}
+
 void check_reloadable(const EdgeDaemonOptions& o) {
   if (o.replay_window < 1 || o.replay_window > ReplayWindow::kMaxSize)
     throw std::runtime_error("--replay-window: must be 1.." +
@@ -228,7 +243,8 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
 
 }  // namespace
 
-int run_edge_daemon(const EdgeDaemonOptions& o) {
+int run_edge_daemon(const EdgeDaemonOptions& given) {
+  EdgeDaemonOptions o = given;  // with the topic prefix resolved below
   logging::configure(o.log_format, o.log_level);
   check_reloadable(o);
   // Blocked before any thread starts, so every thread inherits the mask and only sigwait() below
@@ -241,6 +257,7 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
           DeviceRegistry::open(o.registry_db, OpenMode::existing_only, registry);
       !s.ok())
     throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
+  resolve_topic_prefix(o, *registry);
   const std::string state_path = o.state_db.empty() ? o.registry_db + ".state" : o.state_db;
   std::string error;
   // The local state database: the device states too with the SQLite store, only the sink rows
@@ -679,7 +696,8 @@ int run_edge_daemon(const EdgeDaemonOptions& o) {
     }
     service_manager.reloading();
     try {
-      const EdgeDaemonOptions n = o.reload();
+      EdgeDaemonOptions n = o.reload();
+      if (n.topic_prefix.empty()) n.topic_prefix = o.topic_prefix;  // the registry's, as above
       report_restart_only_changes(o, n);
       EdgeServiceConfig updated = config;
       apply_reloadable(n, updated);

@@ -78,7 +78,7 @@ struct EdgeDaemonOptions {
   std::string password_file;  // its first line is the password (overrides `password`)
   std::string client_id = "dsekp-edge";
   std::string metrics = "127.0.0.1:9464";  // HOST:PORT or "off"
-  std::string topic_prefix;
+  std::string topic_prefix;  // --prefix; empty: the registry's (`dsekp keys topic-prefix`)
   std::uint32_t max_skew_s = 300;
   bool csv = true;
   // --republish: each accepted reading in clear on B/{dev_id}, and availability (the edge's and

@@ -63,19 +63,6 @@ RegistryStatus broker_gid(const std::string& group, gid_t& out) {
 
 }  // namespace
 
-std::string topic_prefix_problem(std::string_view prefix) {
-  for (const char c : prefix) {
-    if (c <= ' ' || c > '~') return "the topic prefix may hold only printable ASCII, no spaces";
-    if (c == '+' || c == '#') return "the topic prefix may not hold the wildcards + or #";
-    // '%' would be expanded in the devices' pattern lines (%u, %c).
-    if (c == '%') return "the topic prefix may not hold '%'";
-  }
-  if (!prefix.empty() && prefix.front() == '$')
-    return "the topic prefix may not start with '$' (the broker's own topics)";
-  if (prefix.size() > 128) return "the topic prefix is longer than 128 characters";
-  return {};
-}
-
 std::string broker_acl_text(const std::vector<ServiceAccount>& accounts,
                             const std::vector<std::string>& device_users,
                             const BrokerConfigOptions& options, std::string_view local_acl) {

@@ -36,6 +36,7 @@
 
 #include "device_registry.hpp"
 #include "registry_status.hpp"
+#include "topic_prefix.hpp"
 
 namespace dsekp::edge {
 
@@ -77,11 +78,6 @@ RegistryStatus broker_password_file_text(const std::vector<BrokerAccount>& accou
 /// Adds the default downlink account (kDefaultDownlinkUser) when the registry has no downlink
 /// account, so that `dsekp edge send` has a login of its own.
 RegistryStatus ensure_downlink_account(DeviceRegistry& registry);
-
-/// A topic prefix that is safe in an ACL line and a topic: printable ASCII without spaces, the
-/// wildcards '+' and '#', or '%' (pattern expansion), not starting with '$'. Empty: valid.
-/// Otherwise the reason.
-[[nodiscard]] std::string topic_prefix_problem(std::string_view prefix);
 
 /// The name of the downlink account broker-config creates when the registry has none.
 inline constexpr std::string_view kDefaultDownlinkUser = "dsekp-admin";

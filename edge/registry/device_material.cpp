@@ -82,12 +82,13 @@ std::string material_json(const DeviceMaterial& material, const BrokerAddress& b
                    {"port", broker.port},
                    {"username", material.broker_username},
                    {"password", material.broker_password}};
-  out["topics"] = {{"init", device_init_topic(material.uplink_topics, dev_id)},
-                   {"ack", topic_ack(dev_id)},
-                   {"data", device_data_topic(material.uplink_topics, dev_id)},
-                   {"down", topic_down(dev_id)},
-                   {"rekey", topic_rekey(dev_id)}};
-  if (psk) out["topics"]["psk"] = "psk/data";
+  const std::string& p = material.topic_prefix;
+  out["topics"] = {{"init", p + device_init_topic(material.uplink_topics, dev_id)},
+                   {"ack", p + topic_ack(dev_id)},
+                   {"data", p + device_data_topic(material.uplink_topics, dev_id)},
+                   {"down", p + topic_down(dev_id)},
+                   {"rekey", p + topic_rekey(dev_id)}};
+  if (psk) out["topics"]["psk"] = p + "psk/data";
   return out.dump(2) + "\n";
 }
 
@@ -96,7 +97,8 @@ std::string material_c_header(const DeviceMaterial& material, const BrokerAddres
   const bool psk = mode == MaterialMode::with_psk_baseline;
   const DeviceCredentials& c = material.credentials;
   const std::string dev_id(c.dev_id.str());
-  // Every string below is from a validated alphabet (dev_id, host, hex): no escaping needed.
+  // Every string below is from a validated alphabet (dev_id, host, hex, the topic prefix:
+  // topic_prefix.hpp): no escaping needed.
   // The topic macros are DSEKP_TOPIC_NAME_*: DSEKP_TOPIC_* are the SDK's dsekp_topic values, and
   // a sketch includes both headers.
   std::string h;
@@ -111,17 +113,20 @@ std::string material_c_header(const DeviceMaterial& material, const BrokerAddres
   h += "#define DSEKP_BROKER_PORT " + std::to_string(broker.port) + "\n";
   h += "#define DSEKP_BROKER_USERNAME \"" + material.broker_username + "\"\n";
   h += "#define DSEKP_BROKER_PASSWORD \"" + material.broker_password + "\"\n";
-  h += "#define DSEKP_TOPIC_NAME_INIT \"" + device_init_topic(material.uplink_topics, dev_id) +
+  // For dsekp_device_params.topic_prefix: the SDK puts it in front of every topic.
+  const std::string& p = material.topic_prefix;
+  h += "#define DSEKP_TOPIC_PREFIX \"" + p + "\"\n";
+  h += "#define DSEKP_TOPIC_NAME_INIT \"" + p + device_init_topic(material.uplink_topics, dev_id) +
        "\"\n";
-  h += "#define DSEKP_TOPIC_NAME_ACK \"" + topic_ack(dev_id) + "\"\n";
-  h += "#define DSEKP_TOPIC_NAME_DATA \"" + device_data_topic(material.uplink_topics, dev_id) +
+  h += "#define DSEKP_TOPIC_NAME_ACK \"" + p + topic_ack(dev_id) + "\"\n";
+  h += "#define DSEKP_TOPIC_NAME_DATA \"" + p + device_data_topic(material.uplink_topics, dev_id) +
        "\"\n";
   // For dsekp_device_params.per_device_topics: the SDK then publishes on the topics above.
   h += std::string("#define DSEKP_PER_DEVICE_TOPICS ") +
        (material.uplink_topics == UplinkTopics::per_device ? "1" : "0") + "\n";
-  h += "#define DSEKP_TOPIC_NAME_DOWN \"" + topic_down(dev_id) + "\"\n";
-  h += "#define DSEKP_TOPIC_NAME_REKEY \"" + topic_rekey(dev_id) + "\"\n";
-  if (psk) h += "#define DSEKP_TOPIC_NAME_PSK \"psk/data\"\n";
+  h += "#define DSEKP_TOPIC_NAME_DOWN \"" + p + topic_down(dev_id) + "\"\n";
+  h += "#define DSEKP_TOPIC_NAME_REKEY \"" + p + topic_rekey(dev_id) + "\"\n";
+  if (psk) h += "#define DSEKP_TOPIC_NAME_PSK \"" + p + "psk/data\"\n";
   h += "\n";
   h += "static const uint8_t DSEKP_DEV_SECRET[" + std::to_string(c.dev_secret.size()) +
        "] = " + c_byte_array(c.dev_secret.view()) + ";\n";

@@ -8,6 +8,7 @@
 #include "registry_schema.hpp"
 #include "secure_file.hpp"
 #include "text_encoding.hpp"
+#include "topic_prefix.hpp"
 
 namespace dsekp::edge {
 namespace {
@@ -111,7 +112,8 @@ RegistryStatus DeviceRegistry::draw_secrets(DeviceMaterial& out) {
   secure_wipe(password);
   out.broker_username = std::string(out.credentials.dev_id.str());
   (void)out.edge_salt.assign(edge_salt_.view());  // same sizes: cannot fail
-  return uplink_topics(out.uplink_topics);
+  if (auto s = uplink_topics(out.uplink_topics); !s.ok()) return s;
+  return topic_prefix(out.topic_prefix);
 }
 
 RegistryStatus DeviceRegistry::store_device(const DeviceMaterial& material, bool is_rotation) {
@@ -247,7 +249,8 @@ RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial&
   out.broker_password = stmt.column_text(3);
   out.broker = stmt.column_text(4);
   (void)out.edge_salt.assign(edge_salt_.view());
-  return uplink_topics(out.uplink_topics);
+  if (auto s = uplink_topics(out.uplink_topics); !s.ok()) return s;
+  return topic_prefix(out.topic_prefix);
 }
 
 RegistryStatus DeviceRegistry::info(std::string_view dev_id, DeviceInfo& out) {
@@ -395,6 +398,27 @@ RegistryStatus DeviceRegistry::set_uplink_topics(UplinkTopics topics) {
   RegistryStatement stmt;
   RegistryStatus s = db_.prepare("UPDATE deployment SET uplink_topics = ?1 WHERE id = 1", stmt);
   if (s.ok()) s = stmt.bind_text(1, uplink_topics_name(topics));
+  if (s.ok()) s = stmt.run();
+  return s;
+}
+
+RegistryStatus DeviceRegistry::topic_prefix(std::string& out) {
+  RegistryStatement stmt;
+  if (auto s = db_.prepare("SELECT topic_prefix FROM deployment WHERE id = 1", stmt); !s.ok())
+    return s;
+  bool row = false;
+  if (auto s = stmt.step(row); !s.ok()) return s;
+  if (!row) return {RegistryErrc::corrupt, "the deployment row is missing"};
+  out = stmt.column_text(0);
+  return {};
+}
+
+RegistryStatus DeviceRegistry::set_topic_prefix(std::string_view prefix) {
+  if (const std::string why = topic_prefix_problem(prefix); !why.empty())
+    return {RegistryErrc::invalid_argument, why};
+  RegistryStatement stmt;
+  RegistryStatus s = db_.prepare("UPDATE deployment SET topic_prefix = ?1 WHERE id = 1", stmt);
+  if (s.ok()) s = stmt.bind_text(1, prefix);
   if (s.ok()) s = stmt.run();
   return s;
 }

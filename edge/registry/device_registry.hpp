@@ -97,6 +97,7 @@ struct DeviceMaterial {
   std::string broker_username;  // equals dev_id
   std::string broker_password;
   UplinkTopics uplink_topics = UplinkTopics::per_device;  // the deployment's, for the material
+  std::string topic_prefix;  // the deployment's (topic_prefix.hpp), in front of every topic
   /// HOST:PORT the device was provisioned with (empty: not recorded, a device of before).
   std::string broker;
 };
@@ -234,6 +235,10 @@ class DeviceRegistry {
   /// The topics the deployment's devices publish on (uplink_topics.hpp).
   RegistryStatus uplink_topics(UplinkTopics& out);
   RegistryStatus set_uplink_topics(UplinkTopics topics);
+  /// The deployment's topic prefix (topic_prefix.hpp; "" for none).
+  RegistryStatus topic_prefix(std::string& out);
+  /// invalid_argument (with the reason) for a prefix topic_prefix_problem() refuses.
+  RegistryStatus set_topic_prefix(std::string_view prefix);
 
   /// The key the edge checks admin requests with (edge/admin/admin_auth.hpp): 32 random bytes
   /// drawn when the registry was created (or upgraded to schema 2). Secret.

@@ -111,12 +111,17 @@ RegistryStatus migrate_from_version_3(SqliteDb& db) {
 }
 
 // Version 5: the republish base topic the dynamic-security grants cover (republish_topics.hpp);
-// '' is the default {prefix}plain, which is what a version 4 registry granted.
+// '' is the default {prefix}plain, which is what a version 4 registry granted. And the
+// deployment's topic prefix (topic_prefix.hpp), '' for a registry of before: `dsekp keys
+// broker-config --prefix` records it from now on.
 constexpr const char* kAddRepublishTopic =
     "ALTER TABLE dynamic_security ADD COLUMN republish_topic TEXT NOT NULL DEFAULT ''";
+constexpr const char* kAddTopicPrefix =
+    "ALTER TABLE deployment ADD COLUMN topic_prefix TEXT NOT NULL DEFAULT ''";
 
 RegistryStatus migrate_from_version_4(SqliteDb& db) {
   if (auto s = db.exec(kAddRepublishTopic); !s.ok()) return s;
+  if (auto s = db.exec(kAddTopicPrefix); !s.ok()) return s;
   return db.exec("UPDATE deployment SET schema_version = 5 WHERE id = 1");
 }
 
@@ -160,6 +165,7 @@ RegistryStatus create(SqliteDb& db, Rng& rng, std::int64_t now_ms) {
   if (auto s = db.exec(kCreateDynamicSecurity); !s.ok()) return s;
   if (auto s = db.exec(kAddDeviceBroker); !s.ok()) return s;
   if (auto s = db.exec(kAddRepublishTopic); !s.ok()) return s;
+  if (auto s = db.exec(kAddTopicPrefix); !s.ok()) return s;
   return db.exec("UPDATE deployment SET uplink_topics = 'per-device' WHERE id = 1");
 }
 

@@ -35,8 +35,9 @@ typedef struct dsekp_client_io {
   int (*store_counter)(void* user, uint32_t value);
 } dsekp_client_io;
 
-/** Topic buffer size: "dsekp/init/ack/" + a 64-character dev_id + NUL fits. */
-#define DSEKP_TOPIC_MAX 80
+/** Topic buffer size: a DSEKP_TOPIC_PREFIX_MAX prefix + "dsekp/init/ack/" + a 64-character dev_id
+ *  + NUL fits. */
+#define DSEKP_TOPIC_MAX (DSEKP_TOPIC_PREFIX_MAX + 80)
 
 typedef struct dsekp_client {
   dsekp_device device;

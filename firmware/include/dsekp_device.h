@@ -110,7 +110,14 @@ typedef struct dsekp_device_params {
   int per_device_topics;     /* nonzero: publish on dsekp/init/{dev_id} and dsekp/data/{dev_id}
                                 (the material header's DSEKP_PER_DEVICE_TOPICS); 0: the paper's
                                 shared dsekp/init and dsekp/data */
+  const char* topic_prefix;  /* the deployment's topic prefix in front of every topic (the
+                                material header's DSEKP_TOPIC_PREFIX, e.g. "site1/"); NULL or
+                                "": none. At most DSEKP_TOPIC_PREFIX_MAX printable characters,
+                                no space, '+' or '#' */
 } dsekp_device_params;
+
+/** Longest topic prefix the SDK holds. */
+#define DSEKP_TOPIC_PREFIX_MAX 32
 
 /* Size of dsekp_device. The SDK checks at compile time that its state fits. The defaults are the
  * measured sizes with mbedTLS 2.28's software AES-GCM on 32-bit MCUs (Cortex-M4, rv32imac) and on
@@ -124,9 +131,9 @@ typedef struct dsekp_device_params {
 #if defined(ESP_PLATFORM)
 #define DSEKP_DEVICE_STORAGE_SIZE 2048
 #elif UINTPTR_MAX > 0xFFFFFFFFu
-#define DSEKP_DEVICE_STORAGE_SIZE 1200
+#define DSEKP_DEVICE_STORAGE_SIZE 1232
 #else
-#define DSEKP_DEVICE_STORAGE_SIZE 1112
+#define DSEKP_DEVICE_STORAGE_SIZE 1144
 #endif
 #endif
 
@@ -221,8 +228,8 @@ int dsekp_device_rekey_due_at(const dsekp_device* dev, uint64_t now_ms);
 uint16_t dsekp_device_sessctr(const dsekp_device* dev);
 uint64_t dsekp_device_next_seq(const dsekp_device* dev);
 
-/** Writes the NUL-terminated topic name; returns its length, or 0 if `out_cap` is too small or
- *  `dev` is not initialised. 80 bytes hold any topic. */
+/** Writes the NUL-terminated topic name, the topic prefix included; returns its length, or 0 if
+ *  `out_cap` is too small or `dev` is not initialised. 112 bytes hold any topic. */
 size_t dsekp_device_topic(const dsekp_device* dev, dsekp_topic topic, char* out, size_t out_cap);
 
 /** Output space a DATA frame with `plaintext_len` bytes may need (JSON, 64-character dev_id). */

@@ -104,12 +104,27 @@ struct Impl {
                                                       : dsekp::Encoding::json),
         per_device_topics(p.per_device_topics != 0) {}
 
+  /// The prefix, checked (printable, no space or wildcard, at most DSEKP_TOPIC_PREFIX_MAX).
+  bool set_topic_prefix(const char* prefix) noexcept {
+    if (prefix == nullptr) return true;
+    std::size_t n = 0;
+    for (; prefix[n] != '\0'; ++n) {
+      const char c = prefix[n];
+      if (n >= DSEKP_TOPIC_PREFIX_MAX || c <= ' ' || c > '~' || c == '+' || c == '#') return false;
+      topic_prefix[n] = c;
+    }
+    topic_prefix_len = static_cast<std::uint8_t>(n);
+    return true;
+  }
+
   std::uint32_t magic = kMagic;
   CallbackRng rng;
   dsekp::MbedtlsCrypto crypto;  // declared before `session`, which keeps a reference to it
   dsekp::DeviceSession session;
   dsekp::Encoding encoding;
   bool per_device_topics;  // uplink on dsekp/init/{dev_id}, dsekp/data/{dev_id}
+  std::uint8_t topic_prefix_len = 0;
+  char topic_prefix[DSEKP_TOPIC_PREFIX_MAX] = {};  // not NUL-terminated
 };
 
 static_assert(sizeof(Impl) <= DSEKP_DEVICE_STORAGE_SIZE,
@@ -184,6 +199,11 @@ int dsekp_device_init(dsekp_device* dev, const dsekp_device_params* params) {
   if (params->rekey_at_seq != 0) config.rekey_at_seq = params->rekey_at_seq;
 
   Impl* p = new (dev->opaque.bytes) Impl(*params, credentials, config);
+  if (!p->set_topic_prefix(params->topic_prefix)) {
+    p->~Impl();
+    dsekp::secure_wipe(MutableByteView(dev->opaque.bytes));
+    return DSEKP_ERR_INVALID_ARGUMENT;
+  }
   if (!p->crypto.ready()) {
     p->~Impl();
     dsekp::secure_wipe(MutableByteView(dev->opaque.bytes));
@@ -362,14 +382,16 @@ size_t dsekp_device_topic(const dsekp_device* dev, dsekp_topic topic, char* out,
       return 0;
   }
   const std::string_view id = per_device ? p->session.dev_id().str() : std::string_view();
+  const std::size_t prefix_len = p->topic_prefix_len;
   const std::size_t base_len = std::strlen(base);
-  const std::size_t n = base_len + id.size();
+  const std::size_t n = prefix_len + base_len + id.size();
   if (n + 1 > out_cap) {
     if (out_cap > 0) out[0] = '\0';
     return 0;
   }
-  std::memcpy(out, base, base_len);
-  if (!id.empty()) std::memcpy(out + base_len, id.data(), id.size());
+  std::memcpy(out, p->topic_prefix, prefix_len);
+  std::memcpy(out + prefix_len, base, base_len);
+  if (!id.empty()) std::memcpy(out + prefix_len + base_len, id.data(), id.size());
   out[n] = '\0';
   return n;
 }

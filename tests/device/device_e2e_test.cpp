@@ -103,6 +103,7 @@ class DeviceEndToEnd : public ::testing::Test {
     std::unique_ptr<edge::DeviceRegistry> registry;
     ASSERT_TRUE(
         edge::DeviceRegistry::open(registry_, edge::OpenMode::create_if_missing, registry).ok());
+    ASSERT_TRUE(registry->set_topic_prefix(prefix_).ok());
     std::vector<edge::DeviceMaterial> materials(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
       char name[32];
@@ -112,8 +113,9 @@ class DeviceEndToEnd : public ::testing::Test {
     std::string security = "allow_anonymous true\n";
     if (broker_accounts) {
       edge::BrokerConfigFiles files;
-      const auto s = edge::write_broker_config(*registry, dir_.file("broker-files"),
-                                               edge::BrokerConfigOptions{"edge", "", true}, files);
+      const auto s =
+          edge::write_broker_config(*registry, dir_.file("broker-files"),
+                                    edge::BrokerConfigOptions{"edge", prefix_, true}, files);
       ASSERT_TRUE(s.ok()) << s.message();
       security = files.conf_lines;
     }
@@ -251,9 +253,17 @@ class DeviceEndToEnd : public ::testing::Test {
   std::string edge_logs_ = dir_.file("server");
   std::unique_ptr<dsekp::test::MosquittoBroker> broker_;
   std::unique_ptr<dsekp::test::ChildProcess> edge_;
+  std::string prefix_;  // the deployment's topic prefix (the registry's)
 };
 
 TEST_F(DeviceEndToEnd, DsekpJsonWithBrokerLoginsAndAcls) {
+  run_fleet("dsekp", "json", true);
+}
+
+// The topic prefix end to end: recorded in the registry, in the devices' material (their
+// topics), the broker's grants; the edge, given no --prefix, takes the registry's.
+TEST_F(DeviceEndToEnd, DsekpWithATopicPrefixFromTheRegistry) {
+  prefix_ = "site1/";
   run_fleet("dsekp", "json", true);
 }
 

@@ -110,5 +110,27 @@ TEST(EdgeDaemonBrokerLogin, BadOrchestrationFlagsAreRefusedWithAMessage) {
   EXPECT_NE(r.err.find("--replay-window"), std::string::npos) << r.err;
 }
 
+// The devices were given the registry's topic prefix: an edge told another one would hear none
+// of them, so it refuses to start.
+TEST(EdgeDaemonBrokerLogin, APrefixOtherThanTheRegistrysIsRefused) {
+  dsekp::test::TempDir dir;
+  const std::string registry_path = dir.file("registry.db");
+  DeviceMaterial material;
+  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
+  ASSERT_EQ(dsekp::test::run_command(
+                {DSEKP_CLI_PATH, "keys", "topic-prefix", "--db", registry_path, "site1/"},
+                dir.path().string())
+                .exit_code,
+            0);
+  const dsekp::test::RunResult r =
+      dsekp::test::run_command({DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:1", "--db",
+                                registry_path, "--no-csv", "--prefix", "site2/"},
+                               dir.path().string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--prefix \"site2/\" is not the deployment's topic prefix \"site1/\""),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace dsekp::edge::testing

@@ -147,6 +147,54 @@ TEST_F(KeysCliTest, UplinkTopicsArePerDeviceUnlessSetToTheSharedOnes) {
   EXPECT_NE(keys({"uplink-topics", "--db", db_, "per_device"}).exit_code, 0);
 }
 
+// The deployment's prefix, recorded once (keys topic-prefix or broker-config --prefix), is in
+// every topic of the material, the header and the broker's grants without being given again.
+TEST_F(KeysCliTest, TheTopicPrefixIsRecordedOnceAndUsedEverywhere) {
+  auto r = keys({"topic-prefix", "--db", db_});
+  EXPECT_NE(r.exit_code, 0);  // no registry yet
+  add("sensor-1");
+  r = keys({"topic-prefix", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "\n");
+  r = keys({"topic-prefix", "--db", db_, "site1/"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "site1/\n");
+  EXPECT_NE(r.err.find("Re-provision"), std::string::npos) << r.err;
+  r = keys({"show", "sensor-1", "--db", db_, "--reveal"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["topics"]["data"], "site1/dsekp/data/sensor-1");
+  EXPECT_EQ(j["topics"]["ack"], "site1/dsekp/init/ack/sensor-1");
+  r = keys({"show", "sensor-1", "--db", db_, "--reveal", "--format", "header"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("#define DSEKP_TOPIC_PREFIX \"site1/\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"site1/dsekp/init/sensor-1\""), std::string::npos) << r.out;
+
+  const std::string out_dir = dir_.file("broker");
+  r = keys({"broker-config", "--db", db_, "--out-dir", out_dir, "--edge-user", "edge"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(test::read_file(out_dir + "/acl").find("topic write site1/dsekp/data/sensor-1\n"),
+            std::string::npos);
+  // broker-config --prefix records a new one.
+  r = keys({"broker-config", "--db", db_, "--out-dir", out_dir, "--edge-user", "edge", "--prefix",
+            "site2/"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("\"site2/\" from now on"), std::string::npos) << r.err;
+  EXPECT_EQ(keys({"topic-prefix", "--db", db_}).out, "site2/\n");
+
+  // Refused: a prefix the broker would read as a filter, one the SDK cannot hold in a header.
+  r = keys({"topic-prefix", "--db", db_, "a/+/"});
+  EXPECT_EQ(r.exit_code, 2);
+  const std::string long_prefix(40, 'p');
+  ASSERT_EQ(keys({"topic-prefix", "--db", db_, long_prefix + "/"}).exit_code, 0);
+  r = keys({"add", "sensor-2", "--db", db_, "--format", "header"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("longer than the 32 characters"), std::string::npos) << r.err;
+  EXPECT_EQ(keys({"show", "sensor-2", "--db", db_}).exit_code, 1);  // nothing was registered
+  EXPECT_EQ(json::parse(keys({"add", "sensor-2", "--db", db_}).out)["topics"]["init"],
+            long_prefix + "/dsekp/init/sensor-2");
+}
+
 TEST_F(KeysCliTest, HeaderFormatIsAValidCHeader) {
   const auto r = keys({"add", "esp32-01", "--db", db_, "--format", "header", "--broker",
                        "192.168.1.10:8883", "--psk-baseline"});

@@ -7,8 +7,10 @@
 
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "edge/registry/device_material.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "temp_dir.hpp"
 
@@ -314,6 +316,7 @@ TEST_F(RegistryTest, UplinkTopicsArePerDeviceForANewRegistryAndSharedForAnUpgrad
   ASSERT_EQ(sqlite3_exec(db,
                          "ALTER TABLE deployment DROP COLUMN uplink_topics; "
                          "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
+                         "ALTER TABLE deployment DROP COLUMN topic_prefix; "
                          "UPDATE deployment SET schema_version = 2",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -343,6 +346,7 @@ TEST_F(RegistryTest, ASchema3RegistryIsUpgradedAndKeepsTheBrokerFiles) {
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
                          "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
+                         "ALTER TABLE deployment DROP COLUMN topic_prefix; "
                          "UPDATE deployment SET schema_version = 3",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -372,7 +376,8 @@ TEST_F(RegistryTest, ASchema3RegistryIsUpgradedAndKeepsTheBrokerFiles) {
   EXPECT_EQ(material.broker, "") << "not recorded before schema 4";
 }
 
-// Schema 4 had no republish base topic: upgraded on open, a kept row grants the default base.
+// Schema 4 had no republish base topic and no recorded topic prefix: upgraded on open, a kept
+// row grants the default base, and the prefix is "" until recorded.
 TEST_F(RegistryTest, ASchema4RegistryIsUpgradedAndItsBrokerKeepsTheDefaultRepublishTopic) {
   {
     auto registry = open();
@@ -385,6 +390,7 @@ TEST_F(RegistryTest, ASchema4RegistryIsUpgradedAndItsBrokerKeepsTheDefaultRepubl
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
                          "ALTER TABLE dynamic_security DROP COLUMN republish_topic; "
+                         "ALTER TABLE deployment DROP COLUMN topic_prefix; "
                          "UPDATE deployment SET schema_version = 4",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -399,6 +405,34 @@ TEST_F(RegistryTest, ASchema4RegistryIsUpgradedAndItsBrokerKeepsTheDefaultRepubl
   ASSERT_TRUE(registry->set_dynamic_security(read).ok());
   ASSERT_TRUE(registry->dynamic_security(read).ok());
   EXPECT_EQ(read.republish_topic, "site1/telemetry");
+  std::string prefix = "x";
+  ASSERT_TRUE(registry->topic_prefix(prefix).ok());
+  EXPECT_EQ(prefix, "");
+}
+
+// The deployment's topic prefix goes into every topic of the devices' material, JSON and
+// firmware header alike; one that would break a topic, an ACL line or a C string is refused.
+TEST_F(RegistryTest, TheTopicPrefixIsRecordedAndInEveryTopicOfTheMaterial) {
+  auto registry = open();
+  ASSERT_TRUE(registry->set_topic_prefix("site1/").ok());
+  DeviceMaterial material;
+  ASSERT_TRUE(registry->add("esp32-01", material).ok());
+  EXPECT_EQ(material.topic_prefix, "site1/");
+  const auto json = nlohmann::json::parse(
+      material_json(material, {"127.0.0.1", 1883}, MaterialMode::with_psk_baseline));
+  for (const auto& [name, topic] : json.at("topics").items())
+    EXPECT_EQ(topic.get<std::string>().rfind("site1/", 0), 0u) << name << " " << topic;
+  const std::string header =
+      material_c_header(material, {"127.0.0.1", 1883}, MaterialMode::dsekp_only);
+  EXPECT_NE(header.find("#define DSEKP_TOPIC_PREFIX \"site1/\"\n"), std::string::npos) << header;
+  EXPECT_NE(header.find("#define DSEKP_TOPIC_NAME_ACK \"site1/dsekp/init/ack/esp32-01\"\n"),
+            std::string::npos)
+      << header;
+  for (const char* bad : {"a\"b/", "a\\b/", "a+/", "$SYS/", "a b/"})
+    EXPECT_EQ(registry->set_topic_prefix(bad).code(), RegistryErrc::invalid_argument) << bad;
+  std::string prefix;
+  ASSERT_TRUE(registry->topic_prefix(prefix).ok());
+  EXPECT_EQ(prefix, "site1/");
 }
 
 TEST_F(RegistryTest, TheEdgeBrokerUserCannotBeADevice) {

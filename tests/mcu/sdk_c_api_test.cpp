@@ -529,6 +529,41 @@ TEST(DeviceApiTopics, PerDeviceUplinkTopicsNameTheDevice) {
   dsekp_device_wipe(&dev);
 }
 
+// The deployment's topic prefix (`dsekp edge --prefix`, the header's DSEKP_TOPIC_PREFIX) goes in
+// front of every topic, up to the longest topic the client's buffers hold; a prefix the broker
+// would read as a wildcard, or one too long, is refused at init.
+TEST(DeviceApiTopics, TheTopicPrefixIsInFrontOfEveryTopic) {
+  Material material;
+  Script script;
+  dsekp_device_params params = params_for(material, script);
+  params.per_device_topics = 1;
+  params.topic_prefix = "site1/";
+  dsekp_device dev{};
+  ASSERT_EQ(dsekp_device_init(&dev, &params), DSEKP_OK);
+  char buf[DSEKP_TOPIC_MAX];
+  EXPECT_EQ(dsekp_device_topic(&dev, DSEKP_TOPIC_INIT, buf, sizeof buf), 25u);
+  EXPECT_STREQ(buf, "site1/dsekp/init/esp32-01");
+  EXPECT_GT(dsekp_device_topic(&dev, DSEKP_TOPIC_ACK, buf, sizeof buf), 0u);
+  EXPECT_STREQ(buf, "site1/dsekp/init/ack/esp32-01");
+  EXPECT_GT(dsekp_device_topic(&dev, DSEKP_TOPIC_REKEY, buf, sizeof buf), 0u);
+  EXPECT_STREQ(buf, "site1/dsekp/rekey/esp32-01");
+  dsekp_device_wipe(&dev);
+
+  const std::string longest(DSEKP_TOPIC_PREFIX_MAX, 'p');
+  const std::string id(64, 'd');
+  params.dev_id = id.c_str();
+  params.topic_prefix = longest.c_str();
+  ASSERT_EQ(dsekp_device_init(&dev, &params), DSEKP_OK);
+  EXPECT_EQ(dsekp_device_topic(&dev, DSEKP_TOPIC_ACK, buf, sizeof buf), sizeof buf - 1)
+      << "the longest topic fills DSEKP_TOPIC_MAX exactly";
+  dsekp_device_wipe(&dev);
+  const std::string too_long(DSEKP_TOPIC_PREFIX_MAX + 1, 'p');
+  for (const char* bad : {too_long.c_str(), "site/+/", "site#", "a b/"}) {
+    params.topic_prefix = bad;
+    EXPECT_EQ(dsekp_device_init(&dev, &params), DSEKP_ERR_INVALID_ARGUMENT) << bad;
+  }
+}
+
 TEST(DeviceApiC, UsableFromC) {
   EXPECT_EQ(dsekp_sdk_c_smoke(), 0);
 }

@@ -89,6 +89,7 @@ void setup() {
   params.edge_salt_len = sizeof DSEKP_EDGE_SALT;
   params.encoding = DSEKP_ENCODING_JSON;  // the paper's frames
   params.per_device_topics = DSEKP_PER_DEVICE_TOPICS;  // as `dsekp keys` provisioned it
+  params.topic_prefix = DSEKP_TOPIC_PREFIX;            // the deployment's, "" for none
   params.random = hardware_random;
   const dsekp_client_io io = {nullptr, publish, monotonic_ms, unix_ms, nullptr, nullptr};
   const int rc = dsekp_client_init(&dsekp, &params, &io, tx_buffer, sizeof tx_buffer);
