@@ -253,6 +253,7 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (a.republish_retain) o.republish_retain = true;
   if (given("--republish-topic")) o.republish_topic = f.republish_topic;
   if (given("--downlink-queue-ttl")) o.downlink_queue_ttl_s = f.downlink_queue_ttl_s;
+  if (given("--retention-days")) o.retention_days = f.retention_days;
   if (given("--device-offline-after")) o.device_offline_after_s = f.device_offline_after_s;
   if ((o.republish_retain || !o.republish_topic.empty()) && !o.republish)
     throw UsageError(
@@ -409,6 +410,11 @@ void add_edge_command(CLI::App& app) {
                   "Seconds a downlink for an offline device is held for its next frame (at most "
                   "16 per device, 4096 in all; 0: sent at once, lost if the device is offline)")
       ->check(CLI::Range(0u, 7u * 86400u))
+      ->capture_default_str();
+  cmd->add_option("--retention-days", args->options.retention_days,
+                  "Delete telemetry rows received more than this many days ago (0: keep them "
+                  "all; the CSV logs rotate with logrotate)")
+      ->check(CLI::Range(0u, 36'500u))
       ->capture_default_str();
   cmd->add_flag("--home-assistant", args->home_assistant,
                 "With --republish: Home Assistant discovery configs (homeassistant/sensor/...), "

@@ -51,6 +51,10 @@ install(FILES ${DSEKP_PACKAGING_DIR}/prometheus/dsekp-alerts.yml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/dsekp/prometheus)
 install(FILES ${DSEKP_PACKAGING_DIR}/grafana/dsekp-edge-dashboard.json
         DESTINATION ${CMAKE_INSTALL_DATADIR}/dsekp/grafana)
+install(FILES ${DSEKP_PACKAGING_DIR}/telegraf/dsekp.conf
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/dsekp/telegraf)
+install(FILES ${DSEKP_PACKAGING_DIR}/node-red/dsekp-flow.json
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/dsekp/node-red)
 
 # --- CPack: the .deb ---------------------------------------------------------------------------
 set(CPACK_GENERATOR DEB)

@@ -29,7 +29,12 @@ packages=(
   help2man lintian debootstrap iproute2 util-linux
   # packaging/prometheus: promtool checks the alert rules, a real Prometheus scrapes a real edge
   prometheus
+  # packaging/telegraf and packaging/node-red (tests/packaging/consumers_test.sh): the Telegraf
+  # account's view of the broker; Node-RED itself comes from npm
+  mosquitto-clients
 )
+# Node.js and npm for Node-RED, unless a Node.js that brings its own npm is installed
+command -v npm >/dev/null || packages+=(nodejs npm)
 
 # --arm64: also the aarch64 cross toolchain, QEMU's user-mode emulator and the arm64 (multiarch)
 # libraries the cross build links (scripts/test-arm64.sh). libsimdjson-dev cannot be installed

@@ -104,6 +104,7 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
       {"republish_topic", text(o.republish_topic)},
       {"republish_retain", flag(o.republish_retain)},
       {"downlink_queue_ttl", number(o.downlink_queue_ttl_s, 0, 7 * 86400)},
+      {"retention_days", number(o.retention_days, 0, 36'500)},
       {"device_offline_after", number(o.device_offline_after_s, 1, 30 * 86400)},
       {"psk_baseline", flag(o.psk_baseline)},
       {"mqtt_version", text(o.mqtt_version)},

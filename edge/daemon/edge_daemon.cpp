@@ -42,6 +42,7 @@
 #include "edge/sinks/republish_sink.hpp"
 #include "edge/sinks/server_csv_sink.hpp"
 #include "edge/sinks/sqlite_telemetry_sink.hpp"
+#include "edge/sinks/telemetry_retention.hpp"
 #include "edge/store/redis/redis_credential_generations.hpp"
 #include "edge/store/redis/redis_probe.hpp"
 #include "edge/store/redis/redis_store_url.hpp"
@@ -232,6 +233,7 @@ void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOpt
   check(a.republish != b.republish, "republish");
   check(a.home_assistant != b.home_assistant, "home_assistant");
   check(a.downlink_queue_ttl_s != b.downlink_queue_ttl_s, "downlink_queue_ttl");
+  check(a.retention_days != b.retention_days, "retention_days");
   check(a.republish_topic != b.republish_topic || a.republish_retain != b.republish_retain ||
             a.device_offline_after_s != b.device_offline_after_s,
         "republish_topic/republish_retain/device_offline_after");
@@ -363,6 +365,16 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
         if (redis_store->last_commit_rows() > 0) test_hold(o.test_hold_ms, "redis committed");
       });
   }
+  // After the recovery above, which checks the newest rows against the table.
+  std::unique_ptr<sinks::TelemetryRetention> retention;
+  if (o.retention_days > 0) {
+    retention = std::make_unique<sinks::TelemetryRetention>(local_store->connection(),
+                                                            o.retention_days, o.batch_max);
+    const std::int64_t deleted = retention->prune_all(unix_us_now() / 1000, error);
+    if (deleted < 0) throw std::runtime_error("state " + state_path + ": " + error);
+    logging::logger().info("retention: {} telemetry rows older than {} days deleted", deleted,
+                           o.retention_days);
+  }
   // The client is created before the sinks that publish through it and started after the
   // service exists, so no message can arrive before there is someone to handle it.
   metrics::EdgeMetrics* metrics_ptr = nullptr;
@@ -490,6 +502,11 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
       for (const std::string& dev_id : deliver_to) admin_ptr->deliver(dev_id, now_ms);
       deliver_to.clear();
       after_store_use();
+    }
+    if (retention) {
+      std::string why;
+      if (retention->maybe_prune(unix_us_now() / 1000, why) < 0)
+        logging::logger().error("{} (tried again in a minute)", why);
     }
     test_hold(o.test_hold_ms, "after");
   };

@@ -98,6 +98,9 @@ struct EdgeDaemonOptions {
   // return (edge/daemon/admin_handler.hpp); 0: never held, sent at once whatever the device's
   // state.
   std::uint32_t downlink_queue_ttl_s = 3600;
+  // --retention-days: telemetry rows received longer ago are deleted
+  // (edge/sinks/telemetry_retention.hpp); 0: kept for ever.
+  std::uint32_t retention_days = 0;
   // --home-assistant (with --republish): Home Assistant discovery configs
   // (edge/sinks/home_assistant.hpp); implies republish_retain.
   bool home_assistant = false;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -68,6 +69,11 @@ tls_insecure = true
 store = "redis://10.0.0.5:6379/fleet1:"
 shared_group = "edges"
 session_cache_devices = 1000000
+republish_topic = "site1/telemetry"
+republish_retain = true
+device_offline_after = 60
+downlink_queue_ttl = 0
+retention_days = 30
 )");
   daemon::EdgeDaemonOptions o;
   std::string broker;
@@ -97,6 +103,11 @@ session_cache_devices = 1000000
   EXPECT_EQ(o.store, "redis://10.0.0.5:6379/fleet1:");
   EXPECT_EQ(o.shared_group, "edges");
   EXPECT_EQ(o.session_cache_devices, 1'000'000u);
+  EXPECT_EQ(o.republish_topic, "site1/telemetry");
+  EXPECT_TRUE(o.republish_retain);
+  EXPECT_EQ(o.device_offline_after_s, 60u);
+  EXPECT_EQ(o.downlink_queue_ttl_s, 0u);
+  EXPECT_EQ(o.retention_days, 30u);
 }
 
 TEST(EdgeConfigFile, AbsentKeysKeepTheirDefaults) {
@@ -121,6 +132,29 @@ TEST(EdgeConfigFile, ThePackagedExampleIsValid) {
   EXPECT_EQ(broker, "127.0.0.1:1883");
   EXPECT_EQ(o.registry_db, "/var/lib/dsekp/edge.db");
   EXPECT_EQ(o.ready_file, "/run/dsekp/ready");
+  EXPECT_EQ(o.retention_days, 90u);
+  EXPECT_EQ(o.downlink_queue_ttl_s, 3600u);
+
+  // Every commented-out setting is a key the edge takes, with a value it accepts.
+  std::ifstream in(DSEKP_SOURCE_DIR "/packaging/edge.toml.example");
+  std::string text;
+  int uncommented = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# ", 0) == 0 && line.size() > 2 && std::islower(line[2]) != 0 &&
+        line.find(" = ") != std::string::npos) {
+      line = line.substr(2);
+      ++uncommented;
+    }
+    text += line + "\n";
+  }
+  EXPECT_GE(uncommented, 19);
+  dsekp::test::TempDir dir;
+  const std::string path = dir.file("edge.toml");
+  write(path, text);
+  daemon::EdgeDaemonOptions all;
+  daemon::read_config_file(path, all, broker);
+  EXPECT_EQ(all.republish_topic, "plain");
+  EXPECT_EQ(all.store, "redis://10.0.0.5:6379/fleet1:");
 }
 
 TEST(EdgeConfigFile, BadFilesAreRefusedNamingTheKey) {
