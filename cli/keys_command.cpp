@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "analyze/csv_reader.hpp"
 #include "analyze/error.hpp"
 #include "device/credentials.hpp"
+#include "dsekp/bytes.hpp"
 #include "edge/broker_admin/dynsec_connection.hpp"
 #include "edge/broker_admin/dynsec_sync.hpp"
 #include "edge/daemon/state_reset.hpp"
@@ -667,7 +669,9 @@ void run_account_list(const KeysOptions& options) {
 }
 
 void run_topic_prefix(const KeysOptions& options, bool set) {
-  auto registry = open_registry(options.db, OpenMode::existing_only);
+  // Setting it may come first, before any device: their material then has it from the start.
+  auto registry =
+      open_registry(options.db, set ? OpenMode::create_if_missing : OpenMode::existing_only);
   if (set) {
     if (const std::string why = edge::topic_prefix_problem(options.prefix); !why.empty())
       throw UsageError("PREFIX: " + why);
@@ -681,6 +685,18 @@ void run_topic_prefix(const KeysOptions& options, bool set) {
   std::string prefix;
   check(registry->topic_prefix(prefix));
   std::cout << prefix << "\n";
+}
+
+// For a fleet tool that sends downlink requests itself (docs/EDGE.md, "Sending to a device"):
+// the key they are signed with. Secret: whoever holds it can make the edge seal downlinks.
+void run_admin_key(const KeysOptions& options) {
+  if (!options.reveal)
+    throw UsageError("admin-key prints a secret: give --reveal (and keep it out of logs)");
+  auto registry = open_registry(options.db, OpenMode::existing_only);
+  std::array<std::uint8_t, 32> key{};
+  check(registry->admin_key(key));
+  std::cout << edge::to_hex(ByteView(key.data(), key.size())) << "\n";
+  secure_wipe(MutableByteView(key.data(), key.size()));
 }
 
 void run_uplink_topics(const KeysOptions& options) {
@@ -876,6 +892,14 @@ void add_keys_command(CLI::App& app) {
   add_db_option(prefix, *o);
   prefix->add_option("PREFIX", o->prefix, "The new prefix (\"\" for none)");
   prefix->callback([o, prefix] { run_topic_prefix(*o, prefix->count("PREFIX") > 0); });
+
+  CLI::App* admin_key = keys->add_subcommand(
+      "admin-key",
+      "Print the key that signs downlink requests (secret: for a fleet tool that sends them "
+      "itself; dsekp edge send needs only --db)");
+  add_db_option(admin_key, *o);
+  admin_key->add_flag("--reveal", o->reveal, "Yes, print the secret");
+  admin_key->callback([o] { run_admin_key(*o); });
 
   CLI::App* account = keys->add_subcommand(
       "account", "Broker accounts that are not devices: more edges, readers, downlink senders");

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <ctime>
 #include <fstream>
 #include <memory>
@@ -151,15 +152,16 @@ TEST_F(KeysCliTest, UplinkTopicsArePerDeviceUnlessSetToTheSharedOnes) {
 // every topic of the material, the header and the broker's grants without being given again.
 TEST_F(KeysCliTest, TheTopicPrefixIsRecordedOnceAndUsedEverywhere) {
   auto r = keys({"topic-prefix", "--db", db_});
-  EXPECT_NE(r.exit_code, 0);  // no registry yet
-  add("sensor-1");
-  r = keys({"topic-prefix", "--db", db_});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "\n");
+  EXPECT_NE(r.exit_code, 0);  // no registry yet, and showing does not make one
+  // Set first, before any device (this creates the registry): every device has it from the start.
   r = keys({"topic-prefix", "--db", db_, "site1/"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "site1/\n");
   EXPECT_NE(r.err.find("Re-provision"), std::string::npos) << r.err;
+  add("sensor-1");
+  r = keys({"topic-prefix", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "site1/\n");
   r = keys({"show", "sensor-1", "--db", db_, "--reveal"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
@@ -193,6 +195,21 @@ TEST_F(KeysCliTest, TheTopicPrefixIsRecordedOnceAndUsedEverywhere) {
   EXPECT_EQ(keys({"show", "sensor-2", "--db", db_}).exit_code, 1);  // nothing was registered
   EXPECT_EQ(json::parse(keys({"add", "sensor-2", "--db", db_}).out)["topics"]["init"],
             long_prefix + "/dsekp/init/sensor-2");
+}
+
+// The key downlink requests are signed with, for a fleet tool that sends them itself: only with
+// --reveal, and the registry's own.
+TEST_F(KeysCliTest, AdminKeyIsPrintedOnlyWhenRevealed) {
+  add("sensor-1");
+  auto r = keys({"admin-key", "--db", db_});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("--reveal"), std::string::npos) << r.err;
+  r = keys({"admin-key", "--db", db_, "--reveal"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::array<std::uint8_t, 32> key{};
+  ASSERT_TRUE(open_registry()->admin_key(key).ok());
+  EXPECT_EQ(r.out, to_hex(ByteView(key.data(), key.size())) + "\n");
 }
 
 TEST_F(KeysCliTest, HeaderFormatIsAValidCHeader) {
