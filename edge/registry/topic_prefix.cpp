@@ -12,6 +12,9 @@ std::string topic_prefix_problem(std::string_view prefix) {
     // It goes into the firmware header's C string literals as it is.
     if (c == '"' || c == '\\') return "the topic prefix may not hold a quote or a backslash";
   }
+  // "??/" is a backslash in a C string under a strict C mode (trigraphs; gcc -std=c99).
+  if (prefix.find("??") != std::string_view::npos)
+    return "the topic prefix may not hold \"??\" (a C trigraph in the firmware header)";
   if (!prefix.empty() && prefix.front() == '$')
     return "the topic prefix may not start with '$' (the broker's own topics)";
   if (prefix.size() > 128) return "the topic prefix is longer than 128 characters";
