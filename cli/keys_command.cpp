@@ -681,6 +681,11 @@ void run_topic_prefix(const KeysOptions& options, bool set) {
                  "devices (keys show DEV --reveal), rerun `dsekp keys broker-config` and restart "
                  "the edge.\n",
                  options.prefix.c_str());
+    if (options.prefix.size() > edge::kFirmwareTopicPrefixMax)
+      std::fprintf(stderr,
+                   "dsekp keys: warning: longer than the %zu characters the device SDK holds: "
+                   "--format header (firmware) will be refused; JSON material still works.\n",
+                   edge::kFirmwareTopicPrefixMax);
   }
   std::string prefix;
   check(registry->topic_prefix(prefix));

@@ -173,17 +173,21 @@ void resolve_broker_login(const EdgeDaemonOptions& o, DeviceRegistry& registry,
 }
 
 // The deployment's topic prefix is the registry's (`dsekp keys topic-prefix`); --prefix may
-// name it too, but not another one: the devices were provisioned with the registry's.
+// name it too, but not another one: the devices were provisioned with the registry's, and the
+// broker's grants and `edge send` follow it. A registry that records none (also one from before
+// the prefix was recorded) has devices without one.
 void resolve_topic_prefix(EdgeDaemonOptions& o, DeviceRegistry& registry) {
   std::string recorded;
   if (const RegistryStatus s = registry.topic_prefix(recorded); !s.ok())
     throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
   if (o.topic_prefix.empty()) {
     o.topic_prefix = recorded;
-  } else if (!recorded.empty() && recorded != o.topic_prefix) {
-    throw std::runtime_error("--prefix \"" + o.topic_prefix +
-                             "\" is not the deployment's topic prefix \"" + recorded +
-                             "\" (dsekp keys topic-prefix), which its devices were given");
+  } else if (recorded != o.topic_prefix) {
+    throw std::runtime_error(
+        "--prefix \"" + o.topic_prefix + "\" is not the deployment's topic prefix \"" + recorded +
+        "\", which its devices were given: record it with `dsekp keys topic-prefix " +
+        o.topic_prefix + " --db " + o.registry_db +
+        "` (then re-provision the devices and rerun broker-config), or drop --prefix");
   }
 }
 

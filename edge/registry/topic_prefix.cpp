@@ -15,6 +15,9 @@ std::string topic_prefix_problem(std::string_view prefix) {
   // "??/" is a backslash in a C string under a strict C mode (trigraphs; gcc -std=c99).
   if (prefix.find("??") != std::string_view::npos)
     return "the topic prefix may not hold \"??\" (a C trigraph in the firmware header)";
+  // An empty level ("/site1/", "site1//") is refused by the republish base and most tools.
+  if ((!prefix.empty() && prefix.front() == '/') || prefix.find("//") != std::string_view::npos)
+    return "the topic prefix may not start with '/' or hold an empty level (\"//\")";
   if (!prefix.empty() && prefix.front() == '$')
     return "the topic prefix may not start with '$' (the broker's own topics)";
   if (prefix.size() > 128) return "the topic prefix is longer than 128 characters";

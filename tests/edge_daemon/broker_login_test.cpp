@@ -117,15 +117,24 @@ TEST(EdgeDaemonBrokerLogin, APrefixOtherThanTheRegistrysIsRefused) {
   const std::string registry_path = dir.file("registry.db");
   DeviceMaterial material;
   ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
+  const auto edge_with_prefix = [&](const std::string& prefix) {
+    return dsekp::test::run_command({DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:1", "--db",
+                                     registry_path, "--no-csv", "--prefix", prefix},
+                                    dir.path().string());
+  };
+  // None recorded: the devices have none, so an edge told one would hear none of them.
+  dsekp::test::RunResult r = edge_with_prefix("site1/");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--prefix \"site1/\" is not the deployment's topic prefix \"\""),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("dsekp keys topic-prefix site1/"), std::string::npos) << r.err;
   ASSERT_EQ(dsekp::test::run_command(
                 {DSEKP_CLI_PATH, "keys", "topic-prefix", "--db", registry_path, "site1/"},
                 dir.path().string())
                 .exit_code,
             0);
-  const dsekp::test::RunResult r =
-      dsekp::test::run_command({DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:1", "--db",
-                                registry_path, "--no-csv", "--prefix", "site2/"},
-                               dir.path().string());
+  r = edge_with_prefix("site2/");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--prefix \"site2/\" is not the deployment's topic prefix \"site1/\""),
             std::string::npos)

@@ -428,7 +428,7 @@ TEST_F(RegistryTest, TheTopicPrefixIsRecordedAndInEveryTopicOfTheMaterial) {
   EXPECT_NE(header.find("#define DSEKP_TOPIC_NAME_ACK \"site1/dsekp/init/ack/esp32-01\"\n"),
             std::string::npos)
       << header;
-  for (const char* bad : {"a\"b/", "a\\b/", "a+/", "$SYS/", "a b/", "a??/"})
+  for (const char* bad : {"a\"b/", "a\\b/", "a+/", "$SYS/", "a b/", "a??/", "/", "/a/", "a//"})
     EXPECT_EQ(registry->set_topic_prefix(bad).code(), RegistryErrc::invalid_argument) << bad;
   std::string prefix;
   ASSERT_TRUE(registry->topic_prefix(prefix).ok());
