@@ -560,18 +560,21 @@ void run_broker_config(const KeysOptions& given) {
   if (const std::string why = edge::republish_base_problem(options.prefix, options.republish_topic);
       !why.empty())
     throw UsageError("--republish-topic: " + why);
-  if (!given.prefix.empty()) {
+  const auto record_prefix = [&] {
+    if (given.prefix.empty()) return;
     std::string recorded;
     check(registry->topic_prefix(recorded));
-    if (recorded != given.prefix) {
-      check(registry->set_topic_prefix(given.prefix));
-      std::fprintf(stderr,
-                   "dsekp keys: the deployment's topic prefix is \"%s\" from now on (was \"%s\"): "
-                   "re-provision the devices (keys show DEV --reveal) and restart the edge.\n",
-                   given.prefix.c_str(), recorded.c_str());
-    }
-  }
+    if (recorded == given.prefix) return;
+    check(registry->set_topic_prefix(given.prefix));
+    std::fprintf(stderr,
+                 "dsekp keys: the deployment's topic prefix is \"%s\" from now on (was \"%s\"): "
+                 "re-provision the devices (keys show DEV --reveal) and restart the edge.\n",
+                 given.prefix.c_str(), recorded.c_str());
+  };
   if (!options.dynamic_security.empty()) {
+    // Before: the plugin's settings, saved first, carry the prefix and a failed sync is finished
+    // by broker-sync under it.
+    record_prefix();
     run_dynamic_security_config(options, *registry);
     return;
   }
@@ -591,6 +594,7 @@ void run_broker_config(const KeysOptions& given) {
   if (!broker.broker_group.empty() && ::getgrnam(broker.broker_group.c_str()) == nullptr)
     throw UsageError("--broker-group: no group \"" + broker.broker_group + "\" on this machine");
   check(edge::write_broker_config(*registry, options.out_dir, broker, files));
+  record_prefix();  // after the files: a run that wrote none leaves the deployment as it was
   // The files are the broker's security from now on: later commands stop changing the plugin.
   if (edge::DynamicSecuritySettings was; registry->dynamic_security(was).ok()) {
     check(registry->clear_dynamic_security());

@@ -183,6 +183,12 @@ TEST_F(KeysCliTest, TheTopicPrefixIsRecordedOnceAndUsedEverywhere) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("\"site2/\" from now on"), std::string::npos) << r.err;
   EXPECT_EQ(keys({"topic-prefix", "--db", db_}).out, "site2/\n");
+  // A run that writes no files (the edge's name is a device's) records nothing either.
+  r = keys({"broker-config", "--db", db_, "--out-dir", out_dir, "--edge-user", "sensor-1",
+            "--prefix", "site3/"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("registered dev_id"), std::string::npos) << r.err;
+  EXPECT_EQ(keys({"topic-prefix", "--db", db_}).out, "site2/\n");
 
   // Refused: a prefix the broker would read as a filter, one the SDK cannot hold in a header.
   r = keys({"topic-prefix", "--db", db_, "a/+/"});
