@@ -24,6 +24,8 @@
 #include "dsekp/bytes.hpp"
 #include "edge/broker_admin/dynsec_connection.hpp"
 #include "edge/broker_admin/dynsec_sync.hpp"
+#include "edge/broker_admin/fleet_change.hpp"
+#include "edge/control_api/device_json.hpp"
 #include "edge/daemon/state_reset.hpp"
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_material.hpp"
@@ -32,6 +34,7 @@
 #include "edge/registry/secure_file.hpp"
 #include "edge/registry/text_encoding.hpp"
 #include "edge/sinks/server_csv_format.hpp"
+#include "keys_serve_command.hpp"
 #include "usage_error.hpp"
 
 namespace dsekp::cli {
@@ -118,49 +121,32 @@ std::unique_ptr<DeviceRegistry> open_registry(const std::string& path, OpenMode 
   return registry;
 }
 
-/// After a registry change: a deployment on the dynamic-security plugin gets it on the broker at
-/// once (a rotated device's new password too: the sync sets the password of every device changed
-/// since the plugin was last in line); one on the files is told to regenerate them.
+/// After a registry change (edge/broker_admin/fleet_change.hpp), said on stderr.
 void apply_to_broker(DeviceRegistry& registry, const std::string& what) {
-  edge::DynamicSecuritySettings settings;
-  if (const auto s = registry.dynamic_security(settings);
-      s.code() == edge::RegistryErrc::not_found) {
+  edge::broker_admin::BrokerUpdate update;
+  const RegistryStatus s = edge::broker_admin::apply_to_broker(registry, update);
+  if (!s.ok() && update.on_plugin)
+    throw std::runtime_error(what + " in the registry, but the broker at " + update.broker +
+                             " was not updated: " + s.message() +
+                             ". Run `dsekp keys broker-sync --db " + registry.path() +
+                             "` once that is fixed");
+  check(s);
+  if (!update.on_plugin) {
     std::fprintf(stderr,
                  "dsekp keys: %s. Rerun `dsekp keys broker-config` and reload the broker (SIGHUP) "
                  "so that it takes the change.\n",
                  what.c_str());
     return;
-  } else {
-    check(s);
   }
-  edge::broker_admin::PlanSummary summary;
-  if (const auto s = edge::broker_admin::sync_dynamic_security(registry, settings, {}, summary);
-      !s.ok())
-    throw std::runtime_error(what + " in the registry, but the broker at " + settings.host + ":" +
-                             std::to_string(settings.port) + " was not updated: " + s.message() +
-                             ". Run `dsekp keys broker-sync --db " + registry.path() +
-                             "` once that is fixed");
-  check(registry.set_dynamic_security_synced(summary.synced_generation));
   std::fprintf(stderr,
                "dsekp keys: %s; the broker's dynamic-security plugin has it now (clients: %zu "
                "created, %zu changed, %zu deleted).\n",
-               what.c_str(), summary.clients_created, summary.clients_changed,
-               summary.clients_deleted);
+               what.c_str(), update.summary.clients_created, update.summary.clients_changed,
+               update.summary.clients_deleted);
 }
 
-/// With a dynamic-security broker: refuses a new device or account name that the plugin already
-/// has as a client of the operator's, before the registry takes it.
 void check_broker_name_free(DeviceRegistry& registry, const std::string& name) {
-  edge::DynamicSecuritySettings settings;
-  if (const auto s = registry.dynamic_security(settings); s.code() == edge::RegistryErrc::not_found)
-    return;
-  else
-    check(s);
-  // An unreachable broker is not a reason to refuse: the sync after the change says it failed,
-  // and a clash it finds then is reported and left alone, never taken over.
-  if (const auto s = edge::broker_admin::check_client_name_free(settings, name);
-      s.code() != edge::RegistryErrc::broker)
-    check(s);
+  check(edge::broker_admin::check_broker_name_free(registry, name));
 }
 
 void print_material(const edge::DeviceMaterial& material, const KeysOptions& options) {
@@ -193,16 +179,7 @@ std::string utc_time(std::int64_t unix_ms) {
 }
 
 nlohmann::ordered_json info_json(const edge::DeviceInfo& info) {
-  const auto optional = [](const std::optional<std::int64_t>& ms, bool as_text) {
-    if (!ms) return nlohmann::ordered_json(nullptr);
-    return as_text ? nlohmann::ordered_json(utc_time(*ms)) : nlohmann::ordered_json(*ms);
-  };
-  return {{"dev_id", info.dev_id},
-          {"generation", info.generation},
-          {"created", utc_time(info.created_ms)},
-          {"rotated", optional(info.rotated_ms, true)},
-          {"created_ms", info.created_ms},
-          {"rotated_ms", optional(info.rotated_ms, false)}};
+  return edge::control_api::device_info_json(info);
 }
 
 /// A firmware header names every topic with the deployment's prefix, and the SDK holds at most
@@ -937,6 +914,8 @@ void add_keys_command(CLI::App& app) {
   CLI::App* account_list = account->add_subcommand("list", "List the accounts (no passwords)");
   add_db_option(account_list, *o);
   account_list->callback([o] { run_account_list(*o); });
-}  // namespace dsekp::cli
+
+  add_keys_serve_command(*keys);
+}
 
 }  // namespace dsekp::cli

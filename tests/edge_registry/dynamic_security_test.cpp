@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "child_process.hpp"
+#include "control_api_process.hpp"
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "mosquitto_broker.hpp"
@@ -164,6 +165,37 @@ TEST_F(DynamicSecurityTest, EveryKeysChangeIsOnTheBrokerAtOnceWithoutAReload) {
   EXPECT_EQ(edge->received().back().payload, "frame 2");
   EXPECT_TRUE(edge->publish("dsekp/down/dev-a", "downlink"));
   EXPECT_EQ(broker_->log().find("Reloading config"), std::string::npos);
+}
+
+// The control API (`dsekp keys serve`) changes the plugin as `dsekp keys` does: an added
+// device logs in when the answer comes, a removed one is out.
+TEST_F(DynamicSecurityTest, TheControlApisChangesAreOnTheBrokerWhenItAnswers) {
+  keys_ok({"add", "dev-a", "--db", db_});
+  ASSERT_EQ(broker_config().exit_code, 0);
+  test::ControlApiProcess api;
+  ASSERT_TRUE(api.start(dir_, DSEKP_CLI_PATH, db_)) << api.stderr_text();
+  auto c = api.client();
+  auto r = c.Post("/v1/devices", R"({"dev_id":"dev-c"})", "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 201) << r->body;
+  const nlohmann::json added = nlohmann::json::parse(r->body);
+  EXPECT_EQ(added["broker_update"]["update"], "plugin") << r->body;
+  EXPECT_EQ(added["broker_update"]["clients_created"], 1);
+  auto device = login("dev-c", added["broker"]["password"].get<std::string>());
+  r = c.Delete("/v1/devices/dev-c");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_TRUE(device->wait_for_disconnect());
+  EXPECT_EQ(connack_for("dev-c", added["broker"]["password"].get<std::string>()), kNotAuthorised);
+  // A name the operator already has on the plugin is refused before the registry takes it.
+  ctrl({"createClient", "operators-own", "-p", "pw"});
+  r = c.Post("/v1/devices", R"({"dev_id":"operators-own"})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 409) << r->body;
+  DeviceInfo info;
+  std::unique_ptr<DeviceRegistry> registry;
+  ASSERT_TRUE(DeviceRegistry::open(db_, OpenMode::existing_only, registry).ok());
+  EXPECT_EQ(registry->info("operators-own", info).code(), RegistryErrc::not_found);
 }
 
 TEST_F(DynamicSecurityTest, ASyncWithNothingChangedSendsNoCommand) {

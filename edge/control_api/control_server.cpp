@@ -1,0 +1,276 @@
+// The provisioning control API on cpp-httplib (see control_server.hpp).
+#include "edge/control_api/control_server.hpp"
+
+#include <fcntl.h>
+#include <httplib.h>
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "edge/broker_admin/fleet_change.hpp"
+#include "edge/control_api/device_json.hpp"
+#include "edge/registry/device_material.hpp"
+#include "edge/registry/device_registry.hpp"
+
+namespace dsekp::edge::control_api {
+namespace {
+
+using nlohmann::ordered_json;
+
+constexpr const char* kJson = "application/json";
+constexpr std::size_t kMaxBody = 16 * 1024;
+constexpr const char* kDevicePath = R"(/v1/devices/([A-Za-z0-9._-]{1,64}))";
+
+std::array<unsigned char, SHA256_DIGEST_LENGTH> digest(const std::string& text) {
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> out{};
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), out.data());
+  return out;
+}
+
+void answer(httplib::Response& res, int status, const ordered_json& body) {
+  res.status = status;
+  res.set_content(body.dump(2) + "\n", kJson);
+  res.set_header("Cache-Control", "no-store");  // bodies may hold DEV_SECRETs
+}
+
+void fail(httplib::Response& res, int status, const std::string& error,
+          const std::string& message) {
+  answer(res, status, {{"error", error}, {"message", message}});
+}
+
+int http_status(RegistryErrc code) {
+  switch (code) {
+    case RegistryErrc::invalid_dev_id:
+    case RegistryErrc::invalid_name:
+    case RegistryErrc::invalid_argument:
+      return 400;
+    case RegistryErrc::not_found:
+      return 404;
+    case RegistryErrc::already_exists:
+    case RegistryErrc::name_conflict:
+      return 409;
+    default:
+      return 500;
+  }
+}
+
+void fail(httplib::Response& res, const RegistryStatus& s) {
+  fail(res, http_status(s.code()), registry_errc_name(s.code()), s.message());
+}
+
+// Also the socket options of the metrics server: no SO_REUSEPORT (a second process could take
+// half the requests), not inherited by children.
+void socket_options(int sock) {
+  int yes = 1;
+  ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  ::fcntl(sock, F_SETFD, FD_CLOEXEC);
+}
+
+}  // namespace
+
+struct ControlServer::Impl {
+  ControlServerOptions options;
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> token_digest{};
+  std::unique_ptr<DeviceRegistry> registry;
+  std::mutex mutex;  // one request at a time on the registry
+  httplib::Server server;
+  std::uint16_t port = 0;
+
+  bool authorized(const httplib::Request& req) const {
+    const std::string header = req.get_header_value("Authorization");
+    constexpr std::string_view kBearer = "Bearer ";
+    if (header.size() <= kBearer.size() || header.compare(0, kBearer.size(), kBearer) != 0)
+      return false;
+    const auto given = digest(header.substr(kBearer.size()));
+    return CRYPTO_memcmp(given.data(), token_digest.data(), given.size()) == 0;
+  }
+
+  // The material as JSON, with what the broker did about the change.
+  ordered_json material(const DeviceMaterial& m, const ordered_json& broker_update) const {
+    BrokerAddress broker;
+    const std::string& where = m.broker.empty() ? options.default_broker : m.broker;
+    if (!parse_broker_address(where, broker).ok())
+      (void)parse_broker_address("localhost:1883", broker);
+    ordered_json out = ordered_json::parse(material_json(m, broker, MaterialMode::dsekp_only));
+    if (!broker_update.is_null()) out["broker_update"] = broker_update;
+    return out;
+  }
+
+  ordered_json apply_to_broker() {
+    broker_admin::BrokerUpdate update;
+    const RegistryStatus s = broker_admin::apply_to_broker(*registry, update);
+    if (!update.on_plugin)
+      return {{"update", "files"},
+              {"message",
+               s.ok() ? "rerun `dsekp keys broker-config` and reload the broker" : s.message()}};
+    if (!s.ok())
+      return {{"update", "failed"},
+              {"broker", update.broker},
+              {"message", s.message() + "; `dsekp keys broker-sync` finishes it"}};
+    return {{"update", "plugin"},
+            {"broker", update.broker},
+            {"clients_created", update.summary.clients_created},
+            {"clients_changed", update.summary.clients_changed},
+            {"clients_deleted", update.summary.clients_deleted}};
+  }
+
+  void list(httplib::Response& res) {
+    std::vector<DeviceInfo> devices;
+    if (const RegistryStatus s = registry->list(devices); !s.ok()) return fail(res, s);
+    ordered_json out = ordered_json::array();
+    for (const DeviceInfo& d : devices) out.push_back(device_info_json(d));
+    answer(res, 200, out);
+  }
+
+  void add(const httplib::Request& req, httplib::Response& res) {
+    const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+    if (!body.is_object() || !body.contains("dev_id") || !body["dev_id"].is_string())
+      return fail(res, 400, "bad_request", R"(expected {"dev_id":"...","broker":"HOST:PORT"})");
+    for (const auto& [key, value] : body.items())
+      if (key != "dev_id" && key != "broker")
+        return fail(res, 400, "bad_request", "unknown field \"" + key + "\"");
+    const std::string dev_id = body["dev_id"].get<std::string>();
+    std::string broker = options.default_broker;
+    if (body.contains("broker")) {
+      if (!body["broker"].is_string())
+        return fail(res, 400, "bad_request", "\"broker\" must be a HOST:PORT string");
+      broker = body["broker"].get<std::string>();
+    }
+    BrokerAddress parsed;
+    if (const RegistryStatus s = parse_broker_address(broker, parsed); !s.ok())
+      return fail(res, 400, "bad_request", "broker: " + s.message());
+    if (const RegistryStatus s = broker_admin::check_broker_name_free(*registry, dev_id); !s.ok())
+      return fail(res, s);
+    DeviceMaterial m;
+    if (const RegistryStatus s = registry->add(dev_id, m, broker); !s.ok()) return fail(res, s);
+    answer(res, 201, material(m, apply_to_broker()));
+  }
+
+  void info(const std::string& dev_id, httplib::Response& res) {
+    DeviceInfo d;
+    if (const RegistryStatus s = registry->info(dev_id, d); !s.ok()) return fail(res, s);
+    answer(res, 200, device_info_json(d));
+  }
+
+  void reveal(const std::string& dev_id, httplib::Response& res) {
+    DeviceMaterial m;
+    if (const RegistryStatus s = registry->material(dev_id, m); !s.ok()) return fail(res, s);
+    answer(res, 200, material(m, nullptr));
+  }
+
+  void rotate(const std::string& dev_id, httplib::Response& res) {
+    DeviceMaterial m;
+    if (const RegistryStatus s = registry->rotate(dev_id, m); !s.ok()) return fail(res, s);
+    answer(res, 200, material(m, apply_to_broker()));
+  }
+
+  void remove(const std::string& dev_id, httplib::Response& res) {
+    if (const RegistryStatus s = registry->remove(dev_id); !s.ok()) return fail(res, s);
+    ordered_json out = {{"dev_id", dev_id}, {"removed", true}};
+    if (options.remove_state) {
+      bool found = false;
+      std::string error;
+      if (options.remove_state(dev_id, found, error))
+        out["state_removed"] = found;
+      else
+        out["state_error"] = error;
+    }
+    out["broker_update"] = apply_to_broker();
+    answer(res, 200, out);
+  }
+
+  // Every handler: authorized, one at a time, never throwing into httplib.
+  template <typename F>
+  httplib::Server::Handler guarded(F f) {
+    return [this, f](const httplib::Request& req, httplib::Response& res) {
+      if (!authorized(req)) {
+        res.set_header("WWW-Authenticate", "Bearer");
+        return fail(res, 401, "unauthorized", "a valid Authorization: Bearer token is required");
+      }
+      const std::lock_guard lock(mutex);
+      try {
+        f(req, res);
+      } catch (const std::exception& e) {
+        fail(res, 500, "internal_error", e.what());
+      }
+    };
+  }
+
+  void routes() {
+    server.Get("/v1/devices", guarded([this](const auto&, auto& res) { list(res); }));
+    server.Post("/v1/devices", guarded([this](const auto& req, auto& res) { add(req, res); }));
+    server.Get(kDevicePath,
+               guarded([this](const auto& req, auto& res) { info(req.matches[1], res); }));
+    server.Post(std::string(kDevicePath) + "/material",
+                guarded([this](const auto& req, auto& res) { reveal(req.matches[1], res); }));
+    server.Post(std::string(kDevicePath) + "/rotate",
+                guarded([this](const auto& req, auto& res) { rotate(req.matches[1], res); }));
+    server.Delete(kDevicePath,
+                  guarded([this](const auto& req, auto& res) { remove(req.matches[1], res); }));
+    server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+      if (res.body.empty()) {
+        const int status = res.status;
+        fail(res, status, status == 413 ? "payload_too_large" : "not_found",
+             status == 413 ? "the body is larger than 16 KiB" : "no such resource");
+      }
+    });
+    server.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      if (options.log) options.log(req.method + " " + req.path + " " + std::to_string(res.status));
+    });
+  }
+};
+
+ControlServer::ControlServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ControlServer::~ControlServer() {
+  stop();
+}
+
+std::unique_ptr<ControlServer> ControlServer::start(ControlServerOptions options,
+                                                    std::string& error) {
+  if (options.token.size() < kMinTokenLength) {
+    error = "the token must be at least " + std::to_string(kMinTokenLength) + " characters";
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->token_digest = digest(options.token);
+  OPENSSL_cleanse(options.token.data(), options.token.size());
+  options.token.clear();
+  if (const RegistryStatus s =
+          DeviceRegistry::open(options.registry_db, OpenMode::existing_only, impl->registry);
+      !s.ok()) {
+    error = "registry " + options.registry_db + ": " + s.message();
+    return nullptr;
+  }
+  impl->options = std::move(options);
+  impl->server.set_socket_options(socket_options);
+  impl->server.set_payload_max_length(kMaxBody);
+  impl->server.new_task_queue = [] { return new httplib::ThreadPool(1); };
+  impl->routes();
+  const std::string& host = impl->options.host;
+  const int port = impl->options.port == 0 ? impl->server.bind_to_any_port(host)
+                   : impl->server.bind_to_port(host, impl->options.port) ? impl->options.port
+                                                                         : -1;
+  if (port <= 0) {
+    error = "cannot listen on " + host + ":" + std::to_string(impl->options.port);
+    return nullptr;
+  }
+  impl->port = static_cast<std::uint16_t>(port);
+  return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
+}
+
+std::uint16_t ControlServer::port() const noexcept {
+  return impl_->port;
+}
+void ControlServer::serve() {
+  impl_->server.listen_after_bind();
+}
+void ControlServer::stop() {
+  impl_->server.stop();
+}
+
+}  // namespace dsekp::edge::control_api

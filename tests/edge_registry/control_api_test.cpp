@@ -1,0 +1,204 @@
+// The provisioning control API (`dsekp keys serve`, edge/control_api/control_server.hpp) as a
+// fleet tool uses it: the built binary on a free loopback port, an HTTP client, and the registry
+// opened with the library to check what each call did. Also what it refuses: requests without
+// the token (or with it in the URL), bad bodies, a listen address off the machine, a weak or
+// exposed token file; and that its log holds no secret.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "child_process.hpp"
+#include "control_api_process.hpp"
+#include "edge/registry/device_registry.hpp"
+#include "edge/registry/text_encoding.hpp"
+#include "temp_dir.hpp"
+
+#ifndef DSEKP_CLI_PATH
+#error "DSEKP_CLI_PATH must name the dsekp binary"
+#endif
+
+namespace dsekp::edge {
+namespace {
+
+using nlohmann::json;
+
+class ControlApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto r = test::run_command({DSEKP_CLI_PATH, "keys", "add", "esp32-01", "--db", db_},
+                                     dir_.path().string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_TRUE(api_.start(dir_, DSEKP_CLI_PATH, db_)) << api_.stderr_text();
+  }
+
+  std::unique_ptr<DeviceRegistry> registry() {
+    std::unique_ptr<DeviceRegistry> r;
+    EXPECT_TRUE(DeviceRegistry::open(db_, OpenMode::existing_only, r).ok());
+    return r;
+  }
+  static json body(const httplib::Result& r) {
+    return r ? json::parse(r->body, nullptr, false) : json();
+  }
+
+  test::TempDir dir_;
+  std::string db_ = dir_.file("registry.db");
+  test::ControlApiProcess api_;
+};
+
+TEST_F(ControlApiTest, AFleetToolAddsListsShowsRotatesAndRemovesDevices) {
+  auto c = api_.client();
+  auto r = c.Post("/v1/devices", R"({"dev_id":"esp32-02","broker":"192.168.1.10:8883"})",
+                  "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 201) << r->body;
+  EXPECT_EQ(r->get_header_value("Cache-Control"), "no-store");
+  json added = body(r);
+  DeviceMaterial stored;
+  ASSERT_TRUE(registry()->material("esp32-02", stored).ok());
+  EXPECT_EQ(added["dev_secret_hex"], to_hex(stored.credentials.dev_secret.view()));
+  EXPECT_EQ(added["broker"]["host"], "192.168.1.10");
+  EXPECT_EQ(added["broker"]["password"], stored.broker_password);
+  EXPECT_EQ(added["topics"]["data"], "dsekp/data/esp32-02");
+  EXPECT_EQ(added["broker_update"]["update"], "files");
+
+  r = c.Get("/v1/devices");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  const json list = body(r);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[1]["dev_id"], "esp32-02");
+  EXPECT_EQ(r->body.find("secret"), std::string::npos) << "the list holds no secret";
+
+  r = c.Get("/v1/devices/esp32-02");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(body(r)["generation"], added["generation"]);
+  EXPECT_FALSE(body(r).contains("dev_secret_hex"));
+
+  r = c.Post("/v1/devices/esp32-02/material", "", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(body(r)["dev_secret_hex"], added["dev_secret_hex"]);
+
+  r = c.Post("/v1/devices/esp32-02/rotate", "", "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_NE(body(r)["dev_secret_hex"], added["dev_secret_hex"]);
+  ASSERT_TRUE(registry()->material("esp32-02", stored).ok());
+  EXPECT_EQ(body(r)["dev_secret_hex"], to_hex(stored.credentials.dev_secret.view()));
+
+  r = c.Delete("/v1/devices/esp32-02");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body(r)["removed"], true);
+  DeviceInfo gone;
+  EXPECT_EQ(registry()->info("esp32-02", gone).code(), RegistryErrc::not_found);
+
+  // Its log names each request, never what was in it.
+  const std::string log = api_.stderr_text();
+  EXPECT_NE(log.find("POST /v1/devices 201"), std::string::npos) << log;
+  EXPECT_NE(log.find("DELETE /v1/devices/esp32-02 200"), std::string::npos) << log;
+  for (const std::string secret :
+       {added["dev_secret_hex"].get<std::string>(), added["broker"]["password"].get<std::string>(),
+        std::string(test::ControlApiProcess::kToken)})
+    EXPECT_EQ(log.find(secret), std::string::npos) << log;
+}
+
+TEST_F(ControlApiTest, OnlyTheBearerTokenInTheHeaderLetsARequestIn) {
+  const auto status = [](const httplib::Result& r) { return r ? r->status : -1; };
+  auto anonymous = api_.anonymous();
+  EXPECT_EQ(status(anonymous.Get("/v1/devices")), 401);
+  EXPECT_EQ(status(anonymous.Post("/v1/devices", R"({"dev_id":"x1"})", "application/json")), 401);
+  EXPECT_EQ(status(anonymous.Delete("/v1/devices/esp32-01")), 401);
+  EXPECT_EQ(
+      status(anonymous.Get(std::string("/v1/devices?token=") + test::ControlApiProcess::kToken)),
+      401)
+      << "a token in the URL is not looked at";
+  httplib::Client wrong("127.0.0.1", api_.port());
+  wrong.set_bearer_token_auth(std::string(test::ControlApiProcess::kToken) + "x");
+  EXPECT_EQ(status(wrong.Get("/v1/devices")), 401);
+  wrong.set_bearer_token_auth(std::string(test::ControlApiProcess::kToken).substr(0, 31));
+  EXPECT_EQ(status(wrong.Delete("/v1/devices/esp32-01")), 401);
+  httplib::Client basic("127.0.0.1", api_.port());
+  basic.set_basic_auth("admin", test::ControlApiProcess::kToken);
+  EXPECT_EQ(status(basic.Get("/v1/devices")), 401);
+  DeviceInfo info;
+  EXPECT_TRUE(registry()->info("esp32-01", info).ok()) << "nothing was removed";
+  std::vector<DeviceInfo> all;
+  ASSERT_TRUE(registry()->list(all).ok());
+  EXPECT_EQ(all.size(), 1u) << "nothing was added";
+}
+
+TEST_F(ControlApiTest, BadRequestsAreRefusedByName) {
+  auto c = api_.client();
+  const auto post = [&](const std::string& text) {
+    auto r = c.Post("/v1/devices", text, "application/json");
+    return std::make_pair(r ? r->status : -1, body(r).value("error", std::string()));
+  };
+  EXPECT_EQ(post(R"({"dev_id":"esp32-01"})"), std::make_pair(409, std::string("already_exists")));
+  EXPECT_EQ(post(R"({"dev_id":"bad id!"})"), std::make_pair(400, std::string("invalid_dev_id")));
+  EXPECT_EQ(post("not json"), std::make_pair(400, std::string("bad_request")));
+  EXPECT_EQ(post(R"({"dev_id":"x1","secret":"mine"})"),
+            std::make_pair(400, std::string("bad_request")));
+  EXPECT_EQ(post(R"({"dev_id":"x1","broker":"nohost"})"),
+            std::make_pair(400, std::string("bad_request")));
+  EXPECT_EQ(post(R"({"dev_id":"x1","broker":1883})"),
+            std::make_pair(400, std::string("bad_request")));
+  EXPECT_EQ(post(std::string(20000, '{')), std::make_pair(413, std::string("payload_too_large")));
+  auto r = c.Get("/v1/devices/nobody");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(body(r)["error"], "not_found");
+  r = c.Post("/v1/devices/nobody/rotate", "", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  r = c.Get("/v1/elsewhere");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  std::vector<DeviceInfo> all;
+  ASSERT_TRUE(registry()->list(all).ok());
+  EXPECT_EQ(all.size(), 1u);
+  // Still serving after all of it.
+  r = c.Get("/v1/devices");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  // A clean stop on SIGTERM.
+  api_.process().signal(SIGTERM);
+  EXPECT_EQ(api_.process().wait_for(std::chrono::seconds(5)), std::optional<int>(0));
+}
+
+TEST(ControlApiStart, OffTheMachineOrWithAWeakOrExposedTokenItDoesNotStart) {
+  test::TempDir dir;
+  const std::string db = dir.file("registry.db");
+  ASSERT_EQ(
+      test::run_command({DSEKP_CLI_PATH, "keys", "add", "d1", "--db", db}, dir.path().string())
+          .exit_code,
+      0);
+  const std::string token = dir.file("token");
+  std::ofstream(token) << test::ControlApiProcess::kToken << "\n";
+  ASSERT_EQ(::chmod(token.c_str(), 0600), 0);
+  const auto serve = [&](const std::string& listen, const std::string& token_file) {
+    return test::run_command({DSEKP_CLI_PATH, "keys", "serve", "--db", db, "--listen", listen,
+                              "--token-file", token_file},
+                             dir.path().string());
+  };
+  auto r = serve("0.0.0.0:9466", token);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not a loopback address"), std::string::npos) << r.err;
+  const std::string weak = dir.file("weak");
+  std::ofstream(weak) << "short\n";
+  ASSERT_EQ(::chmod(weak.c_str(), 0600), 0);
+  r = serve("127.0.0.1:" + std::to_string(test::free_loopback_port()), weak);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("at least 32 characters"), std::string::npos) << r.err;
+  ASSERT_EQ(::chmod(token.c_str(), 0644), 0);
+  r = serve("127.0.0.1:" + std::to_string(test::free_loopback_port()), token);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--token-file"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace dsekp::edge
