@@ -11,7 +11,6 @@
 #include <string>
 #include <thread>
 
-#include "edge/broker_admin/dynsec_connection.hpp"
 #include "edge/control_api/control_server.hpp"
 #include "edge/daemon/state_reset.hpp"
 #include "edge/registry/device_material.hpp"
@@ -23,26 +22,18 @@ namespace {
 
 struct ServeOptions {
   std::string db;
-  std::string listen = "127.0.0.1:9466";
+  std::string listen;  // empty: <db>.api.sock, beside the registry (in its 0700 directory)
   std::string token_file;
   std::string broker = "localhost:1883";
   edge::daemon::StateLocation state;
 };
 
 int run_serve(const ServeOptions& o) {
-  edge::BrokerAddress listen;
-  if (const auto s = edge::parse_broker_address(o.listen, listen); !s.ok())
-    throw UsageError("--listen: " + s.message());
-  // Material with DEV_SECRETs travels in the answers, without TLS.
-  if (!edge::broker_admin::is_loopback_host(listen.host))
-    throw UsageError("--listen: " + listen.host +
-                     " is not a loopback address (the answers hold device secrets, in clear)");
   edge::BrokerAddress broker;
   if (const auto s = edge::parse_broker_address(o.broker, broker); !s.ok())
     throw UsageError("--broker: " + s.message());
   edge::control_api::ControlServerOptions options;
-  options.host = listen.host;
-  options.port = listen.port;
+  options.socket_path = o.listen.empty() ? o.db + ".api.sock" : o.listen;
   if (const auto s = edge::read_password_file(o.token_file, options.token); !s.ok())
     throw std::runtime_error("--token-file: " + s.message());
   options.registry_db = o.db;
@@ -63,14 +54,15 @@ int run_serve(const ServeOptions& o) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const std::string socket_path = options.socket_path;
   std::string error;
   auto server = edge::control_api::ControlServer::start(std::move(options), error);
   if (server == nullptr) throw std::runtime_error(error);
   std::thread serving([&server] { server->serve(); });
-  const bool v6 = listen.host.find(':') != std::string::npos;
-  std::fprintf(stderr, "dsekp keys serve: listening on http://%s%s%s:%u/v1/devices\n",
-               v6 ? "[" : "", listen.host.c_str(), v6 ? "]" : "",
-               static_cast<unsigned>(server->port()));
+  std::fprintf(stderr,
+               "dsekp keys serve: listening on %s (curl --unix-socket %s "
+               "http://localhost/v1/devices)\n",
+               socket_path.c_str(), socket_path.c_str());
   int sig = 0;
   sigwait(&signals, &sig);
   server->stop();
@@ -86,10 +78,11 @@ void add_keys_serve_command(CLI::App& keys) {
   CLI::App* serve = keys.add_subcommand(
       "serve",
       "The device operations over HTTP for a fleet tool (add, list, show, material, rotate, "
-      "remove under /v1/devices), on a loopback address, behind a bearer token");
+      "remove under /v1/devices), on a Unix socket, behind a bearer token");
   serve->add_option("--db", o->db, "Registry database (SQLite, mode 0600)")->required();
-  serve->add_option("--listen", o->listen, "HOST:PORT, a loopback address")
-      ->capture_default_str();
+  serve->add_option("--listen", o->listen,
+                    "The Unix socket to listen on, created 0660 (default: <db>.api.sock, beside "
+                    "the registry)");
   serve
       ->add_option("--token-file", o->token_file,
                    "File whose first line is the bearer token (at least 32 characters; mode "

@@ -6,8 +6,15 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <array>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -41,6 +48,52 @@ void answer(httplib::Response& res, int status, const ordered_json& body) {
 void fail(httplib::Response& res, int status, const std::string& error,
           const std::string& message) {
   answer(res, status, {{"error", error}, {"message", message}});
+}
+
+// httplib's own refusals (a malformed request line, a body over the limit, no route).
+const char* error_name(int status) {
+  switch (status) {
+    case 400:
+      return "bad_request";
+    case 404:
+      return "not_found";
+    case 413:
+      return "payload_too_large";
+    default:
+      return "http_error";
+  }
+}
+
+// A path as it goes into a log line: printable ASCII, anything else as \xNN (a request must not
+// be able to write a line of its own).
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text.substr(0, 200)) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+bool same_file(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+// A server already answering on `path` (connect succeeds): true.
+bool socket_in_use(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  const bool in_use = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return in_use;
 }
 
 int http_status(RegistryErrc code) {
@@ -77,17 +130,41 @@ struct ControlServer::Impl {
   ControlServerOptions options;
   std::array<unsigned char, SHA256_DIGEST_LENGTH> token_digest{};
   std::unique_ptr<DeviceRegistry> registry;
-  std::mutex mutex;  // one request at a time on the registry
+  struct stat registry_file {};  // the file opened: a replaced one is refused, not written
+  std::mutex mutex;              // one request at a time on the registry
   httplib::Server server;
-  std::uint16_t port = 0;
+  bool stopped = false;
 
   bool authorized(const httplib::Request& req) const {
     const std::string header = req.get_header_value("Authorization");
-    constexpr std::string_view kBearer = "Bearer ";
-    if (header.size() <= kBearer.size() || header.compare(0, kBearer.size(), kBearer) != 0)
-      return false;
-    const auto given = digest(header.substr(kBearer.size()));
+    constexpr std::size_t kScheme = 7;  // "Bearer " (the scheme is case-insensitive)
+    if (header.size() <= kScheme || header[kScheme - 1] != ' ') return false;
+    for (std::size_t i = 0; i + 1 < kScheme; ++i)
+      if (std::tolower(static_cast<unsigned char>(header[i])) != "bearer"[i]) return false;
+    const auto given = digest(header.substr(kScheme));
     return CRYPTO_memcmp(given.data(), token_digest.data(), given.size()) == 0;
+  }
+
+  // Before the body is read: the token, and a body only of a declared length (httplib would
+  // read a chunked or compressed body past the size limit first).
+  httplib::Server::HandlerResponse pre_route(const httplib::Request& req, httplib::Response& res) {
+    if (!authorized(req)) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      fail(res, 401, "unauthorized", "a valid Authorization: Bearer token is required");
+    } else if (req.has_header("Transfer-Encoding")) {
+      fail(res, 411, "length_required", "send the body with a Content-Length, not chunked");
+    } else if (req.has_header("Content-Encoding")) {
+      fail(res, 415, "unsupported_encoding", "send the body uncompressed");
+    } else {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    res.set_header("Connection", "close");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+
+  bool registry_replaced() const {
+    struct stat now {};
+    return ::stat(options.registry_db.c_str(), &now) != 0 || !same_file(now, registry_file);
   }
 
   // The material as JSON, with what the broker did about the change.
@@ -184,15 +261,17 @@ struct ControlServer::Impl {
     answer(res, 200, out);
   }
 
-  // Every handler: authorized, one at a time, never throwing into httplib.
+  // Every handler (authorized before: pre_route): one at a time, on the file the registry is,
+  // never throwing into httplib.
   template <typename F>
   httplib::Server::Handler guarded(F f) {
     return [this, f](const httplib::Request& req, httplib::Response& res) {
-      if (!authorized(req)) {
-        res.set_header("WWW-Authenticate", "Bearer");
-        return fail(res, 401, "unauthorized", "a valid Authorization: Bearer token is required");
-      }
       const std::lock_guard lock(mutex);
+      if (registry_replaced())
+        return fail(res, 503, "registry_replaced",
+                    options.registry_db +
+                        " is not the file this server opened (deleted, moved or restored from a "
+                        "copy): restart it");
       try {
         f(req, res);
       } catch (const std::exception& e) {
@@ -212,15 +291,23 @@ struct ControlServer::Impl {
                 guarded([this](const auto& req, auto& res) { rotate(req.matches[1], res); }));
     server.Delete(kDevicePath,
                   guarded([this](const auto& req, auto& res) { remove(req.matches[1], res); }));
+    server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      return pre_route(req, res);
+    });
     server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
       if (res.body.empty()) {
         const int status = res.status;
-        fail(res, status, status == 413 ? "payload_too_large" : "not_found",
-             status == 413 ? "the body is larger than 16 KiB" : "no such resource");
+        fail(res, status, error_name(status),
+             status == 413   ? "the body is larger than 16 KiB"
+             : status == 404 ? "no such resource"
+                             : "not a request this API takes (a POST needs a Content-Length, "
+                               "also of 0)");
       }
     });
     server.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-      if (options.log) options.log(req.method + " " + req.path + " " + std::to_string(res.status));
+      if (options.log)
+        options.log(printable(req.method) + " " + printable(req.path) + " " +
+                    std::to_string(res.status));
     });
   }
 };
@@ -246,31 +333,57 @@ std::unique_ptr<ControlServer> ControlServer::start(ControlServerOptions options
     error = "registry " + options.registry_db + ": " + s.message();
     return nullptr;
   }
-  impl->options = std::move(options);
-  impl->server.set_socket_options(socket_options);
-  impl->server.set_payload_max_length(kMaxBody);
-  impl->server.new_task_queue = [] { return new httplib::ThreadPool(1); };
-  impl->routes();
-  const std::string& host = impl->options.host;
-  const int port = impl->options.port == 0 ? impl->server.bind_to_any_port(host)
-                   : impl->server.bind_to_port(host, impl->options.port) ? impl->options.port
-                                                                         : -1;
-  if (port <= 0) {
-    error = "cannot listen on " + host + ":" + std::to_string(impl->options.port);
+  if (::stat(options.registry_db.c_str(), &impl->registry_file) != 0) {
+    error = "registry " + options.registry_db + ": " + std::strerror(errno);
     return nullptr;
   }
-  impl->port = static_cast<std::uint16_t>(port);
+  impl->options = std::move(options);
+  const std::string& path = impl->options.socket_path;
+  if (path.empty() || path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    error = "the socket path must be 1-" + std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) +
+            " characters";
+    return nullptr;
+  }
+  if (struct stat st{}; ::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      error = path + " exists and is not a socket";
+      return nullptr;
+    }
+    if (socket_in_use(path)) {
+      error = path + " is in use by another server";
+      return nullptr;
+    }
+    ::unlink(path.c_str());  // a stale socket of a server that did not stop cleanly
+  }
+  impl->server.set_address_family(AF_UNIX);
+  impl->server.set_socket_options(socket_options);
+  impl->server.set_payload_max_length(kMaxBody);
+  impl->server.set_keep_alive_max_count(1);  // one request per connection
+  impl->server.set_read_timeout(5, 0);
+  impl->server.new_task_queue = [] { return new httplib::ThreadPool(4); };
+  impl->routes();
+  // 0660 from its creation, before a first connection could come: only the owner and the group
+  // may connect (and only those who may enter its directory).
+  const mode_t old_umask = ::umask(0117);
+  const bool bound = impl->server.bind_to_port(path, 80);
+  const int bind_errno = errno;
+  ::umask(old_umask);
+  if (!bound) {
+    error = "cannot listen on " + path + ": " + std::strerror(bind_errno);
+    return nullptr;
+  }
   return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
 }
 
-std::uint16_t ControlServer::port() const noexcept {
-  return impl_->port;
-}
 void ControlServer::serve() {
   impl_->server.listen_after_bind();
 }
+
 void ControlServer::stop() {
+  if (impl_->stopped) return;
+  impl_->stopped = true;
   impl_->server.stop();
+  ::unlink(impl_->options.socket_path.c_str());
 }
 
 }  // namespace dsekp::edge::control_api

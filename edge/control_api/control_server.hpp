@@ -12,14 +12,19 @@
 // "plugin"|"files", ...}; a failed plugin sync is reported there and the change stays in the
 // registry, as with the CLI, so that the material of an add is never lost). Errors:
 // {"error":"<stable name>","message":"..."} with 400 (bad_request, invalid_dev_id), 401
-// (unauthorized), 404 (not_found), 409 (already_exists, name_conflict), 413, 500.
+// (unauthorized), 404 (not_found), 409 (already_exists, name_conflict), 411 (a chunked body),
+// 413, 415 (a compressed body), 503 (registry_replaced), 500.
 //
-// Security: every request needs "Authorization: Bearer TOKEN", compared in constant time (the
-// SHA-256 of both); a token anywhere else (a query string) is not looked at. Secrets travel only
-// in bodies, and the log line of a request names its method, path and status, never a body or
-// a header. No TLS: the server listens on a loopback address only (the caller checks), like the
-// dynamic-security admin client. One request at a time (one registry connection; the plugin
-// sync takes turns anyway).
+// Security: the server listens on a Unix socket, mode 0660 from its creation, so that only the
+// registry's owner and group can connect at all (the HTTP library holds up poorly to a hostile
+// client: it reads slow requests without a deadline and huge header sets whole, so nobody else
+// may be one); no TCP, so no TLS is needed (ssh can forward the socket). Every request also needs
+// "Authorization: Bearer TOKEN", compared in constant time (the SHA-256 of both) before the body
+// is read; a token anywhere else (a query string) is not looked at. A body must come with a
+// Content-Length (at most 16 KiB), uncompressed. Secrets travel only in bodies, and the log line
+// of a request names its method and path (escaped) and its status, never a body or a header.
+// One registry change at a time (one registry connection; the plugin sync takes turns anyway);
+// a registry file deleted or replaced under the server is refused, not written to.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +35,8 @@
 namespace dsekp::edge::control_api {
 
 struct ControlServerOptions {
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 0;  // 0: any free port (port() tells)
-  std::string token;       // the bearer token, at least kMinTokenLength characters
+  std::string socket_path;  // a stale socket there is replaced; a live one or another file refused
+  std::string token;        // the bearer token, at least kMinTokenLength characters
   std::string registry_db;
   std::string default_broker = "localhost:1883";  // of a device added without "broker"
   // Removes a removed device's stored session state (the edge's store); true with `found`
@@ -53,9 +57,9 @@ class ControlServer {
   /// Opens the registry and binds; null with `error` if either fails.
   static std::unique_ptr<ControlServer> start(ControlServerOptions options, std::string& error);
 
-  [[nodiscard]] std::uint16_t port() const noexcept;
-  /// Serves until stop() (from another thread or a signal handler's thread).
+  /// Serves until stop() (from another thread).
   void serve();
+  /// Stops serving and removes the socket.
   void stop();
 
  private:

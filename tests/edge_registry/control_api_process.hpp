@@ -1,8 +1,10 @@
-// `dsekp keys serve` as a child process on a free loopback port, with a token file, and an HTTP
-// client that sends the token: for the control API's own test and the dynamic-security test.
+// `dsekp keys serve` as a child process on a socket in a test directory, with a token file, and
+// an HTTP client of that socket that sends the token: for the control API's own test and the
+// dynamic-security test.
 #pragma once
 
 #include <httplib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "child_process.hpp"
-#include "loopback_port.hpp"
 #include "temp_dir.hpp"
 
 namespace dsekp::test {
@@ -29,16 +30,9 @@ class ControlApiProcess {
     std::ofstream(token_file_) << kToken << "\n";
     ::chmod(token_file_.c_str(), 0600);
     err_file_ = dir.file("serve.err");
-    port_ = free_loopback_port();
-    std::vector<std::string> argv = {cli,
-                                     "keys",
-                                     "serve",
-                                     "--db",
-                                     db,
-                                     "--listen",
-                                     "127.0.0.1:" + std::to_string(port_),
-                                     "--token-file",
-                                     token_file_};
+    socket_ = dir.file("api.sock");
+    std::vector<std::string> argv = {cli,        "keys",  "serve",        "--db",     db,
+                                     "--listen", socket_, "--token-file", token_file_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     process_ = std::make_unique<ChildProcess>(argv, dir.file("serve.out"), err_file_);
     for (int i = 0; i < 100; ++i) {
@@ -49,21 +43,23 @@ class ControlApiProcess {
     return false;
   }
 
-  [[nodiscard]] httplib::Client client() const {
-    httplib::Client c("127.0.0.1", port_);
-    c.set_bearer_token_auth(kToken);
+  /// A client of the socket, with the token (`token` false: without).
+  [[nodiscard]] httplib::Client client(bool token = true) const {
+    httplib::Client c(socket_);
+    c.set_address_family(AF_UNIX);
+    if (token) c.set_bearer_token_auth(kToken);
     c.set_read_timeout(20, 0);
     return c;
   }
-  [[nodiscard]] httplib::Client anonymous() const { return httplib::Client("127.0.0.1", port_); }
+  [[nodiscard]] httplib::Client anonymous() const { return client(false); }
   [[nodiscard]] std::string stderr_text() const { return read_file(err_file_); }
-  [[nodiscard]] int port() const noexcept { return port_; }
+  [[nodiscard]] const std::string& socket_path() const noexcept { return socket_; }
   ChildProcess& process() { return *process_; }
 
  private:
   std::string token_file_;
   std::string err_file_;
-  int port_ = 0;
+  std::string socket_;
   std::unique_ptr<ChildProcess> process_;
 };
 

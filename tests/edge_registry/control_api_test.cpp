@@ -1,12 +1,14 @@
 // The provisioning control API (`dsekp keys serve`, edge/control_api/control_server.hpp) as a
-// fleet tool uses it: the built binary on a free loopback port, an HTTP client, and the registry
-// opened with the library to check what each call did. Also what it refuses: requests without
-// the token (or with it in the URL), bad bodies, a listen address off the machine, a weak or
-// exposed token file; and that its log holds no secret.
+// fleet tool uses it: the built binary on a socket in a test directory, an HTTP client, and the
+// registry opened with the library to check what each call did. Also what it refuses: requests
+// without the token (or with it in the URL), bad, chunked or compressed bodies, a weak or exposed
+// token file, a replaced registry; that its socket is the owner's and group's; that its log holds
+// no secret and no line a request wrote.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -117,14 +119,25 @@ TEST_F(ControlApiTest, OnlyTheBearerTokenInTheHeaderLetsARequestIn) {
       status(anonymous.Get(std::string("/v1/devices?token=") + test::ControlApiProcess::kToken)),
       401)
       << "a token in the URL is not looked at";
-  httplib::Client wrong("127.0.0.1", api_.port());
+  auto wrong = api_.anonymous();
   wrong.set_bearer_token_auth(std::string(test::ControlApiProcess::kToken) + "x");
   EXPECT_EQ(status(wrong.Get("/v1/devices")), 401);
   wrong.set_bearer_token_auth(std::string(test::ControlApiProcess::kToken).substr(0, 31));
   EXPECT_EQ(status(wrong.Delete("/v1/devices/esp32-01")), 401);
-  httplib::Client basic("127.0.0.1", api_.port());
+  auto basic = api_.anonymous();
   basic.set_basic_auth("admin", test::ControlApiProcess::kToken);
   EXPECT_EQ(status(basic.Get("/v1/devices")), 401);
+  // Not even a body that needs no length is read without the token.
+  auto chunked = api_.anonymous();
+  EXPECT_EQ(status(chunked.Post(
+                "/v1/devices",
+                [](std::size_t, httplib::DataSink& sink) {
+                  sink.write("{\"dev_id\":\"x2\"}", 15);
+                  sink.done();
+                  return true;
+                },
+                "application/json")),
+            401);
   DeviceInfo info;
   EXPECT_TRUE(registry()->info("esp32-01", info).ok()) << "nothing was removed";
   std::vector<DeviceInfo> all;
@@ -148,6 +161,26 @@ TEST_F(ControlApiTest, BadRequestsAreRefusedByName) {
   EXPECT_EQ(post(R"({"dev_id":"x1","broker":1883})"),
             std::make_pair(400, std::string("bad_request")));
   EXPECT_EQ(post(std::string(20000, '{')), std::make_pair(413, std::string("payload_too_large")));
+  // A body only of a declared length, uncompressed: httplib would read a chunked or compressed
+  // one past the limit before any handler runs.
+  auto chunked = c.Post(
+      "/v1/devices",
+      [](std::size_t, httplib::DataSink& sink) {
+        sink.write("{\"dev_id\":\"x2\"}", 15);
+        sink.done();
+        return true;
+      },
+      "application/json");
+  ASSERT_TRUE(chunked);
+  EXPECT_EQ(chunked->status, 411);
+  EXPECT_EQ(body(chunked)["error"], "length_required");
+  auto compressed =
+      c.Post("/v1/devices", {{"Content-Encoding", "gzip"}}, "xx", 2, "application/json");
+  ASSERT_TRUE(compressed);
+  EXPECT_EQ(compressed->status, 415);
+  // A request cannot write a log line of its own.
+  (void)c.Get("/v1/devices/x%0aGET%20/forged%20200");
+  EXPECT_EQ(api_.stderr_text().find("\nGET /forged"), std::string::npos) << api_.stderr_text();
   auto r = c.Get("/v1/devices/nobody");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 404);
@@ -170,7 +203,37 @@ TEST_F(ControlApiTest, BadRequestsAreRefusedByName) {
   EXPECT_EQ(api_.process().wait_for(std::chrono::seconds(5)), std::optional<int>(0));
 }
 
-TEST(ControlApiStart, OffTheMachineOrWithAWeakOrExposedTokenItDoesNotStart) {
+// Only the registry's owner and group may connect: the socket is 0660 from its creation.
+TEST_F(ControlApiTest, TheSocketIsTheOwnersAndGroupsAndASecondServerIsRefused) {
+  struct stat st {};
+  ASSERT_EQ(::stat(api_.socket_path().c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  const auto r = test::run_command({DSEKP_CLI_PATH, "keys", "serve", "--db", db_, "--listen",
+                                    api_.socket_path(), "--token-file", dir_.file("api-token")},
+                                   dir_.path().string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("in use by another server"), std::string::npos) << r.err;
+  // Stopped: the socket is gone.
+  api_.process().signal(SIGTERM);
+  EXPECT_EQ(api_.process().wait_for(std::chrono::seconds(5)), std::optional<int>(0));
+  EXPECT_NE(::stat(api_.socket_path().c_str(), &st), 0);
+}
+
+// A registry deleted or restored from a copy under the running server: refused, never written to
+// a file nobody will read.
+TEST_F(ControlApiTest, ARegistryReplacedUnderTheServerIsRefused) {
+  const std::string copy = dir_.file("copy.db");
+  std::filesystem::copy_file(db_, copy);
+  std::filesystem::rename(copy, db_);
+  auto r = api_.client().Post("/v1/devices", R"({"dev_id":"lost-one"})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(body(r)["error"], "registry_replaced");
+  EXPECT_EQ(body(r).count("dev_secret_hex"), 0u);
+}
+
+TEST(ControlApiStart, WithAWeakOrExposedTokenOrOnAnotherFileItDoesNotStart) {
   test::TempDir dir;
   const std::string db = dir.file("registry.db");
   ASSERT_EQ(
@@ -185,17 +248,17 @@ TEST(ControlApiStart, OffTheMachineOrWithAWeakOrExposedTokenItDoesNotStart) {
                               "--token-file", token_file},
                              dir.path().string());
   };
-  auto r = serve("0.0.0.0:9466", token);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("not a loopback address"), std::string::npos) << r.err;
   const std::string weak = dir.file("weak");
   std::ofstream(weak) << "short\n";
   ASSERT_EQ(::chmod(weak.c_str(), 0600), 0);
-  r = serve("127.0.0.1:" + std::to_string(test::free_loopback_port()), weak);
+  auto r = serve(dir.file("api.sock"), weak);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("at least 32 characters"), std::string::npos) << r.err;
+  r = serve(db, token);  // the registry itself is not a socket
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("exists and is not a socket"), std::string::npos) << r.err;
   ASSERT_EQ(::chmod(token.c_str(), 0644), 0);
-  r = serve("127.0.0.1:" + std::to_string(test::free_loopback_port()), token);
+  r = serve(dir.file("api.sock"), token);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--token-file"), std::string::npos) << r.err;
 }
