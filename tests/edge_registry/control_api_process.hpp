@@ -6,8 +6,12 @@
 #include <httplib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -52,7 +56,34 @@ class ControlApiProcess {
     return c;
   }
   [[nodiscard]] httplib::Client anonymous() const { return client(false); }
+  /// Sends `request` as it is (say, headers announcing a body that never comes) and returns what
+  /// the server answers until it closes, or "" after 5 s of silence: an answer proves the server
+  /// did not wait for the body.
+  [[nodiscard]] std::string raw_exchange(const std::string& request) const {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_.c_str());
+    std::string answer;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+        ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(request.size())) {
+      timeval timeout{5, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+      char buf[4096];
+      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+        answer.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return answer;
+  }
   [[nodiscard]] std::string stderr_text() const { return read_file(err_file_); }
+  /// The log once it holds `line` (the server logs a request after answering it), or after 5 s.
+  [[nodiscard]] std::string log_with(const std::string& line) const {
+    for (int i = 0; i < 100 && stderr_text().find(line) == std::string::npos; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return stderr_text();
+  }
   [[nodiscard]] const std::string& socket_path() const noexcept { return socket_; }
   ChildProcess& process() { return *process_; }
 
