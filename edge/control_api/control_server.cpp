@@ -13,7 +13,6 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -21,6 +20,7 @@
 
 #include "edge/broker_admin/fleet_change.hpp"
 #include "edge/control_api/device_json.hpp"
+#include "edge/logging/printable.hpp"
 #include "edge/registry/device_material.hpp"
 #include "edge/registry/device_registry.hpp"
 
@@ -64,22 +64,6 @@ const char* error_name(int status) {
   }
 }
 
-// A path as it goes into a log line: printable ASCII, anything else as \xNN (a request must not
-// be able to write a line of its own).
-std::string printable(const std::string& text) {
-  std::string out;
-  for (const unsigned char c : text.substr(0, 200)) {
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      char hex[5];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    }
-  }
-  return out;
-}
-
 bool same_file(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
@@ -116,11 +100,8 @@ void fail(httplib::Response& res, const RegistryStatus& s) {
   fail(res, http_status(s.code()), registry_errc_name(s.code()), s.message());
 }
 
-// Also the socket options of the metrics server: no SO_REUSEPORT (a second process could take
-// half the requests), not inherited by children.
+// A child process must not inherit the listening socket (httplib's default options are for TCP).
 void socket_options(int sock) {
-  int yes = 1;
-  ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   ::fcntl(sock, F_SETFD, FD_CLOEXEC);
 }
 
@@ -129,6 +110,7 @@ void socket_options(int sock) {
 struct ControlServer::Impl {
   ControlServerOptions options;
   std::array<unsigned char, SHA256_DIGEST_LENGTH> token_digest{};
+  BrokerAddress default_broker;  // options.default_broker, parsed
   std::unique_ptr<DeviceRegistry> registry;
   struct stat registry_file {};  // the file opened: a replaced one is refused, not written
   std::mutex mutex;              // one request at a time on the registry
@@ -169,10 +151,9 @@ struct ControlServer::Impl {
 
   // The material as JSON, with what the broker did about the change.
   ordered_json material(const DeviceMaterial& m, const ordered_json& broker_update) const {
-    BrokerAddress broker;
-    const std::string& where = m.broker.empty() ? options.default_broker : m.broker;
-    if (!parse_broker_address(where, broker).ok())
-      (void)parse_broker_address("localhost:1883", broker);
+    BrokerAddress broker = default_broker;
+    if (BrokerAddress recorded; !m.broker.empty() && parse_broker_address(m.broker, recorded).ok())
+      broker = recorded;
     ordered_json out = ordered_json::parse(material_json(m, broker, MaterialMode::dsekp_only));
     if (!broker_update.is_null()) out["broker_update"] = broker_update;
     return out;
@@ -306,7 +287,7 @@ struct ControlServer::Impl {
     });
     server.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
       if (options.log)
-        options.log(printable(req.method) + " " + printable(req.path) + " " +
+        options.log(logging::printable(req.method) + " " + logging::printable(req.path) + " " +
                     std::to_string(res.status));
     });
   }
@@ -324,6 +305,11 @@ std::unique_ptr<ControlServer> ControlServer::start(ControlServerOptions options
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();
+  if (const RegistryStatus s = parse_broker_address(options.default_broker, impl->default_broker);
+      !s.ok()) {
+    error = "default broker: " + s.message();
+    return nullptr;
+  }
   impl->token_digest = digest(options.token);
   OPENSSL_cleanse(options.token.data(), options.token.size());
   options.token.clear();

@@ -529,8 +529,8 @@ TEST(DeviceApiTopics, PerDeviceUplinkTopicsNameTheDevice) {
   dsekp_device_wipe(&dev);
 }
 
-// The deployment's topic prefix (`dsekp edge --prefix`, the header's DSEKP_TOPIC_PREFIX) goes in
-// front of every topic, up to the longest topic the client's buffers hold; a prefix the broker
+// The deployment's topic prefix (`dsekp keys topic-prefix`, the header's DSEKP_TOPIC_PREFIX) goes
+// in front of every topic, up to the longest topic the client's buffers hold; a prefix the broker
 // would read as a wildcard, or one too long, is refused at init.
 TEST(DeviceApiTopics, TheTopicPrefixIsInFrontOfEveryTopic) {
   Material material;

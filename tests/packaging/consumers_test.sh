@@ -16,35 +16,7 @@ dsekp=$1
 packaging=$(cd "$2" && pwd)
 node_red_version=4.1.15
 node_red_dir=${DSEKP_NODE_RED_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dsekp/node-red-$node_red_version}
-for tool in mosquitto mosquitto_sub node npm python3; do
-  command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] ||
-    { echo "consumers_test: $tool not found (make deps)" >&2; exit 1; }
-done
-mosquitto_bin=$(command -v mosquitto || echo /usr/sbin/mosquitto)
-
-dir=$(mktemp -d /tmp/dsekp-consumers-XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ "${keep:-0}" = 1 ]; then echo "consumers_test: files kept in $dir" >&2; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
-fail() {
-  keep=1
-  echo "consumers_test: FAIL: $*" >&2
-  tail -n 20 "$dir"/*.log "$dir"/*.err 2>/dev/null >&2 || true
-  exit 1
-}
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_for() {  # wait_for SECONDS COMMAND...: until COMMAND succeeds
-  local tries=$(($1 * 10))
-  shift
-  for _ in $(seq 1 "$tries"); do "$@" && return 0; sleep 0.1; done
-  return 1
-}
+source "$(dirname "$0")/harness.sh" consumers_test mosquitto mosquitto_sub node npm python3
 
 # Node-RED from npm, once per version (into a temporary directory first, so that an interrupted
 # install is never taken for a finished one).

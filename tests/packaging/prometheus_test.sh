@@ -11,32 +11,10 @@
 set -euo pipefail
 dsekp=$1
 packaging=$(cd "$2" && pwd)
-for tool in prometheus promtool mosquitto python3; do
-  command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] ||
-    { echo "prometheus_test: $tool not found (make deps)" >&2; exit 1; }
-done
-mosquitto_bin=$(command -v mosquitto || echo /usr/sbin/mosquitto)
+source "$(dirname "$0")/harness.sh" prometheus_test prometheus promtool mosquitto python3
 
 promtool check rules "$packaging/prometheus/dsekp-alerts.yml"
 (cd "$packaging/prometheus" && promtool test rules dsekp-alerts.test.yml)
-
-dir=$(mktemp -d /tmp/dsekp-prometheus-XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ "${keep:-0}" = 1 ]; then echo "prometheus_test: files kept in $dir" >&2; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
-fail() {
-  keep=1
-  echo "prometheus_test: FAIL: $*" >&2
-  tail -n 20 "$dir"/*.log "$dir"/*.err 2>/dev/null >&2 || true
-  exit 1
-}
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 broker_port=$(free_port)
 cat >"$dir/mosquitto.conf" <<CONF
