@@ -113,7 +113,11 @@ TEST_F(ControlApiTest, OnlyTheBearerTokenInTheHeaderLetsARequestIn) {
   const auto status = [](const httplib::Result& r) { return r ? r->status : -1; };
   auto anonymous = api_.anonymous();
   EXPECT_EQ(status(anonymous.Get("/v1/devices")), 401);
-  EXPECT_EQ(status(anonymous.Post("/v1/devices", R"({"dev_id":"x1"})", "application/json")), 401);
+  // In one write: the server answers before reading the body and closes, and a client still
+  // writing it would get EPIPE.
+  const std::string add = api_.raw_exchange(
+      "POST /v1/devices HTTP/1.1\r\nHost: x\r\nContent-Length: 15\r\n\r\n{\"dev_id\":\"x1\"}");
+  EXPECT_EQ(add.rfind("HTTP/1.1 401", 0), 0u) << add;
   EXPECT_EQ(status(anonymous.Delete("/v1/devices/esp32-01")), 401);
   EXPECT_EQ(
       status(anonymous.Get(std::string("/v1/devices?token=") + test::ControlApiProcess::kToken)),
