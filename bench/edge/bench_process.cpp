@@ -7,6 +7,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,20 +72,27 @@ bool BenchProcess::running() noexcept {
   return true;
 }
 
-int BenchProcess::stop(std::chrono::milliseconds grace) noexcept {
+int BenchProcess::stop(std::chrono::milliseconds grace, double* cpu_s) noexcept {
   if (pid_ <= 0) return -1;
   ::kill(pid_, SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() + grace;
   int status = 0;
-  while (::waitpid(pid_, &status, WNOHANG) == 0) {
+  rusage usage{};
+  while (::wait4(pid_, &status, WNOHANG, &usage) == 0) {
     if (std::chrono::steady_clock::now() >= deadline) {
       ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
+      ::wait4(pid_, &status, 0, &usage);
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   pid_ = -1;
+  if (cpu_s != nullptr) {
+    const auto seconds = [](const timeval& t) {
+      return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+    };
+    *cpu_s = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

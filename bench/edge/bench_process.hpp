@@ -21,7 +21,9 @@ class BenchProcess {
   BenchProcess& operator=(BenchProcess&& other) noexcept;
 
   /// SIGTERM, then SIGKILL after `grace`; the exit status (128 + signal if killed), -1 if none.
-  int stop(std::chrono::milliseconds grace = std::chrono::milliseconds(5000)) noexcept;
+  /// `cpu_s`, if given, receives the process' CPU time over its life (user + system, wait4).
+  int stop(std::chrono::milliseconds grace = std::chrono::milliseconds(5000),
+           double* cpu_s = nullptr) noexcept;
   /// True while the process runs.
   bool running() noexcept;
 

@@ -1,62 +1,75 @@
-// `dsekp bench edge`: how fast the edge processes telemetry compared with what the broker itself
-// relays, on one private Mosquitto on loopback (issue 3, "Measurements").
+// `dsekp bench edge`: what the edge costs per DATA frame when it drains a backlog, and whether the
+// broker or the edge is the bottleneck (docs/PERFORMANCE.md, "Edge drain").
 //
-// Three runs of the same N messages through the same broker, one publisher sending them all at
-// QoS 1 without waiting (frames generated beforehand, so the publisher is not the bottleneck):
-//   raw   a plain subscriber receives the messages (the DSEKP frames' bytes on another topic, so
-//         the same sizes): what the broker + libmosquitto deliver with no crypto and no storage;
-//   dsekp the edge (`dsekp edge`, a child process) handles N DATA frames of established sessions;
-//   psk   the edge handles N PSK baseline frames.
-// Each rate is N / (time from the first publish to the last message received, or to the edge's
-// telemetry table holding all N). An edge run counts only when the table holds exactly N new
-// rows (zero loss). The edge runs as configured in production except that republish is off
-// (it would add a second message per frame to the same broker) and the metrics are on a private
-// port, from which the mean per-frame processing time (decrypt + SQLite commit + CSV) is read.
+// One private Mosquitto on loopback. The edge (`dsekp edge`, a child process, its production
+// defaults: persistent session, QoS 1, SQLite telemetry, CSV logs unless --no-csv; republish and
+// metrics off) runs once for the handshakes and stops; then, per mode, N frames are queued in its
+// persistent session while it is down, the edge is started again and drains them:
+//   drain  the edge's wall time from the first frame it received (the rows' recvts_us) to the
+//          moment its telemetry table holds all N; a run counts only with exactly N new rows;
+//   cpu    the edge process' CPU time (user + system, from wait4 after it stopped) minus that of
+//          an edge started and stopped with nothing queued (start-up and shutdown): over N.
+// The broker's ceiling is the same backlog drained by a subscriber as light as the edge's own
+// loop: the edge's MQTT client (edge/mqtt/mqtt_client.hpp, same batch size) with a handler that
+// only counts. Its rate is the denominator of the edge's ratio.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dsekp::bench::edge {
 
 struct EdgeBenchOptions {
-  std::size_t count = 20000;  // messages per run
+  std::size_t count = 20000;  // frames queued per drain
   std::size_t devices = 10;   // DSEKP/PSK devices the frames are spread over (round-robin)
   bool compact = false;       // wire encoding of the frames (default JSON, the paper's)
   bool csv = true;            // the edge writes the server CSV logs (its default)
   std::string dsekp_exe;      // the `dsekp` executable that runs `edge`
   std::string mosquitto;      // the broker executable
-  double timeout_s = 300;     // per run
+  double timeout_s = 300;     // per drain
   bool keep_dir = false;      // keep the work directory (logs, databases) for inspection
   std::size_t batch_max = 0;  // the edge's --batch-max; 0: its default
+  /// Words put before the edge's command line in the drains only (e.g. `perf record -g --`), to
+  /// profile them; the CPU figures then include the wrapper's.
+  std::vector<std::string> drain_wrapper;
 };
 
-struct RunFigures {
-  std::size_t messages = 0;   // published (and acknowledged by the broker)
-  std::size_t delivered = 0;  // received by the subscriber / logged by the edge
-  double seconds = 0;
-  double rate = 0;                // delivered messages per second; 0 if the run did not complete
-  bool complete = false;          // delivered == messages within the timeout (and not more)
-  double mean_processing_us = 0;  // edge runs: mean of dsekp_frame_processing_seconds
+/// One drain of N queued messages.
+struct DrainFigures {
+  std::size_t messages = 0;   // queued (and acknowledged by the broker)
+  std::size_t delivered = 0;  // received by the subscriber / stored by the edge
+  bool complete = false;      // delivered == messages within the timeout (and not more)
+  double seconds = 0;         // first message received -> last one received / stored
+  double rate = 0;            // delivered / seconds; 0 if incomplete
+  double cpu_s = 0;           // process CPU over the drain (see above)
+  double cpu_us_per_frame = 0;
 };
 
 struct EdgeBenchResult {
-  RunFigures raw, dsekp, psk;
-  double dsekp_frame_bytes = 0;  // mean wire size
+  DrainFigures broker;  // the light subscriber: the broker's ceiling
+  DrainFigures dsekp, psk;
+  double idle_edge_cpu_s = 0;  // an edge started and stopped with nothing queued
+  double dsekp_frame_bytes = 0;
   double psk_frame_bytes = 0;
-  double ratio_dsekp = 0;  // dsekp.rate / raw.rate
-  double ratio_psk = 0;
-  static constexpr double kTarget = 0.9;
-  bool target_met = false;  // ratio_dsekp >= kTarget and the DSEKP run lost nothing
+  double ratio_dsekp = 0;  // dsekp.rate / broker.rate
+  double ratio_psk = 0;    // psk.rate / broker.rate
+  double cpu_dsekp_over_psk = 0;
+  static constexpr double kTargetCpuUs = 5.0;    // per DSEKP frame
+  static constexpr double kTargetOverPsk = 1.1;  // DSEKP CPU / PSK CPU
+  static constexpr double kTargetRatio = 0.9;    // edge rate / broker rate
+  bool cpu_target_met = false;
+  bool over_psk_target_met = false;
+  bool ratio_target_met = false;
   double load_before[3] = {0, 0, 0};
   double load_after[3] = {0, 0, 0};
   unsigned cpus = 0;
   std::string work_dir;  // kept only with keep_dir
 };
 
-/// Runs the three measurements; throws std::runtime_error on a set-up failure (no broker, the
-/// edge does not start, a handshake fails).
+/// Runs the drains; throws std::runtime_error on a set-up failure (no broker, the edge does not
+/// start, a handshake fails).
 EdgeBenchResult run_edge_bench(const EdgeBenchOptions& options);
 
 }  // namespace dsekp::bench::edge

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "edge/service/write_unit.hpp"
 #include "edge/sinks/accepted_frame_record.hpp"
 
 namespace dsekp::edge::daemon {
@@ -54,12 +55,10 @@ bool recover_pending_rows(RedisSessionStore& redis, const std::string& key, Sess
     if (!written) return abandon("writing a pending row to the local sinks");
     ++report.inserted;
   }
-  if (const StoreResult r = local.commit(); !r.ok()) {
-    sinks.rolled_back();
+  if (const StoreResult r = commit_with_sinks(local, &sinks); !r.ok()) {
     error = std::string("local commit: ") + store_status_name(r.status);
     return false;
   }
-  sinks.committed();
   // Everything is local now; a kill before this DEL only makes the next start find the rows
   // present.
   if (!redis.clear_pending(key).ok()) {

@@ -223,6 +223,7 @@ class MqttClient {
   bool in_batch_ = false;        // loop thread only
   bool batch_full_ = false;      // on_message ended a full batch (loop thread only)
   std::size_t batch_count_ = 0;  // messages in the open batch (loop thread only)
+  std::uint64_t delivered_ = 0;  // messages handed to the handler (loop thread only)
   bool ever_accepted_ = false;   // a CONNACK accepted this connection (loop thread only)
   // Totals, written by the loop thread, read by stop() after the join.
   std::uint64_t batches_ = 0;

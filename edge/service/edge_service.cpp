@@ -105,6 +105,7 @@ StoreResult EdgeService::begin_batch() noexcept {
     if (batch_open_) return StoreResult{StoreStatus::transaction_misuse};
     const StoreResult r = store_.begin();
     batch_open_ = r.ok();
+    if (batch_open_) credentials_.begin();
     return r;
   } catch (...) {
     return StoreResult{StoreStatus::storage_failure};
@@ -116,13 +117,8 @@ StoreResult EdgeService::commit_batch() noexcept {
     std::lock_guard lock(mutex_);
     if (!batch_open_) return StoreResult{StoreStatus::transaction_misuse};
     batch_open_ = false;
-    const StoreResult r = store_.commit();  // a failed commit has rolled back
-    if (r.ok()) {
-      sink_.committed();
-    } else {
-      sink_.rolled_back();
-    }
-    return r;
+    credentials_.end();
+    return commit_with_sinks(store_, &sink_);  // a failed commit has rolled back
   } catch (...) {
     return StoreResult{StoreStatus::storage_failure};
   }
@@ -133,6 +129,7 @@ void EdgeService::rollback_batch() noexcept {
     std::lock_guard lock(mutex_);
     if (!batch_open_) return;
     batch_open_ = false;
+    credentials_.end();
     (void)store_.rollback();
     sink_.rolled_back();
   } catch (...) {
@@ -190,7 +187,7 @@ void EdgeService::dispatch(MessageKind kind, std::string_view topic_dev_id, Byte
 }
 
 bool EdgeService::load_device(const DevId& dev_id, DeviceContext& ctx, HandleResult& r) {
-  if (const RegistryStatus s = registry_.find(dev_id.str(), ctx.credentials); !s.ok()) {
+  if (const RegistryStatus s = credentials_.find(dev_id.str(), ctx.credentials); !s.ok()) {
     if (s.code() == RegistryErrc::not_found) {
       reject(r, Error::unknown_device);
     } else {

@@ -83,7 +83,7 @@ EdgeService::CachedPath EdgeService::on_cached_data(const DataFrame& frame, Byte
   // The registry is asked on every frame, as on the full path: a rotated credential changes the
   // generation, the cached sessions no longer match it, and the full path drops the old state.
   DeviceCredentials credentials;
-  if (!registry_.find(frame.dev_id.str(), credentials).ok()) return CachedPath::miss;
+  if (!credentials_.find(frame.dev_id.str(), credentials).ok()) return CachedPath::miss;
   EdgeSession* session = cache->find_session(frame.dev_id, frame.sessctr, credentials.generation);
   if (session == nullptr) return CachedPath::miss;
 
@@ -210,7 +210,7 @@ void EdgeService::on_psk(ByteView payload, std::uint64_t, std::uint64_t recvts_u
   if (const Error e = decoder_.decode_psk(payload, frame); e != Error::ok) return reject(r, e);
   r.dev_id = frame.dev_id.str();
   DeviceCredentials credentials;
-  if (const RegistryStatus s = registry_.find(frame.dev_id.str(), credentials); !s.ok()) {
+  if (const RegistryStatus s = credentials_.find(frame.dev_id.str(), credentials); !s.ok()) {
     if (s.code() == RegistryErrc::not_found) return reject(r, Error::unknown_device);
     return fail(r, EdgeReason::registry_failure, s.message());
   }

@@ -3,23 +3,24 @@
 // must commit as one unit: otherwise a crash between them loses a reading or accepts it twice).
 //
 // Call sequence for one unit of work (one received message):
-//   store.begin(); save state; sink.write(row)...; store.commit(); then committed() or
-//   rolled_back(). A rolled-back unit may also end without any write() (e.g. the state save
-//   failed), and rolled_back() is then still called.
-// So a sink that stores rows in the session store's SQLite database inserts them in write(), on
-// that same connection (SqliteSessionStore::connection()), and they commit or vanish with the
-// state; it must check that a transaction is open (sqlite3_get_autocommit() == 0) before writing,
-// because SQLite ends a transaction by itself after some errors. A sink with side effects
-// outside the database (a file, an MQTT republish) stages its rows in write() and acts on them
-// only in committed().
+//   store.begin(); save state; sink.write(row)...; sink.before_commit(); store.commit(); then
+//   committed() or rolled_back() (commit_with_sinks() in write_unit.hpp is that sequence). A
+//   rolled-back unit may also end without any write() (e.g. the state save failed), and
+//   rolled_back() is then still called.
+// So a sink that stores rows in the session store's SQLite database stages them in write() and
+// inserts them in before_commit(), on that same connection (SqliteSessionStore::connection()),
+// so they commit or vanish with the state; it must check that a transaction is open
+// (sqlite3_get_autocommit() == 0) before writing, because SQLite ends a transaction by itself
+// after some errors. Inserting them only then keeps every message's savepoint free of SQL
+// statements (sqlite_session_store.hpp). A sink with side effects outside the database (a
+// file, an MQTT republish) stages its rows in write() and acts on them only in committed().
 //
 // In a batch (EdgeService::begin_batch, the daemon's default) one unit holds several messages:
 //   store.begin(); per message: sink.savepoint(); save; write(row)...; then either the message
 //   is kept (nothing is said to the sink) or undone (rolled_back_to_savepoint(): forget the rows
-//   written since savepoint()); at the end store.commit() and committed() for every kept row,
-//   in the order written, or rolled_back() for all of them.
-// A sink in the store's database needs nothing for savepoints (SQLite's savepoint undoes its
-// rows); a sink that stages rows drops the ones staged after savepoint().
+//   written since savepoint()); at the end before_commit(), store.commit() and committed() for
+//   every kept row, in the order written, or rolled_back() for all of them.
+// A sink that stages rows drops the ones staged after savepoint().
 //
 // Called from the one thread that runs EdgeService (under its lock).
 #pragma once
@@ -35,6 +36,9 @@ class SinkWriter {
   /// Takes one row into the open unit. false (or an exception) means it could not: the whole
   /// unit is rolled back and the message reported as sink_failure.
   [[nodiscard]] virtual bool write(const AcceptedFrame& row) = 0;
+  /// The unit is about to commit: a sink in the store's database inserts its staged rows now,
+  /// in the open transaction. false: the unit is rolled back instead (rolled_back() follows).
+  [[nodiscard]] virtual bool before_commit() noexcept { return true; }
   /// The unit holding the rows written since the last committed()/rolled_back() is durable.
   virtual void committed() noexcept {}
   /// That unit was rolled back: forget its rows.

@@ -34,7 +34,7 @@ std::unique_ptr<SqliteCredentialGenerations> SqliteCredentialGenerations::open(
     sqlite3_free(message);
     return nullptr;
   }
-  std::unique_ptr<SqliteCredentialGenerations> out(new SqliteCredentialGenerations(db));
+  std::unique_ptr<SqliteCredentialGenerations> out(new SqliteCredentialGenerations(store));
   out->load_ = SqliteStatement(db, kLoad);
   out->record_ = SqliteStatement(db, kRecord);
   out->remove_ = SqliteStatement(db, kRemove);
@@ -59,17 +59,33 @@ bool SqliteCredentialGenerations::in_transaction() const noexcept {
 StoreResult SqliteCredentialGenerations::load(const DevId& dev_id,
                                               std::optional<std::uint64_t>& generation) {
   generation.reset();
+  const std::uint64_t epoch = store_.read_epoch();
+  if (epoch != read_epoch_) {
+    read_.clear();
+    read_epoch_ = epoch;
+  }
+  if (epoch != 0) {
+    if (const auto it = read_.find(std::string(dev_id.str())); it != read_.end()) {
+      generation = it->second;
+      return StoreResult{};
+    }
+  }
   StatementScope scope(load_);
   bind_dev_id(scope.get(), dev_id);
   const int rc = sqlite3_step(scope.get());
-  if (rc == SQLITE_DONE) return StoreResult{};
-  if (rc != SQLITE_ROW) return failure();
-  generation = static_cast<std::uint64_t>(sqlite3_column_int64(scope.get(), 0));
+  if (rc == SQLITE_ROW) {
+    generation = static_cast<std::uint64_t>(sqlite3_column_int64(scope.get(), 0));
+  } else if (rc != SQLITE_DONE) {
+    return failure();
+  }
+  if (epoch != 0) read_.emplace(std::string(dev_id.str()), generation);
   return StoreResult{};
 }
 
 StoreResult SqliteCredentialGenerations::record(const DevId& dev_id, std::uint64_t generation) {
   if (!in_transaction()) return StoreResult{StoreStatus::transaction_misuse};
+  if (const StoreResult r = store_.before_direct_write(); !r.ok()) return r;
+  read_.erase(std::string(dev_id.str()));
   StatementScope scope(record_);
   bind_dev_id(scope.get(), dev_id);
   sqlite3_bind_int64(scope.get(), 2, static_cast<sqlite3_int64>(generation));
@@ -78,6 +94,8 @@ StoreResult SqliteCredentialGenerations::record(const DevId& dev_id, std::uint64
 
 StoreResult SqliteCredentialGenerations::remove(const DevId& dev_id) {
   if (!in_transaction()) return StoreResult{StoreStatus::transaction_misuse};
+  if (const StoreResult r = store_.before_direct_write(); !r.ok()) return r;
+  read_.erase(std::string(dev_id.str()));
   StatementScope scope(remove_);
   bind_dev_id(scope.get(), dev_id);
   return sqlite3_step(scope.get()) == SQLITE_DONE ? StoreResult{} : failure();

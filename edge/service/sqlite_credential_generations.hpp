@@ -1,5 +1,9 @@
 // CredentialGenerations on SQLite: one row per device in the session store's own database, on
 // its connection, so that a record commits or rolls back with the state it describes.
+//
+// Inside a transaction a device's record is read once: the answer is kept until the transaction
+// ends, a savepoint is undone (SqliteSessionStore::read_epoch) or this object writes the
+// device's record, so a batch of one device's messages asks SQLite once.
 #pragma once
 
 #include <sqlite3.h>
@@ -8,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "credential_generations.hpp"
 #include "edge/store/sqlite_session_store.hpp"
@@ -30,15 +35,19 @@ class SqliteCredentialGenerations final : public CredentialGenerations {
   [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
 
  private:
-  explicit SqliteCredentialGenerations(sqlite3* db) noexcept : db_(db) {}
+  explicit SqliteCredentialGenerations(SqliteSessionStore& store) noexcept
+      : store_(store), db_(store.connection()) {}
   StoreResult failure();
   [[nodiscard]] bool in_transaction() const noexcept;
 
-  sqlite3* db_;  // owned by the session store
+  SqliteSessionStore& store_;  // whose savepoint must cover the writes
+  sqlite3* db_;                // owned by the session store
   sqlite::SqliteStatement load_;
   sqlite::SqliteStatement record_;
   sqlite::SqliteStatement remove_;
   std::string last_error_;
+  std::uint64_t read_epoch_ = 0;  // SqliteSessionStore::read_epoch() of the answers in read_
+  std::unordered_map<std::string, std::optional<std::uint64_t>> read_;
 };
 
 }  // namespace dsekp::edge

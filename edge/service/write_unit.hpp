@@ -15,6 +15,26 @@
 
 namespace dsekp::edge {
 
+/// Ends the open transaction of `store` with the rows of `sink` (may be null): the sink's
+/// before_commit(), the commit, then committed() or rolled_back() (sink_writer.hpp). A failure
+/// has rolled everything back.
+inline StoreResult commit_with_sinks(SessionStore& store, SinkWriter* sink) noexcept {
+  if (sink != nullptr && !sink->before_commit()) {
+    (void)store.rollback();
+    sink->rolled_back();
+    return StoreResult{StoreStatus::storage_failure};
+  }
+  const StoreResult r = store.commit();
+  if (sink != nullptr) {
+    if (r.ok()) {
+      sink->committed();
+    } else {
+      sink->rolled_back();
+    }
+  }
+  return r;
+}
+
 class WriteUnit {
  public:
   /// Begins the store transaction (or, in a batch, the savepoint); check status(). `sink` may
@@ -54,15 +74,7 @@ class WriteUnit {
       if (!r.ok() && sink_ != nullptr) sink_->rolled_back_to_savepoint();
       return r;
     }
-    const StoreResult r = store_.commit();
-    if (sink_ != nullptr) {
-      if (r.ok()) {
-        sink_->committed();
-      } else {
-        sink_->rolled_back();
-      }
-    }
-    return r;
+    return commit_with_sinks(store_, sink_);
   }
 
  private:

@@ -9,6 +9,12 @@ bool CompositeSink::write(const AcceptedFrame& row) {
   return true;
 }
 
+bool CompositeSink::before_commit() noexcept {
+  for (SinkWriter* sink : sinks_)
+    if (!sink->before_commit()) return false;
+  return true;
+}
+
 void CompositeSink::committed() noexcept {
   for (SinkWriter* sink : sinks_) sink->committed();
 }

@@ -15,6 +15,7 @@ class CompositeSink final : public SinkWriter {
   void add(SinkWriter& sink) { sinks_.push_back(&sink); }
 
   [[nodiscard]] bool write(const AcceptedFrame& row) override;
+  [[nodiscard]] bool before_commit() noexcept override;
   void committed() noexcept override;
   void rolled_back() noexcept override;
   void savepoint() noexcept override;

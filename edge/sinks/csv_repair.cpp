@@ -64,7 +64,7 @@ bool repair_csv_file(int fd, const std::vector<JournalLine>& lines, CsvRepairRep
   if (!file_size(fd, size, error)) return false;
   std::size_t i = 0;
   while (i < lines.size() && present(fd, lines[i], size)) ++i;
-  report.lines_present = i;
+  for (std::size_t k = 0; k < i; ++k) report.lines_present += lines[k].rows;
   if (i == lines.size()) {
     // Everything is in place; cut what follows the last journaled line (a torn write).
     if (!lines.empty()) {
@@ -90,7 +90,7 @@ bool repair_csv_file(int fd, const std::vector<JournalLine>& lines, CsvRepairRep
   }
   for (; i < lines.size(); ++i) {
     if (!append(fd, lines[i].line, error)) return false;
-    ++report.lines_appended;
+    report.lines_appended += lines[i].rows;
   }
   if (::fsync(fd) != 0 && errno != EINVAL) {
     error = std::string("fsync: ") + std::strerror(errno);

@@ -1,6 +1,7 @@
 // Server CSV rows (see server_csv_format.hpp).
 #include "edge/sinks/server_csv_format.hpp"
 
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 
@@ -17,14 +18,41 @@ std::string server_csv_header(FrameMode mode) {
          "payload_size,bin_1s,throughput,sendts_ms,recvts_us\n";
 }
 
-std::string csv_field(std::string_view field) {
-  if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
-  std::string out = "\"";
+namespace {
+
+// Appends `field` as csv_field() would make it.
+void append_csv_field(std::string& out, std::string_view field) {
+  if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out += field;
+    return;
+  }
+  out += '"';
   for (const char c : field) {
     if (c == '"') out += '"';
     out += c;
   }
   out += '"';
+}
+
+void append_uint(std::string& out, std::uint64_t value) {
+  char buf[20];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  (void)ec;  // 20 digits hold any uint64
+  out.append(buf, end);
+}
+
+void append_int(std::string& out, std::int64_t value) {
+  char buf[20];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  (void)ec;  // 20 characters hold any int64 with its sign
+  out.append(buf, end);
+}
+
+}  // namespace
+
+std::string csv_field(std::string_view field) {
+  std::string out;
+  append_csv_field(out, field);
   return out;
 }
 
@@ -40,29 +68,58 @@ std::string plaintext_column_text(ByteView plaintext) {
 }
 
 std::string iso8601_utc_ms(std::uint64_t unix_ms) {
-  const auto seconds = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buf[64];  // room for any int the format could print
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<unsigned>(unix_ms % 1000));
-  return buf;
+  // A row's seconds repeat for a whole second of rows: formatted once per second per thread.
+  thread_local std::uint64_t cached_second = ~std::uint64_t{0};
+  thread_local char cached[48];
+  const std::uint64_t second = unix_ms / 1000;
+  if (second != cached_second) {
+    const auto seconds = static_cast<std::time_t>(second);
+    std::tm tm{};
+    gmtime_r(&seconds, &tm);
+    std::snprintf(cached, sizeof cached, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    cached_second = second;
+  }
+  char ms[8];
+  std::snprintf(ms, sizeof ms, ".%03uZ", static_cast<unsigned>(unix_ms % 1000));
+  return std::string(cached) + ms;
 }
 
 std::string server_csv_row(const AcceptedFrame& f, std::uint64_t throughput) {
-  const std::string plaintext = plaintext_column_text(f.plaintext);
-  std::string row =
-      std::to_string(f.seq) + ',' + iso8601_utc_ms(f.recvts_ms) + ',' + csv_field(f.dev_id) + ',';
-  if (f.mode == FrameMode::dsekp) row += std::to_string(f.sessctr) + ',';
-  row += csv_field(f.ciphertext_b64) + ',' + csv_field(f.iv_b64) + ',' + csv_field(f.tag_b64) + ',';
+  std::string row;
+  row.reserve(160 + f.ciphertext_b64.size() + f.plaintext.size() * 2);
+  append_uint(row, f.seq);
+  row += ',';
+  row += iso8601_utc_ms(f.recvts_ms);
+  row += ',';
+  append_csv_field(row, f.dev_id);
+  row += ',';
+  if (f.mode == FrameMode::dsekp) {
+    append_uint(row, f.sessctr);
+    row += ',';
+  }
+  for (const std::string* b64 : {&f.ciphertext_b64, &f.iv_b64, &f.tag_b64}) {
+    append_csv_field(row, *b64);
+    row += ',';
+  }
   // LOGS.md: the plaintext (JSON) is always quoted, even when nothing in it would require it.
-  std::string quoted = csv_field(plaintext);
-  if (quoted.empty() || quoted.front() != '"') quoted = '"' + quoted + '"';
-  row += quoted + ',' + std::to_string(f.recvts_ms) + ',' + std::to_string(f.latency_ms) + ',' +
-         std::to_string(f.payload_size) + ',' + std::to_string(f.recvts_ms / 1000) + ',' +
-         std::to_string(throughput) + ',' + std::to_string(f.sendts_ms) + ',' +
-         std::to_string(f.recvts_us) + '\n';
+  const std::string plaintext = plaintext_column_text(f.plaintext);
+  const std::size_t quote_at = row.size();
+  append_csv_field(row, plaintext);
+  if (row.size() == quote_at || row[quote_at] != '"') {
+    row.insert(quote_at, 1, '"');
+    row += '"';
+  }
+  row += ',';
+  append_uint(row, f.recvts_ms);
+  row += ',';
+  append_int(row, f.latency_ms);
+  for (const std::uint64_t n :
+       {std::uint64_t{f.payload_size}, f.recvts_ms / 1000, throughput, f.sendts_ms, f.recvts_us}) {
+    row += ',';
+    append_uint(row, n);
+  }
+  row += '\n';
   return row;
 }
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -148,34 +149,57 @@ bool ServerCsvSink::write(const AcceptedFrame& row) {
   const std::uint64_t bin = row.recvts_ms / 1000;
   const std::uint64_t count = bin == file.bin ? file.count + 1 : 1;
   std::string line = server_csv_row(row, count);
-  std::int64_t id = 0;
-  if (journal_ != nullptr) {
-    // A journal line outside the unit's transaction would commit on its own: refuse (SQLite
-    // may have ended the transaction by itself after an error).
-    if (!journal_->in_transaction()) return false;
-    if (staged_.empty() && needs_repair_) {
-      std::string error;
-      if (!repair_all(error)) {
-        logging::logger().error("CSV repair failed: {}", error);
-      } else {
-        needs_repair_ = false;
-        psk_before_ = psk_;
-        dsekp_before_ = dsekp_;
-      }
+  if (journal_ != nullptr && staged_.empty() && needs_repair_) {
+    std::string error;
+    if (!repair_all(error)) {
+      logging::logger().error("CSV repair failed: {}", error);
+    } else {
+      needs_repair_ = false;
+      psk_before_ = psk_;
+      dsekp_before_ = dsekp_;
     }
-    if (appended_through_ > forgotten_through_ && !journal_->forget_through(appended_through_))
-      return false;
-    id = journal_->add(file.name, file.end, line);
-    if (id == 0) return false;
   }
   file.bin = bin;
   file.count = count;
+  const std::uint64_t offset = file.end;
   file.end += line.size();
-  staged_.push_back(Staged{&file, std::move(line), id});
+  staged_.push_back(Staged{&file, std::move(line), offset});
+  return true;
+}
+
+bool ServerCsvSink::before_commit() noexcept {
+  journal_ids_through_ = 0;
+  if (journal_ == nullptr || staged_.empty()) return true;
+  // A journal record outside the unit's transaction would commit on its own: refuse (SQLite
+  // may have ended the transaction by itself after an error).
+  if (!journal_->in_transaction()) return false;
+  try {
+    if (appended_through_ > forgotten_through_ && !journal_->forget_through(appended_through_))
+      return false;
+    // One record per file: the unit's lines of a file are contiguous in it, so their
+    // concatenation starts at the first one's offset.
+    for (File* file : {&psk_, &dsekp_}) {
+      std::string block;
+      std::uint64_t offset = 0;
+      std::uint32_t rows = 0;
+      for (const Staged& st : staged_) {
+        if (st.file != file) continue;
+        if (rows++ == 0) offset = st.offset;
+        block += st.line;
+      }
+      if (rows == 0) continue;
+      const std::int64_t id = journal_->add(file->name, offset, block, rows);
+      if (id == 0) return false;
+      journal_ids_through_ = std::max(journal_ids_through_, id);
+    }
+  } catch (...) {
+    return false;  // out of memory: the unit rolls back
+  }
   return true;
 }
 
 void ServerCsvSink::rolled_back() noexcept {
+  journal_ids_through_ = 0;
   if (!staged_.empty()) {
     // Keep the (possibly reopened) FILE*s; restore only the counters.
     for (auto [now, before] :
@@ -215,15 +239,11 @@ void ServerCsvSink::committed() noexcept {
       forgotten_through_ = appended_through_;
   }
   bool ok = !needs_repair_;  // while a repair is due, new lines wait in the journal for it
-  std::int64_t last_id = 0;
   for (const Staged& s : staged_) {
     if (ok && std::fwrite(s.line.data(), 1, s.line.size(), s.file->fp) != s.line.size()) ok = false;
-    if (!ok) {
-      ++lost_rows_;
-      continue;
-    }
-    last_id = s.journal_id;
+    if (!ok) ++lost_rows_;
   }
+  const std::int64_t last_id = std::exchange(journal_ids_through_, 0);
   // Flushed per unit, so a killed edge loses at most what the journal gives back.
   if (!staged_.empty() && (std::fflush(psk_.fp) != 0 || std::fflush(dsekp_.fp) != 0)) ok = false;
   if (ok) {

@@ -2,9 +2,10 @@
 // directory (docs/LOGS.md), appended to after each commit.
 //
 // Exactly once, with a journal (the daemon's mode; ARCHITECTURE.md, durability step 3): given
-// the session store's connection, write() journals each row's CSV line and the offset where it
-// must start in its file, inside the unit's transaction (csv_journal.hpp); committed() appends
-// and flushes the lines; a later unit forgets the appended ones in its own transaction. At
+// the session store's connection, write() stages each row's CSV line, before_commit() journals
+// the unit's lines of each file as one record with the offset where they must start in it,
+// inside the unit's transaction (csv_journal.hpp); committed() appends and flushes the lines; a
+// later unit forgets the appended records in its own transaction. At
 // construction every file is repaired against the journal (csv_repair.hpp): a kill between the
 // commit and the append, or in the middle of an append, leaves the file short or torn, and the
 // repair truncates to the first missing line and re-appends from there. A failed append (disk
@@ -13,8 +14,8 @@
 // scope, as for the store's synchronous=NORMAL.
 //
 // Batches (sink_writer.hpp): the lines of all kept messages of a unit are appended in order and
-// flushed once, after its commit; an undone message's lines are dropped (its journal lines go
-// with the store's savepoint). A reopen or a repair happens only at a unit's first row, so the
+// flushed once, after its commit; an undone message's lines are dropped (nothing of them was
+// journaled yet). A reopen or a repair happens only at a unit's first row, so the
 // offsets journaled within one unit always refer to the same files.
 //
 // Without a connection (tests, tools) rows are appended after the commit with no journal, so a
@@ -54,6 +55,7 @@ class ServerCsvSink final : public SinkWriter {
   ServerCsvSink& operator=(const ServerCsvSink&) = delete;
 
   [[nodiscard]] bool write(const AcceptedFrame& row) override;
+  [[nodiscard]] bool before_commit() noexcept override;
   void committed() noexcept override;
   void rolled_back() noexcept override;
   void savepoint() noexcept override;
@@ -81,7 +83,7 @@ class ServerCsvSink final : public SinkWriter {
   struct Staged {
     File* file;
     std::string line;
-    std::int64_t journal_id;  // 0 without a journal
+    std::uint64_t offset;  // where the line starts in its file
   };
   void open_file(File& file);
   void close_files() noexcept;
@@ -102,7 +104,8 @@ class ServerCsvSink final : public SinkWriter {
   std::size_t savepoint_size_ = 0;
   File psk_at_savepoint_;
   File dsekp_at_savepoint_;
-  std::int64_t appended_through_ = 0;  // journal ids up to this are in their files
+  std::int64_t appended_through_ = 0;     // journal ids up to this are in their files
+  std::int64_t journal_ids_through_ = 0;  // the newest record before_commit() journaled
   std::int64_t forgotten_through_ = 0;
   bool needs_repair_ = false;
   std::atomic<bool> reopen_requested_{false};

@@ -3,6 +3,9 @@
 
 #include <string>
 
+#include "dsekp/bytes.hpp"
+#include "edge/sqlite/sqlite_statement.hpp"
+
 namespace dsekp::edge::sinks {
 namespace {
 
@@ -27,18 +30,6 @@ constexpr const char* kLookup =
     "SELECT 1 FROM telemetry WHERE recvts_us = ?1 AND mode = ?2 AND dev_id = ?3 AND sessctr = ?4"
     " AND seq = ?5 LIMIT 1";
 
-bool has_column(sqlite3* db, const char* table, const char* column) {
-  sqlite3_stmt* s = nullptr;
-  const std::string sql = std::string("SELECT count(*) FROM pragma_table_info('") + table +
-                          "') WHERE name = '" + column + "'";
-  bool found = false;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK &&
-      sqlite3_step(s) == SQLITE_ROW)
-    found = sqlite3_column_int(s, 0) > 0;
-  sqlite3_finalize(s);
-  return found;
-}
-
 }  // namespace
 
 std::unique_ptr<SqliteTelemetrySink> SqliteTelemetrySink::open(sqlite3* db, std::string& error) {
@@ -46,7 +37,7 @@ std::unique_ptr<SqliteTelemetrySink> SqliteTelemetrySink::open(sqlite3* db, std:
     error = std::string("telemetry table: ") + sqlite3_errmsg(db);
     return nullptr;
   }
-  if (!has_column(db, "telemetry", "recvts_us") &&
+  if (!sqlite::has_column(db, "telemetry", "recvts_us") &&
       sqlite3_exec(db, kAddRecvtsUs, nullptr, nullptr, nullptr) != SQLITE_OK) {
     error = std::string("telemetry table: ") + sqlite3_errmsg(db);
     return nullptr;
@@ -60,6 +51,7 @@ std::unique_ptr<SqliteTelemetrySink> SqliteTelemetrySink::open(sqlite3* db, std:
 }
 
 SqliteTelemetrySink::~SqliteTelemetrySink() {
+  drop_staged(0);
   sqlite3_finalize(insert_);
   sqlite3_finalize(lookup_);
 }
@@ -90,16 +82,49 @@ int SqliteTelemetrySink::contains(const AcceptedFrame& row) {
 }
 
 bool SqliteTelemetrySink::write(const AcceptedFrame& row) {
+  if (staged_count_ == staged_.size()) staged_.emplace_back();
+  AcceptedFrame& copy = staged_[staged_count_++];
+  // Only what the table keeps (the CSV's base64 fields are not copied); assign() reuses the
+  // buffers of an earlier unit.
+  copy.mode = row.mode;
+  copy.encoding = row.encoding;
+  copy.dev_id.assign(row.dev_id);
+  copy.sessctr = row.sessctr;
+  copy.seq = row.seq;
+  copy.sendts_ms = row.sendts_ms;
+  copy.recvts_ms = row.recvts_ms;
+  copy.recvts_us = row.recvts_us;
+  copy.latency_ms = row.latency_ms;
+  copy.payload_size = row.payload_size;
+  copy.plaintext.assign(row.plaintext.begin(), row.plaintext.end());
+  return true;
+}
+
+bool SqliteTelemetrySink::before_commit() noexcept {
   // SQLite may have ended the transaction by itself after an error: an insert outside it would
   // commit on its own, apart from the state, so refuse (the unit is rolled back).
-  if (sqlite3_get_autocommit(db_) != 0) return false;
+  if (staged_count_ > 0 && sqlite3_get_autocommit(db_) != 0) return false;
+  for (std::size_t i = 0; i < staged_count_; ++i)
+    if (!insert(staged_[i])) return false;
+  return true;
+}
+
+void SqliteTelemetrySink::drop_staged(std::size_t from) noexcept {
+  for (std::size_t i = from; i < staged_count_; ++i)
+    secure_wipe(MutableByteView(staged_[i].plaintext.data(), staged_[i].plaintext.size()));
+  if (from < staged_count_) staged_count_ = from;
+  if (savepoint_ > staged_count_) savepoint_ = staged_count_;
+}
+
+bool SqliteTelemetrySink::insert(const AcceptedFrame& row) {
   sqlite3_reset(insert_);
   sqlite3_clear_bindings(insert_);
   const bool bound =
       sqlite3_bind_text(insert_, 1, frame_mode_name(row.mode), -1, SQLITE_STATIC) == SQLITE_OK &&
       sqlite3_bind_text(insert_, 2, row.encoding == Encoding::json ? "json" : "compact", -1,
                         SQLITE_STATIC) == SQLITE_OK &&
-      sqlite3_bind_text(insert_, 3, row.dev_id.c_str(), -1, SQLITE_TRANSIENT) == SQLITE_OK &&
+      sqlite3_bind_text(insert_, 3, row.dev_id.data(), static_cast<int>(row.dev_id.size()),
+                        SQLITE_STATIC) == SQLITE_OK &&
       sqlite3_bind_int64(insert_, 4, row.sessctr) == SQLITE_OK &&
       sqlite3_bind_int64(insert_, 5, row.seq) == SQLITE_OK &&
       sqlite3_bind_int64(insert_, 6, static_cast<sqlite3_int64>(row.sendts_ms)) == SQLITE_OK &&
@@ -109,7 +134,7 @@ bool SqliteTelemetrySink::write(const AcceptedFrame& row) {
       // A null pointer would bind NULL: an empty reading is an empty blob, never NULL.
       sqlite3_bind_blob(insert_, 10,
                         row.plaintext.empty() ? "" : static_cast<const void*>(row.plaintext.data()),
-                        static_cast<int>(row.plaintext.size()), SQLITE_TRANSIENT) == SQLITE_OK &&
+                        static_cast<int>(row.plaintext.size()), SQLITE_STATIC) == SQLITE_OK &&
       sqlite3_bind_int64(insert_, 11, static_cast<sqlite3_int64>(row.recvts_us)) == SQLITE_OK;
   const bool ok = bound && sqlite3_step(insert_) == SQLITE_DONE;
   sqlite3_reset(insert_);

@@ -1,7 +1,8 @@
 // Accepted frames as rows of table `telemetry` in the session store's own database, inserted on
 // the store's connection inside the transaction that also saves the device state: the row and
 // the moved replay window commit together or not at all, which makes this table the edge's
-// exactly-once record of every accepted frame (sink_writer.hpp).
+// exactly-once record of every accepted frame (sink_writer.hpp). The rows of a unit are staged in
+// write() and inserted in before_commit(), just before the commit.
 //
 // telemetry(id INTEGER PRIMARY KEY, mode TEXT, encoding TEXT, dev_id TEXT, sessctr INTEGER,
 //           seq INTEGER, sendts_ms INTEGER, recvts_ms INTEGER, latency_ms INTEGER,
@@ -22,6 +23,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "edge/service/sink_writer.hpp"
 
@@ -37,6 +39,11 @@ class SqliteTelemetrySink final : public SinkWriter {
   SqliteTelemetrySink& operator=(const SqliteTelemetrySink&) = delete;
 
   [[nodiscard]] bool write(const AcceptedFrame& row) override;
+  [[nodiscard]] bool before_commit() noexcept override;
+  void committed() noexcept override { drop_staged(0); }
+  void rolled_back() noexcept override { drop_staged(0); }
+  void savepoint() noexcept override { savepoint_ = staged_count_; }
+  void rolled_back_to_savepoint() noexcept override { drop_staged(savepoint_); }
 
   /// Creates the lookup index (if missing; building it over a large existing table takes a
   /// while, once) and prepares contains(). false with `error` on failure.
@@ -47,10 +54,16 @@ class SqliteTelemetrySink final : public SinkWriter {
 
  private:
   SqliteTelemetrySink(sqlite3* db, sqlite3_stmt* insert) noexcept : db_(db), insert_(insert) {}
+  [[nodiscard]] bool insert(const AcceptedFrame& row);
+  /// Forgets the staged rows from `from` on (their readings wiped); the buffers are kept.
+  void drop_staged(std::size_t from) noexcept;
 
   sqlite3* db_;
   sqlite3_stmt* insert_;
   sqlite3_stmt* lookup_ = nullptr;
+  std::vector<AcceptedFrame> staged_;  // the open unit's rows: the first staged_count_
+  std::size_t staged_count_ = 0;
+  std::size_t savepoint_ = 0;
 };
 
 }  // namespace dsekp::edge::sinks

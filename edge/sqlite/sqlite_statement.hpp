@@ -60,4 +60,8 @@ class StatementScope {
   sqlite3_stmt* stmt_;
 };
 
+/// Whether `table` has a column named `column` (a schema added to by a later version checks
+/// before its ALTER TABLE). False also when the table does not exist or SQLite fails.
+[[nodiscard]] bool has_column(sqlite3* db, std::string_view table, std::string_view column);
+
 }  // namespace dsekp::edge::sqlite

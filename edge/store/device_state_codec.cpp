@@ -297,6 +297,10 @@ const char* state_codec_error_name(StateCodecError e) noexcept {
   return "unknown";
 }
 
+StateCodecError check_device_state(const EdgeDeviceState& state) noexcept {
+  return check_for_encode(state);
+}
+
 StateCodecError encode_device_state(const EdgeDeviceState& state, std::vector<std::uint8_t>& out) {
   secure_wipe(out);  // it may hold an earlier state's keys
   out.clear();

@@ -81,6 +81,10 @@ enum class [[nodiscard]] StateCodecError : std::uint8_t{
 /// core and would not load back).
 StateCodecError encode_device_state(const EdgeDeviceState& state, std::vector<std::uint8_t>& out);
 
+/// What encode_device_state would refuse `state` for, without encoding it: a store that writes
+/// a state later (at its commit) refuses it at the save all the same.
+[[nodiscard]] StateCodecError check_device_state(const EdgeDeviceState& state) noexcept;
+
 /// Decodes and validates `bytes` into `out`. With `expected_dev_id`, a state bound to another
 /// device is refused (dev_id_mismatch). On any error `out` is left unchanged.
 StateCodecError decode_device_state(ByteView bytes, const DevId* expected_dev_id,

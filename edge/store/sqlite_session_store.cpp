@@ -9,6 +9,8 @@
 #include <cstring>
 #include <utility>
 
+#include "device_state_copy.hpp"
+
 namespace dsekp::edge {
 namespace {
 
@@ -38,6 +40,17 @@ constexpr const char* kUpdateIf =
     "UPDATE device_state SET state = ?2, generation = generation + 1, updated_ms = ?3"
     " WHERE dev_id = ?1 AND generation = ?4 RETURNING generation";
 constexpr const char* kRemove = "DELETE FROM device_state WHERE dev_id = ?1";
+// The write-back's statements (state_write_back.hpp): the generation a transaction's first
+// change of a device finds, and the flush at commit, conditional on that generation.
+constexpr const char* kGeneration = "SELECT generation FROM device_state WHERE dev_id = ?1";
+constexpr const char* kFlushInsert =
+    "INSERT INTO device_state(dev_id, state, generation, updated_ms) VALUES(?1, ?2, ?4, ?3)"
+    " ON CONFLICT(dev_id) DO NOTHING";
+constexpr const char* kFlushUpdate =
+    "UPDATE device_state SET state = ?2, generation = ?4, updated_ms = ?3"
+    " WHERE dev_id = ?1 AND generation = ?5";
+constexpr const char* kFlushRemove =
+    "DELETE FROM device_state WHERE dev_id = ?1 AND generation = ?2";
 
 // Creates the file with mode 0600 before SQLite opens it (SQLite would create it 0644 minus
 // the umask), and tightens an existing file that others could read: it holds session keys.
@@ -137,6 +150,10 @@ bool SqliteSessionStore::prepare_statements() {
   insert_new_ = SqliteStatement(db, kInsertNew);
   update_if_ = SqliteStatement(db, kUpdateIf);
   remove_ = SqliteStatement(db, kRemove);
+  generation_ = SqliteStatement(db, kGeneration);
+  flush_insert_ = SqliteStatement(db, kFlushInsert);
+  flush_update_ = SqliteStatement(db, kFlushUpdate);
+  flush_remove_ = SqliteStatement(db, kFlushRemove);
   // IMMEDIATE takes the write lock at BEGIN, so a transaction cannot fail half-way with BUSY
   // when its first write would have to upgrade a read lock.
   begin_ = SqliteStatement(db, "BEGIN IMMEDIATE");
@@ -145,8 +162,10 @@ bool SqliteSessionStore::prepare_statements() {
   savepoint_ = SqliteStatement(db, "SAVEPOINT dsekp_message");
   release_ = SqliteStatement(db, "RELEASE dsekp_message");
   rollback_to_ = SqliteStatement(db, "ROLLBACK TO dsekp_message");
-  for (const SqliteStatement* s : {&load_, &upsert_, &insert_new_, &update_if_, &remove_, &begin_,
-                                   &commit_, &rollback_, &savepoint_, &release_, &rollback_to_}) {
+  for (const SqliteStatement* s :
+       {&load_, &upsert_, &insert_new_, &update_if_, &remove_, &generation_, &flush_insert_,
+        &flush_update_, &flush_remove_, &begin_, &commit_, &rollback_, &savepoint_, &release_,
+        &rollback_to_}) {
     if (!s->ok()) return false;
   }
   return true;
@@ -172,6 +191,13 @@ StoreResult SqliteSessionStore::run(const SqliteStatement& statement) {
 
 StoreResult SqliteSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
                                      std::uint64_t& generation) {
+  if (in_transaction_) {
+    if (const StateWriteBack::Entry* e = write_back_.find(dev_id.str())) {
+      copy_device_state(e->state, out);  // default when removed
+      generation = e->removed ? kAbsentGeneration : e->generation;
+      return StoreResult{};
+    }
+  }
   out = EdgeDeviceState{};
   generation = kAbsentGeneration;
   StatementScope scope(load_);
@@ -194,6 +220,7 @@ StoreResult SqliteSessionStore::save(const DevId& dev_id, const EdgeDeviceState&
   if (transaction_lost()) return StoreResult{StoreStatus::storage_failure};
   if (state.dev_id.size() != 0 && !(state.dev_id == dev_id))
     return StoreResult{StoreStatus::dev_id_mismatch};
+  if (in_transaction_) return save_in_transaction(dev_id, state, now_ms, generation);
   if (const StateCodecError e = encode_device_state(state, blob_); e != StateCodecError::ok)
     return StoreResult{StoreStatus::invalid_state, e};
   const SqliteStatement& statement = generation == kAnyGeneration      ? upsert_
@@ -201,6 +228,85 @@ StoreResult SqliteSessionStore::save(const DevId& dev_id, const EdgeDeviceState&
                                                                        : update_if_;
   const StoreResult result = write_state(statement, dev_id, now_ms, generation);
   secure_wipe(blob_);
+  return result;
+}
+
+StoreResult SqliteSessionStore::current_entry(const DevId& dev_id, StateWriteBack::Entry& out) {
+  if (const StateWriteBack::Entry* e = write_back_.find(dev_id.str())) {
+    out.stored_generation = e->stored_generation;
+    out.generation = e->removed ? kAbsentGeneration : e->generation;
+    return StoreResult{};
+  }
+  StatementScope scope(generation_);
+  sqlite3_bind_text(scope.get(), 1, dev_id.str().data(), static_cast<int>(dev_id.size()),
+                    SQLITE_STATIC);
+  const int rc = sqlite3_step(scope.get());
+  if (rc == SQLITE_ROW) {
+    out.stored_generation = static_cast<std::uint64_t>(sqlite3_column_int64(scope.get(), 0));
+  } else if (rc == SQLITE_DONE) {
+    out.stored_generation = kAbsentGeneration;
+  } else {
+    return failure();
+  }
+  out.generation = out.stored_generation;
+  return StoreResult{};
+}
+
+// `state` becomes the device's entry in the write-back, under the same rules the statements of
+// save() apply (it is encoded at the commit).
+StoreResult SqliteSessionStore::save_in_transaction(const DevId& dev_id,
+                                                    const EdgeDeviceState& state,
+                                                    std::uint64_t now_ms,
+                                                    std::uint64_t& generation) {
+  if (const StateCodecError e = check_device_state(state); e != StateCodecError::ok)
+    return StoreResult{StoreStatus::invalid_state, e};
+  StateWriteBack::Entry entry;
+  if (const StoreResult r = current_entry(dev_id, entry); !r.ok()) return r;
+  if (generation != kAnyGeneration && generation != entry.generation)
+    return StoreResult{StoreStatus::generation_conflict};
+  entry.generation = entry.generation == kAbsentGeneration ? 1 : entry.generation + 1;
+  copy_device_state(state, entry.state);
+  entry.updated_ms = now_ms;
+  generation = entry.generation;
+  write_back_.put(dev_id.str(), std::move(entry));
+  return StoreResult{};
+}
+
+StoreResult SqliteSessionStore::flush_write_back() {
+  StoreResult result;
+  write_back_.for_each([&](const std::string& dev_id, const StateWriteBack::Entry& e) {
+    if (!result.ok()) return;
+    if (e.removed && e.stored_generation == kAbsentGeneration) return;  // nothing stored
+    const SqliteStatement& statement = e.removed                                  ? flush_remove_
+                                       : e.stored_generation == kAbsentGeneration ? flush_insert_
+                                                                                  : flush_update_;
+    StatementScope scope(statement);
+    sqlite3_stmt* st = scope.get();
+    sqlite3_bind_text(st, 1, dev_id.data(), static_cast<int>(dev_id.size()), SQLITE_STATIC);
+    if (e.removed) {
+      sqlite3_bind_int64(st, 2, static_cast<sqlite3_int64>(e.stored_generation));
+    } else {
+      // Checked at the save, so the encoding cannot fail.
+      if (const StateCodecError c = encode_device_state(e.state, blob_); c != StateCodecError::ok) {
+        result = StoreResult{StoreStatus::invalid_state, c};
+        return;
+      }
+      sqlite3_bind_blob(st, 2, blob_.data(), static_cast<int>(blob_.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(st, 3, static_cast<sqlite3_int64>(e.updated_ms));
+      sqlite3_bind_int64(st, 4, static_cast<sqlite3_int64>(e.generation));
+      if (&statement == &flush_update_)
+        sqlite3_bind_int64(st, 5, static_cast<sqlite3_int64>(e.stored_generation));
+    }
+    const int rc = sqlite3_step(st);
+    secure_wipe(blob_);
+    if (rc != SQLITE_DONE) {
+      result = failure();
+    } else if (sqlite3_changes(db_.get()) != 1) {
+      // BEGIN IMMEDIATE holds the write lock since the generation was read, so no other
+      // writer can be in between; kept as a check all the same.
+      result = StoreResult{StoreStatus::generation_conflict};
+    }
+  });
   return result;
 }
 
@@ -225,6 +331,14 @@ StoreResult SqliteSessionStore::write_state(const SqliteStatement& statement, co
 
 StoreResult SqliteSessionStore::remove(const DevId& dev_id) {
   if (transaction_lost()) return StoreResult{StoreStatus::storage_failure};
+  if (in_transaction_) {
+    StateWriteBack::Entry entry;
+    if (const StoreResult r = current_entry(dev_id, entry); !r.ok()) return r;
+    entry.removed = true;
+    entry.generation = kAbsentGeneration;
+    write_back_.put(dev_id.str(), std::move(entry));
+    return StoreResult{};
+  }
   StatementScope scope(remove_);
   sqlite3_bind_text(scope.get(), 1, dev_id.str().data(), static_cast<int>(dev_id.size()),
                     SQLITE_STATIC);
@@ -235,6 +349,7 @@ StoreResult SqliteSessionStore::begin() {
   if (in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
   StoreResult r = run(begin_);
   in_transaction_ = r.ok();
+  if (in_transaction_) ++epoch_;
   return r;
 }
 
@@ -243,6 +358,16 @@ StoreResult SqliteSessionStore::commit() {
   (void)transaction_lost();
   in_transaction_ = false;
   in_savepoint_ = false;  // COMMIT releases an open savepoint with the transaction
+  sql_savepoint_ = false;
+  StoreResult flushed;
+  if (!aborted_) flushed = flush_write_back();
+  write_back_.clear();
+  if (!flushed.ok()) {
+    (void)transaction_lost();
+    if (sqlite3_get_autocommit(db_.get()) == 0) (void)run(rollback_);
+    aborted_ = false;
+    return flushed;
+  }
   if (std::exchange(aborted_, false)) {
     // Lost (SQLite ended it) or given up (a failed ROLLBACK TO): make sure nothing of it stays.
     if (sqlite3_get_autocommit(db_.get()) == 0) (void)run(rollback_);
@@ -263,6 +388,8 @@ StoreResult SqliteSessionStore::rollback() {
   (void)transaction_lost();
   in_transaction_ = false;
   in_savepoint_ = false;
+  sql_savepoint_ = false;
+  write_back_.clear();
   // Lost: SQLite already rolled back. Given up after a failed ROLLBACK TO: roll back now.
   if (std::exchange(aborted_, false) && sqlite3_get_autocommit(db_.get()) != 0)
     return StoreResult{};
@@ -274,28 +401,53 @@ StoreResult SqliteSessionStore::savepoint() {
   // Outside a transaction SAVEPOINT would open a new one that commits on RELEASE: never run it
   // once SQLite has ended ours.
   if (transaction_lost()) return StoreResult{StoreStatus::storage_failure};
+  // Only marked: SQLite's SAVEPOINT is opened when a statement first writes inside it
+  // (before_direct_write); the states' changes are undone by the write-back itself.
+  write_back_.mark();
+  in_savepoint_ = true;
+  sql_savepoint_ = false;
+  return StoreResult{};
+}
+
+StoreResult SqliteSessionStore::before_direct_write() {
+  if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
+  if (transaction_lost()) return StoreResult{StoreStatus::storage_failure};
+  if (!in_savepoint_ || sql_savepoint_) return StoreResult{};
   StoreResult r = run(savepoint_);
-  in_savepoint_ = r.ok();
+  sql_savepoint_ = r.ok();
   return r;
 }
 
 StoreResult SqliteSessionStore::release_savepoint() {
   if (!in_savepoint_) return StoreResult{StoreStatus::transaction_misuse};
   in_savepoint_ = false;
-  if (transaction_lost()) return StoreResult{StoreStatus::storage_failure};
-  StoreResult r = run(release_);
-  if (!r.ok() && !transaction_lost()) {
-    // Keep the promise that a failed release has undone the message's writes.
-    (void)run(rollback_to_);
-    (void)run(release_);
+  const bool sql = std::exchange(sql_savepoint_, false);
+  if (transaction_lost()) {
+    write_back_.undo();
+    return StoreResult{StoreStatus::storage_failure};
   }
+  StoreResult r = sql ? run(release_) : StoreResult{};
+  if (!r.ok()) {
+    // Keep the promise that a failed release has undone the message's writes.
+    write_back_.undo();
+    if (!transaction_lost()) {
+      (void)run(rollback_to_);
+      (void)run(release_);
+    }
+    return r;
+  }
+  write_back_.keep();
   return r;
 }
 
 StoreResult SqliteSessionStore::rollback_to_savepoint() {
   if (!in_savepoint_) return StoreResult{StoreStatus::transaction_misuse};
   in_savepoint_ = false;
+  ++epoch_;
+  write_back_.undo();
+  const bool sql = std::exchange(sql_savepoint_, false);
   if (transaction_lost()) return StoreResult{};  // nothing left to undo; commit() will fail
+  if (!sql) return StoreResult{};
   // ROLLBACK TO keeps the savepoint on SQLite's stack; RELEASE then removes it (empty now).
   StoreResult r = run(rollback_to_);
   if (r.ok()) r = run(release_);

@@ -4,9 +4,17 @@
 // `state` is the device_state_codec encoding. The file is created with mode 0600 (it holds
 // session keys); SQLite gives its -wal and -shm files the same mode.
 //
-// Savepoints are SQLite's own (SAVEPOINT / RELEASE / ROLLBACK TO, one name, one level): the
-// session store, the telemetry rows and the CSV journal lines share the connection, so rolling
-// back to a message's savepoint removes all three of that message and nothing else.
+// Inside a transaction the states are written back (state_write_back.hpp): save() and remove()
+// change an entry in memory, load() reads it from there, and commit() writes each changed
+// device once, conditional on the generation the transaction first found, then commits. So a
+// batch costs one statement per device it changed, not one per message.
+//
+// Savepoints: a savepoint is a mark in the write-back, and SQLite's own SAVEPOINT (one name,
+// one level) is opened only when a statement writes inside it: every writer on this connection
+// other than the store (the credential generations) calls before_direct_write() first. The
+// sinks in this database stage their rows and insert them just before the commit, outside any
+// savepoint (sink_writer.hpp). Rolling back to a message's savepoint removes what that message
+// wrote and nothing else.
 //
 // Durability (SqliteStoreOptions::synchronous):
 //   normal (default): a committed transaction survives the edge process dying in any way
@@ -28,6 +36,7 @@
 
 #include "edge/sqlite/sqlite_statement.hpp"
 #include "session_store.hpp"
+#include "state_write_back.hpp"
 
 namespace dsekp::edge {
 
@@ -56,10 +65,22 @@ class SqliteSessionStore final : public SessionStore {
   StoreResult commit() override;
   StoreResult rollback() override;
   [[nodiscard]] bool in_transaction() const noexcept override { return in_transaction_; }
+  /// A number that changes whenever what the database holds for this connection may have
+  /// changed other than by the reader's own writes: at every begin() and every
+  /// rollback_to_savepoint(); 0 outside a transaction. A reader on this connection may keep what
+  /// it read while the number stays the same (and forget what it writes itself), since BEGIN
+  /// IMMEDIATE holds the write lock and no other process can change the database meanwhile.
+  [[nodiscard]] std::uint64_t read_epoch() const noexcept { return in_transaction_ ? epoch_ : 0; }
   StoreResult savepoint() override;
   StoreResult release_savepoint() override;
   StoreResult rollback_to_savepoint() override;
   [[nodiscard]] bool in_savepoint() const noexcept override { return in_savepoint_; }
+
+  /// Called by another writer on this connection before it runs a statement that writes inside
+  /// the open transaction: opens SQLite's savepoint if a savepoint is marked, so that
+  /// rollback_to_savepoint() undoes that statement too. transaction_misuse outside a
+  /// transaction.
+  StoreResult before_direct_write();
 
   /// The connection, for writers whose rows must commit in the same transaction as a state
   /// (the sink of accepted frames, in the same database file): between begin() and commit(),
@@ -82,6 +103,11 @@ class SqliteSessionStore final : public SessionStore {
   StoreResult run(const sqlite::SqliteStatement& statement);
   StoreResult write_state(const sqlite::SqliteStatement& statement, const DevId& dev_id,
                           std::uint64_t now_ms, std::uint64_t& generation);
+  // The write-back's side of save(), and the device's generations as the transaction sees them.
+  StoreResult save_in_transaction(const DevId& dev_id, const EdgeDeviceState& state,
+                                  std::uint64_t now_ms, std::uint64_t& generation);
+  StoreResult current_entry(const DevId& dev_id, StateWriteBack::Entry& out);
+  StoreResult flush_write_back();
 
   // Declared first so that it is closed after the statements are finalized.
   std::unique_ptr<sqlite3, sqlite::SqliteCloser> db_;
@@ -90,6 +116,10 @@ class SqliteSessionStore final : public SessionStore {
   sqlite::SqliteStatement insert_new_;  // save with kAbsentGeneration
   sqlite::SqliteStatement update_if_;   // save with a loaded generation
   sqlite::SqliteStatement remove_;
+  sqlite::SqliteStatement generation_;
+  sqlite::SqliteStatement flush_insert_;
+  sqlite::SqliteStatement flush_update_;
+  sqlite::SqliteStatement flush_remove_;
   sqlite::SqliteStatement begin_;
   sqlite::SqliteStatement commit_;
   sqlite::SqliteStatement rollback_;
@@ -98,7 +128,10 @@ class SqliteSessionStore final : public SessionStore {
   sqlite::SqliteStatement rollback_to_;
   std::vector<std::uint8_t> blob_;  // encode buffer, reused; wiped after every save
   bool in_transaction_ = false;
+  std::uint64_t epoch_ = 0;  // read_epoch()
   bool in_savepoint_ = false;
+  bool sql_savepoint_ = false;  // SQLite's SAVEPOINT is open (a direct write happened in it)
+  StateWriteBack write_back_;
   bool aborted_ = false;  // SQLite rolled the open transaction back after an error
   std::string last_error_;
 };

@@ -53,11 +53,12 @@ class ServerCsvSinkTest : public ::testing::Test {
     ASSERT_EQ(sqlite3_exec(db_, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }
   void open_sink() { sink_ = std::make_unique<ServerCsvSink>(logs_, db_); }
-  /// One unit: BEGIN, write the rows, COMMIT; `append` false simulates a kill right after the
-  /// commit (the sink never hears committed()).
+  /// One unit: BEGIN, write the rows, before_commit, COMMIT; `append` false simulates a kill
+  /// right after the commit (the sink never hears committed()).
   void unit(std::initializer_list<std::uint32_t> seqs, bool append = true) {
     exec("BEGIN IMMEDIATE");
     for (const std::uint32_t s : seqs) ASSERT_TRUE(sink_->write(frame(s)));
+    ASSERT_TRUE(sink_->before_commit());
     exec("COMMIT");
     if (append) sink_->committed();
   }
@@ -103,9 +104,9 @@ TEST_F(ServerCsvSinkTest, RowsCommittedButNeverAppendedAreRestoredAtStartUp) {
   unit({0});
   unit({1, 2}, /*append=*/false);  // killed after the commit, before the append
   EXPECT_EQ(csv(), expected({0}));
-  EXPECT_EQ(journal_rows(), 2);
+  EXPECT_EQ(journal_rows(), 1);  // the unit's two lines, as one record (row 0's forgotten)
   sink_.reset();
-  EXPECT_EQ(journal_rows(), 2);
+  EXPECT_EQ(journal_rows(), 1);
   open_sink();
   EXPECT_EQ(sink_->repaired_rows(), 2u);
   EXPECT_EQ(csv(), expected({0, 1, 2}));
@@ -120,7 +121,9 @@ TEST_F(ServerCsvSinkTest, BothFilesAreRepairedFromOneUnit) {
   exec("BEGIN IMMEDIATE");
   ASSERT_TRUE(sink_->write(frame(0)));
   ASSERT_TRUE(sink_->write(psk));
-  exec("COMMIT");  // killed before committed(): neither file has its row
+  ASSERT_TRUE(sink_->before_commit());
+  exec("COMMIT");                // killed before committed(): neither file has its row
+  EXPECT_EQ(journal_rows(), 2);  // one record per file
   sink_.reset();
   open_sink();
   EXPECT_EQ(sink_->repaired_rows(), 2u);
@@ -179,10 +182,46 @@ TEST_F(ServerCsvSinkTest, ARolledBackUnitLeavesNothing) {
   EXPECT_EQ(csv(), expected({0, 2}));
 }
 
-TEST_F(ServerCsvSinkTest, AWriteOutsideATransactionIsRefused) {
+// Journaling outside a transaction would commit the record on its own, apart from the state.
+TEST_F(ServerCsvSinkTest, AUnitOutsideATransactionIsRefused) {
   open_sink();
-  EXPECT_FALSE(sink_->write(frame(0)));
+  EXPECT_TRUE(sink_->write(frame(0)));  // staged only
+  EXPECT_FALSE(sink_->before_commit());
   sink_->rolled_back();
+  EXPECT_EQ(journal_rows(), 0);
+  EXPECT_EQ(csv(), expected({}));
+}
+
+// A journal written by an edge that kept one record per line (no `rows` column) is read with one
+// row per record, and new records go on with the added column.
+TEST_F(ServerCsvSinkTest, AJournalOfOneRecordPerLineIsStillRepaired) {
+  exec(
+      "CREATE TABLE server_csv_journal(id INTEGER PRIMARY KEY AUTOINCREMENT, file TEXT NOT NULL,"
+      " offset INTEGER NOT NULL, line BLOB NOT NULL)");
+  {
+    open_sink();  // creates the file with its header, adds the column
+    sink_.reset();
+  }
+  const std::string header = server_csv_header(FrameMode::dsekp);
+  const std::string row0 = server_csv_row(frame(0), 1);
+  const std::string row1 = server_csv_row(frame(1), 1);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db_,
+                               "INSERT INTO server_csv_journal(file, offset, line) VALUES"
+                               "('dsekp', ?1, ?2), ('dsekp', ?3, ?4)",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  sqlite3_bind_int64(st, 1, static_cast<sqlite3_int64>(header.size()));
+  sqlite3_bind_blob(st, 2, row0.data(), static_cast<int>(row0.size()), SQLITE_STATIC);
+  sqlite3_bind_int64(st, 3, static_cast<sqlite3_int64>(header.size() + row0.size()));
+  sqlite3_bind_blob(st, 4, row1.data(), static_cast<int>(row1.size()), SQLITE_STATIC);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_DONE);
+  sqlite3_finalize(st);
+  open_sink();
+  EXPECT_EQ(sink_->repaired_rows(), 2u);
+  EXPECT_EQ(csv(), expected({0, 1}));
+  unit({2});
+  EXPECT_EQ(csv(), expected({0, 1, 2}));
 }
 
 TEST_F(ServerCsvSinkTest, ReopenStartsTheRotatedFileWithItsHeader) {

@@ -72,5 +72,46 @@ TEST_F(CredentialGenerationsTest, CommitsAndRollsBackWithTheStore) {
   EXPECT_FALSE(loaded().has_value());
 }
 
+// Inside a transaction a record is read from SQLite once; what the cache answers must still be
+// what the database holds: after this object's own writes, after a savepoint undid one, and in
+// the next transaction after another connection changed it.
+TEST_F(CredentialGenerationsTest, ReadsInsideATransactionFollowEveryChange) {
+  {
+    Transaction tx(*store_);
+    ASSERT_TRUE(generations_->record(dev_id_, 4).ok());
+    ASSERT_TRUE(tx.commit().ok());
+  }
+  {
+    Transaction tx(*store_);
+    EXPECT_EQ(loaded(), 4u);
+    ASSERT_TRUE(store_->savepoint().ok());
+    ASSERT_TRUE(generations_->record(dev_id_, 5).ok());
+    EXPECT_EQ(loaded(), 5u);
+    ASSERT_TRUE(store_->rollback_to_savepoint().ok());
+    EXPECT_EQ(loaded(), 4u) << "the undone record is not answered from memory";
+    ASSERT_TRUE(store_->savepoint().ok());
+    ASSERT_TRUE(generations_->remove(dev_id_).ok());
+    EXPECT_FALSE(loaded().has_value());
+    ASSERT_TRUE(store_->rollback_to_savepoint().ok());
+    EXPECT_EQ(loaded(), 4u);
+    ASSERT_TRUE(tx.commit().ok());
+  }
+  // Another process (a second connection) changes the record between two transactions.
+  {
+    Transaction tx(*store_);
+    EXPECT_EQ(loaded(), 4u);
+    ASSERT_TRUE(tx.commit().ok());
+  }
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(dir_.file("state.db").c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "UPDATE credential_generation SET generation = 8", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(other);
+  Transaction tx(*store_);
+  EXPECT_EQ(loaded(), 8u) << "a new transaction reads the database again";
+  ASSERT_TRUE(tx.commit().ok());
+}
+
 }  // namespace
 }  // namespace dsekp::edge::testing

@@ -219,6 +219,7 @@ TEST_F(SqliteStore, SavepointUndoesOneMessageOfABatch) {
   ASSERT_TRUE(store->savepoint().ok());
   EXPECT_TRUE(store->in_savepoint());
   ASSERT_TRUE(store->save(id_, make_rich_state(), kNow, generation).ok());
+  ASSERT_TRUE(store->before_direct_write().ok());  // another writer on the connection
   exec(*store, "INSERT INTO sink VALUES('one')");
   ASSERT_TRUE(store->release_savepoint().ok());
   EXPECT_FALSE(store->in_savepoint());
@@ -227,6 +228,7 @@ TEST_F(SqliteStore, SavepointUndoesOneMessageOfABatch) {
   generation = kAnyGeneration;
   ASSERT_TRUE(store->save(two, make_rich_state("esp32-02"), kNow, generation).ok());
   ASSERT_TRUE(store->remove(id_).ok());  // undone below: esp32-01 stays
+  ASSERT_TRUE(store->before_direct_write().ok());
   exec(*store, "INSERT INTO sink VALUES('two')");
   ASSERT_TRUE(store->rollback_to_savepoint().ok());
   EXPECT_TRUE(store->in_transaction());
@@ -234,6 +236,7 @@ TEST_F(SqliteStore, SavepointUndoesOneMessageOfABatch) {
   ASSERT_TRUE(store->savepoint().ok());
   generation = kAnyGeneration;
   ASSERT_TRUE(store->save(three, make_rich_state("esp32-03"), kNow, generation).ok());
+  ASSERT_TRUE(store->before_direct_write().ok());
   exec(*store, "INSERT INTO sink VALUES('three')");
   ASSERT_TRUE(store->release_savepoint().ok());
   ASSERT_TRUE(store->commit().ok());
@@ -247,6 +250,42 @@ TEST_F(SqliteStore, SavepointUndoesOneMessageOfABatch) {
   EXPECT_EQ(generation, kAbsentGeneration);
   ASSERT_TRUE(store->load(three, out, generation).ok());
   EXPECT_EQ(generation, 1u);
+}
+
+// Inside a transaction states are held in memory until the commit: an undone savepoint must
+// bring back the device's state as the kept messages before it left it (not the database's,
+// and not the undone one), and the commit must store exactly that, under the generation the
+// database had plus the kept saves.
+TEST_F(SqliteStore, AnUndoneSavepointRestoresTheStateOfTheKeptMessagesBeforeIt) {
+  auto store = open();
+  std::uint64_t generation = kAbsentGeneration;
+  ASSERT_TRUE(store->save(id_, make_rich_state(), kNow, generation).ok());  // generation 1
+  EdgeDeviceState second = make_rich_state();
+  second.next_session_serial = 50;
+  EdgeDeviceState third = make_rich_state();
+  third.next_session_serial = 60;
+
+  ASSERT_TRUE(store->begin().ok());
+  ASSERT_TRUE(store->savepoint().ok());
+  ASSERT_TRUE(store->save(id_, second, kNow, generation).ok());
+  EXPECT_EQ(generation, 2u);
+  ASSERT_TRUE(store->release_savepoint().ok());
+  ASSERT_TRUE(store->savepoint().ok());
+  ASSERT_TRUE(store->save(id_, third, kNow, generation).ok());
+  EXPECT_EQ(generation, 3u);
+  ASSERT_TRUE(store->rollback_to_savepoint().ok());
+  EdgeDeviceState out;
+  ASSERT_TRUE(store->load(id_, out, generation).ok());
+  EXPECT_EQ(generation, 2u);
+  expect_same_state(second, out);
+  // A save conditioned on the undone generation is a conflict, as it would be in the database.
+  std::uint64_t undone = 3;
+  EXPECT_EQ(store->save(id_, third, kNow, undone).status, StoreStatus::generation_conflict);
+  ASSERT_TRUE(store->commit().ok());
+
+  ASSERT_TRUE(store->load(id_, out, generation).ok());
+  EXPECT_EQ(generation, 2u);
+  expect_same_state(second, out);
 }
 
 TEST_F(SqliteStore, SavepointsNeedATransactionAndDoNotNest) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "edge/daemon/pending_rows.hpp"
+#include "edge/service/write_unit.hpp"
 #include "edge/sinks/accepted_frame_record.hpp"
 #include "edge/sinks/composite_sink.hpp"
 #include "edge/sinks/server_csv_sink.hpp"
@@ -106,8 +107,7 @@ class PendingRows : public ::testing::Test {
   void commit_locally(const std::vector<AcceptedFrame>& rows) {
     ASSERT_TRUE(local_->begin().ok());
     for (const auto& r : rows) ASSERT_TRUE(sinks_.write(r));
-    ASSERT_TRUE(local_->commit().ok());
-    sinks_.committed();
+    ASSERT_TRUE(commit_with_sinks(*local_, &sinks_).ok());
   }
   // Commits a state save of one device with `rows` as the unit's write-ahead.
   StoreResult commit_in_redis(const std::vector<AcceptedFrame>& rows,

@@ -1,0 +1,54 @@
+// Explicit copies of device states (see device_state_copy.hpp).
+#include "device_state_copy.hpp"
+
+namespace dsekp::edge {
+namespace {
+
+void copy_keys(const DirectionKeys& from, DirectionKeys& to) noexcept {
+  to.key = from.key.clone();
+  to.iv_base = from.iv_base.clone();
+}
+
+}  // namespace
+
+void copy_session(const EdgeSession& from, EdgeSession& to) noexcept {
+  to.sessctr = from.sessctr;
+  copy_keys(from.keys.up, to.keys.up);
+  copy_keys(from.keys.down, to.keys.down);
+  to.uplink_window = from.uplink_window;
+  to.downlink_seq = from.downlink_seq;
+  to.created_ms = from.created_ms;
+  to.last_seen_ms = from.last_seen_ms;
+  to.serial = from.serial;
+}
+
+void copy_device_state(const EdgeDeviceState& from, EdgeDeviceState& to) noexcept {
+  if (&from == &to) return;
+  to.dev_id = from.dev_id;
+  to.has_pending = from.has_pending;
+  to.pending.init = from.pending.init;
+  to.pending.edge_nonce = from.pending.edge_nonce;
+  to.pending.ack_proof = from.pending.ack_proof;
+  if (from.has_pending) {
+    copy_session(from.pending.session, to.pending.session);
+  } else {
+    to.pending.session = EdgeSession{};
+  }
+  // The sessions in use; the slots past them are left empty, as a decoded state has them.
+  for (std::size_t i = 0; i < to.established.size(); ++i) {
+    if (i < from.established_count) {
+      copy_session(from.established[i], to.established[i]);
+    } else {
+      to.established[i] = EdgeSession{};
+    }
+  }
+  to.established_count = from.established_count;
+  to.has_newest_init = from.has_newest_init;
+  to.newest_init_t = from.newest_init_t;
+  to.next_session_serial = from.next_session_serial;
+  to.seen_inits = from.seen_inits;
+  to.init_bucket = from.init_bucket;
+  to.compact_replies = from.compact_replies;
+}
+
+}  // namespace dsekp::edge

@@ -1,0 +1,35 @@
+// copy_device_state: a copy holds every field of the original, keys included, and nothing of
+// what the destination held before (an older state with more sessions).
+#include <gtest/gtest.h>
+
+#include "edge/store/device_state_codec.hpp"
+#include "edge/store/device_state_copy.hpp"
+#include "store_test_support.hpp"
+
+namespace dsekp::edge::testing {
+namespace {
+
+TEST(DeviceStateCopy, CopiesEveryFieldAndKeepsNothingOfTheDestination) {
+  const EdgeDeviceState original = make_rich_state();
+  EdgeDeviceState copy;
+  copy_device_state(original, copy);
+  expect_same_state(original, copy);
+  // Encodings equal byte for byte: the same state as far as any store can tell.
+  std::vector<std::uint8_t> a, b;
+  ASSERT_EQ(encode_device_state(original, a), StateCodecError::ok);
+  ASSERT_EQ(encode_device_state(copy, b), StateCodecError::ok);
+  EXPECT_EQ(a, b);
+
+  EdgeDeviceState smaller;
+  smaller.dev_id = original.dev_id;
+  EdgeDeviceState into = make_rich_state();
+  copy_device_state(smaller, into);
+  EXPECT_FALSE(into.has_pending);
+  EXPECT_EQ(into.established_count, 0u);
+  for (const EdgeSession& s : into.established) {
+    for (const std::uint8_t byte : s.keys.up.key.view()) EXPECT_EQ(byte, 0) << "a key was left";
+  }
+}
+
+}  // namespace
+}  // namespace dsekp::edge::testing
