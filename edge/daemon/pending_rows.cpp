@@ -33,7 +33,7 @@ bool recover_pending_rows(RedisSessionStore& redis, const std::string& key, Sess
     }
   }
   if (const StoreResult r = local.begin(); !r.ok()) {
-    error = std::string("local transaction: ") + store_status_name(r.status);
+    error = "local transaction: " + describe(r);
     return false;
   }
   const auto abandon = [&](std::string why) {
@@ -56,7 +56,7 @@ bool recover_pending_rows(RedisSessionStore& redis, const std::string& key, Sess
     ++report.inserted;
   }
   if (const StoreResult r = commit_with_sinks(local, &sinks); !r.ok()) {
-    error = std::string("local commit: ") + store_status_name(r.status);
+    error = "local commit: " + describe(r);
     return false;
   }
   // Everything is local now; a kill before this DEL only makes the next start find the rows

@@ -23,7 +23,7 @@ bool remove_in(SessionStore& store, CredentialGenerations& generations, const De
   if (s.ok()) s = store.remove(id);
   if (s.ok()) s = generations.remove(id);
   if (s.ok()) s = tx.commit();
-  if (!s.ok()) error = std::string("cannot remove the state: ") + store_status_name(s.status);
+  if (!s.ok()) error = "cannot remove the state: " + describe(s);
   return s.ok();
 }
 

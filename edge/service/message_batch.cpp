@@ -55,9 +55,7 @@ void MessageBatch::open() {
     std::this_thread::sleep_for(options_.pause);
     r = service_.begin_batch();
   }
-  if (!r.ok())
-    options_.fail_stop(std::string("cannot begin a store transaction: ") +
-                       store_status_name(r.status));
+  if (!r.ok()) options_.fail_stop(std::string("cannot begin a store transaction: ") + describe(r));
 }
 
 std::optional<HandleResult> MessageBatch::refuse_unread(std::string_view topic, ByteView payload,
@@ -154,7 +152,7 @@ void MessageBatch::end() {
     return;
   }
   logging::logger().error("the commit of {} messages failed ({}); handling them one by one", count,
-                          store_status_name(r.status));
+                          describe(r));
   for (std::size_t i = 0; i < count; ++i) {
     const Held& m = held[i];
     (void)handle_alone(m.topic, ByteView(m.payload.data(), m.payload.size()), m.now_ms, m.recvts_us,

@@ -47,9 +47,7 @@ inline void fail_store(HandleResult& r, const char* step, const StoreResult& s) 
   r.reason = EdgeReason::store_failure;
   r.established_delta = 0;
   r.store_status = s.status;
-  r.detail = std::string(step) + ": " + store_status_name(s.status);
-  if (s.codec != StateCodecError::ok)
-    r.detail += std::string(" (") + state_codec_error_name(s.codec) + ")";
+  r.detail = std::string(step) + ": " + describe(s);
 }
 
 /// corrupt_state: the device's stored state (or its credential record) does not decode. Final,

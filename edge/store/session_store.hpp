@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "device_state_codec.hpp"
 #include "dsekp/edge_session.hpp"
@@ -54,9 +55,16 @@ enum class [[nodiscard]] StoreStatus : std::uint8_t{
 struct [[nodiscard]] StoreResult {
   StoreStatus status = StoreStatus::ok;
   StateCodecError codec = StateCodecError::ok;  // the reason for corrupt_state / invalid_state
+  // The backend's own words for a storage_failure (SQLite's or Redis' error), for the
+  // operator's log and fail-stop lines; never for decisions. Empty otherwise.
+  std::string message;
 
   [[nodiscard]] bool ok() const noexcept { return status == StoreStatus::ok; }
 };
+
+/// The status with its reason and the backend's message, e.g.
+/// "storage_failure (database or disk is full)" or "corrupt_state (truncated)".
+[[nodiscard]] std::string describe(const StoreResult& r);
 
 /// Generation of a device that has no stored state.
 inline constexpr std::uint64_t kAbsentGeneration = 0;

@@ -176,7 +176,7 @@ StoreResult SqliteSessionStore::failure(StoreStatus status) {
   // Some errors (disk full, I/O) make SQLite roll back the whole transaction by itself. The
   // unit is then lost: later writes must not run outside it, and commit() must fail.
   if (in_transaction_ && sqlite3_get_autocommit(db_.get()) != 0) aborted_ = true;
-  return StoreResult{status};
+  return StoreResult{status, StateCodecError::ok, last_error_};
 }
 
 bool SqliteSessionStore::transaction_lost() noexcept {

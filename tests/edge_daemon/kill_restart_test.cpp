@@ -414,8 +414,11 @@ TEST(EdgeKillRestart, AStorageFailureStopsTheEdgeWithoutAcknowledging) {
   EXPECT_EQ(edge.terminate(), std::optional<int>(0)) << edge.stderr_text();
   expect_each_frame_once(state, logs, kStream);
   const std::string why = limited_edge.stderr_text();
+  const std::string fail_stop_line = why.substr(why.find("FAIL-STOP"));
+  // The operator is told what the database said, not only which step failed.
+  EXPECT_NE(fail_stop_line.find("disk"), std::string::npos) << fail_stop_line;
   std::printf("fail-stop after %lld stored frames: %s\n", static_cast<long long>(stored_before),
-              why.substr(why.find("FAIL-STOP")).c_str());
+              fail_stop_line.c_str());
 }
 
 }  // namespace

@@ -157,7 +157,7 @@ StoreResult RedisSessionStore::clear_pending(const std::string& key) {
 
 StoreResult RedisSessionStore::failure(std::string why) {
   last_error_ = std::move(why);
-  return StoreResult{StoreStatus::storage_failure};
+  return StoreResult{StoreStatus::storage_failure, StateCodecError::ok, last_error_};
 }
 
 bool RedisSessionStore::load_script() {
