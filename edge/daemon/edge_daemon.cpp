@@ -559,10 +559,10 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
     republish = std::make_unique<sinks::RepublishSink>(
         sinks::RepublishOptions{*republished, retain, o.home_assistant,
                                 mqtt_options.availability.topic},
-        [&client](const std::string& topic, const std::string& json, bool retain) {
+        [&client](const std::string& topic, const std::string& json, bool retain_this) {
           client.publish(topic,
                          ByteView(reinterpret_cast<const std::uint8_t*>(json.data()), json.size()),
-                         1, retain);
+                         1, retain_this);
         });
     sink.add(*republish);
     activity.publish_availability(

@@ -173,8 +173,6 @@ class MqttClient {
 
   /// Whether the last CONNACK accepted the edge and no disconnect came since (for /healthz).
   [[nodiscard]] bool connected() const noexcept { return connected_.load(); }
-  /// The protocol of the current (or last) connection: 5 or 4 (3.1.1).
-  [[nodiscard]] int protocol() const noexcept { return protocol_.load(); }
   /// How long the loop thread has been inside its handlers (a burst of messages and its batch
   /// end, the commit); zero while it polls, writes or waits to reconnect. The systemd watchdog
   /// watches it (edge/daemon/service_manager.hpp).

@@ -49,10 +49,4 @@ class SinkWriter {
   virtual void rolled_back_to_savepoint() noexcept {}
 };
 
-/// A sink that keeps nothing (an edge run without any sink, benchmarks).
-class DiscardingSink final : public SinkWriter {
- public:
-  [[nodiscard]] bool write(const AcceptedFrame&) override { return true; }
-};
-
 }  // namespace dsekp::edge

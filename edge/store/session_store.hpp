@@ -57,7 +57,7 @@ struct [[nodiscard]] StoreResult {
   StateCodecError codec = StateCodecError::ok;  // the reason for corrupt_state / invalid_state
   // The backend's own words for a storage_failure (SQLite's or Redis' error), for the
   // operator's log and fail-stop lines; never for decisions. Empty otherwise.
-  std::string message;
+  std::string message{};
 
   [[nodiscard]] bool ok() const noexcept { return status == StoreStatus::ok; }
 };

@@ -1,7 +1,8 @@
 // A restarted edge, with the real protocol core on OpenSSL, picks up where it left off: a DATA
 // frame it accepted before the restart is still a `replay`, new frames are accepted without a
 // new handshake, a retransmitted INIT gets the same ACK, and downlink seqs (nonces) continue.
-// Run against the SQLite store alone and with the working set in front of it.
+// Run with every change committed on its own and, as the daemon's batches do, inside a
+// transaction under a savepoint (the store's write-back path, flushed at the commit).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -11,7 +12,6 @@
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "crypto/testing/seeded_rng.hpp"
 #include "dsekp/device_session.hpp"
-#include "edge/store/cached_session_store.hpp"
 #include "edge/store/sqlite_session_store.hpp"
 #include "store_test_support.hpp"
 
@@ -32,12 +32,12 @@ DeviceCredentials credentials() {
   return c;
 }
 
-// One edge process: its store (optionally behind the working set) and its protocol object.
+// One edge process: its store and its protocol object.
 // Destroying it is the restart.
 struct EdgeProcess {
   EdgeProcess(const std::string& path, const DeviceCredentials& c, CryptoBackend& crypto,
-              bool with_working_set)
-      : edge(crypto, [&] {
+              bool in_batches)
+      : batched(in_batches), edge(crypto, [&] {
           EdgeConfig config;
           config.edge_salt = c.edge_salt;
           return config;
@@ -45,12 +45,24 @@ struct EdgeProcess {
     std::string error;
     sqlite = SqliteSessionStore::open(path, {}, error);
     EXPECT_NE(sqlite, nullptr) << error;
-    if (with_working_set) cached = std::make_unique<CachedSessionStore>(*sqlite);
   }
-  SessionStore& store() { return cached ? static_cast<SessionStore&>(*cached) : *sqlite; }
+  SessionStore& store() { return *sqlite; }
+
+  // Opens what the daemon opens around one message of a batch (nothing when not batched).
+  void begin_message() {
+    if (!batched) return;
+    EXPECT_TRUE(sqlite->begin().ok());
+    EXPECT_TRUE(sqlite->savepoint().ok());
+  }
+  void end_message() {
+    if (!batched) return;
+    EXPECT_TRUE(sqlite->release_savepoint().ok());
+    EXPECT_TRUE(sqlite->commit().ok());
+  }
 
   // What the daemon does per DATA frame: load, open, and persist before anything else.
   Error receive(const DataFrame& frame, std::uint64_t now_ms) {
+    begin_message();
     EdgeDeviceState state;
     std::uint64_t generation = 0;
     EXPECT_TRUE(store().load(frame.dev_id, state, generation).ok());
@@ -60,9 +72,11 @@ struct EdgeProcess {
     if (e == Error::ok) {
       EXPECT_TRUE(store().save(frame.dev_id, state, now_ms, generation).ok());
     }
+    end_message();
     return e;
   }
   Error handle_init(const InitFrame& init, const DevSecret& secret, Rng& rng, InitOutcome& out) {
+    begin_message();
     EdgeDeviceState state;
     std::uint64_t generation = 0;
     EXPECT_TRUE(store().load(init.dev_id, state, generation).ok());
@@ -70,9 +84,11 @@ struct EdgeProcess {
     if (e == Error::ok) {
       EXPECT_TRUE(store().save(init.dev_id, state, kNowMs, generation).ok());
     }
+    end_message();
     return e;
   }
   Error seal_downlink(const DevId& dev_id, DataFrame& out) {
+    begin_message();
     EdgeDeviceState state;
     std::uint64_t generation = 0;
     EXPECT_TRUE(store().load(dev_id, state, generation).ok());
@@ -82,12 +98,13 @@ struct EdgeProcess {
     if (e == Error::ok) {
       EXPECT_TRUE(store().save(dev_id, state, kNowMs, generation).ok());
     }
+    end_message();
     return e;
   }
 
+  bool batched;
   EdgeProtocol edge;
   std::unique_ptr<SqliteSessionStore> sqlite;
-  std::unique_ptr<CachedSessionStore> cached;
 };
 
 class EdgeRestart : public ::testing::TestWithParam<bool> {
@@ -194,7 +211,7 @@ TEST_P(EdgeRestart, ReplayedInitStaysRefused) {
 }
 
 std::string store_name(const ::testing::TestParamInfo<bool>& param_info) {
-  return param_info.param ? "with_working_set" : "sqlite_only";
+  return param_info.param ? "in_batches" : "one_commit_each";
 }
 
 INSTANTIATE_TEST_SUITE_P(Store, EdgeRestart, ::testing::Values(false, true), store_name);
