@@ -3,10 +3,13 @@
 // Redis store's uplink path). Outside a burst every lookup reads the registry.
 //
 // Why a burst and no longer: the registry is changed by other processes (`dsekp keys rotate`,
-// `remove`, the control API), and a change must take effect at once. A burst lasts at most the
-// batch time (10 ms by default) and ends with its commit, so a change committed during one
-// takes effect at the next, as if it had been committed that much later. A rotation can never
-// mix: every message of a burst sees one generation of a device's credentials.
+// `remove`, the control API), and a change must take effect promptly. A burst is the messages
+// already waiting when it began, at most --batch-max of them (256 by default) and, unless
+// --batch-time-ms is 0, at most that long (10 ms by default), and it ends with its commit; so a
+// change committed during one takes effect at the next, as if it had been committed that much
+// later: up to --batch-max messages of a device may still be accepted under credentials just
+// rotated or removed. A rotation can never mix: every message of a burst sees one generation
+// of a device's credentials.
 //
 // Holds secrets (copies of DEV_SECRET and the PSK key); SecretBytes wipes them on clear().
 #pragma once

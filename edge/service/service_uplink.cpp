@@ -80,8 +80,9 @@ EdgeService::CachedPath EdgeService::on_cached_data(const DataFrame& frame, Byte
                                                     HandleResult& r) {
   UplinkSessionCache* cache = store_.uplink_cache();
   if (cache == nullptr) return CachedPath::miss;
-  // The registry is asked on every frame, as on the full path: a rotated credential changes the
-  // generation, the cached sessions no longer match it, and the full path drops the old state.
+  // The registry is asked on every frame (answered once per burst, burst_credentials.hpp), as
+  // on the full path: a rotated credential changes the generation, the cached sessions no
+  // longer match it, and the full path drops the old state.
   DeviceCredentials credentials;
   if (!credentials_.find(frame.dev_id.str(), credentials).ok()) return CachedPath::miss;
   EdgeSession* session = cache->find_session(frame.dev_id, frame.sessctr, credentials.generation);

@@ -24,7 +24,17 @@ inline StoreResult commit_with_sinks(SessionStore& store, SinkWriter* sink) noex
     sink->rolled_back();
     return StoreResult{StoreStatus::storage_failure};
   }
-  const StoreResult r = store.commit();
+  StoreResult r;
+  try {
+    r = store.commit();  // a store must end its transaction whatever happens (SQLite's does)
+  } catch (...) {
+    try {
+      if (store.in_transaction()) (void)store.rollback();
+    } catch (...) {
+      // Nothing more can be done: the commit is reported failed, the sinks forget the unit.
+    }
+    r = StoreResult{StoreStatus::storage_failure};
+  }
   if (sink != nullptr) {
     if (r.ok()) {
       sink->committed();

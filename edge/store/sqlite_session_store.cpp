@@ -354,6 +354,21 @@ StoreResult SqliteSessionStore::begin() {
 }
 
 StoreResult SqliteSessionStore::commit() {
+  try {
+    return commit_transaction();
+  } catch (...) {
+    // Out of memory while flushing or naming an error: nothing of the unit may stay.
+    in_transaction_ = in_savepoint_ = sql_savepoint_ = aborted_ = false;
+    write_back_.clear();
+    if (sqlite3_get_autocommit(db_.get()) == 0) {
+      StatementScope scope(rollback_);
+      (void)sqlite3_step(scope.get());
+    }
+    return StoreResult{StoreStatus::storage_failure};
+  }
+}
+
+StoreResult SqliteSessionStore::commit_transaction() {
   if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
   (void)transaction_lost();
   in_transaction_ = false;
@@ -423,17 +438,18 @@ StoreResult SqliteSessionStore::release_savepoint() {
   in_savepoint_ = false;
   const bool sql = std::exchange(sql_savepoint_, false);
   if (transaction_lost()) {
+    ++epoch_;
     write_back_.undo();
     return StoreResult{StoreStatus::storage_failure};
   }
   StoreResult r = sql ? run(release_) : StoreResult{};
   if (!r.ok()) {
-    // Keep the promise that a failed release has undone the message's writes.
+    // Keep the promise that a failed release has undone the message's writes: the states in
+    // memory and the statements in SQLite alike. If SQLite cannot undo its part, the whole
+    // transaction is given up (commit() rolls it back), so the two can never disagree.
+    ++epoch_;
     write_back_.undo();
-    if (!transaction_lost()) {
-      (void)run(rollback_to_);
-      (void)run(release_);
-    }
+    if (!transaction_lost() && (!run(rollback_to_).ok() || !run(release_).ok())) aborted_ = true;
     return r;
   }
   write_back_.keep();

@@ -108,6 +108,7 @@ class SqliteSessionStore final : public SessionStore {
                                   std::uint64_t now_ms, std::uint64_t& generation);
   StoreResult current_entry(const DevId& dev_id, StateWriteBack::Entry& out);
   StoreResult flush_write_back();
+  StoreResult commit_transaction();  // commit() but for its out-of-memory guard
 
   // Declared first so that it is closed after the statements are finalized.
   std::unique_ptr<sqlite3, sqlite::SqliteCloser> db_;

@@ -14,10 +14,10 @@ void StateWriteBack::put(std::string_view dev_id, Entry entry) {
   auto it = entries_.find(dev_id);
   if (marked_ && std::none_of(before_.begin(), before_.end(),
                               [&](const auto& b) { return b.first == dev_id; })) {
-    // The first change of this device in the savepoint: what undo() must give back.
-    std::optional<Entry> previous;
-    if (it != entries_.end()) previous = std::move(it->second);
-    before_.emplace_back(std::string(dev_id), std::move(previous));
+    // The first change of this device in the savepoint: what undo() must give back. Its slot
+    // is made first, so that an allocation failure leaves the entry as it was.
+    before_.emplace_back(std::string(dev_id), std::nullopt);
+    if (it != entries_.end()) before_.back().second = std::move(it->second);
   }
   if (it == entries_.end()) {
     entries_.emplace(std::string(dev_id), std::move(entry));

@@ -1,5 +1,6 @@
 // Test doubles around EdgeService: a sink that records committed rows (and inserts them into the
-// session store's own database, as a SQLite sink would, to prove they share its transaction) and
+// session store's own database just before the commit, as the SQLite telemetry sink does, to
+// prove they share its transaction) and
 // can be told to fail or throw; and a session store that passes through to SQLite but can be
 // told to fail a load, a begin, a save or a commit, to throw, or to let another writer in.
 #pragma once
@@ -42,16 +43,25 @@ class RecordingSink final : public SinkWriter {
     }
     if (throw_on_write) throw std::runtime_error("sink exploded");
     if (sqlite3_get_autocommit(db_) != 0) return false;  // no open unit: refuse, as a real sink
-    sqlite3_stmt* s = nullptr;
-    sqlite3_prepare_v2(db_, "INSERT INTO test_rows VALUES(?1, ?2, ?3, ?4)", -1, &s, nullptr);
-    sqlite3_bind_text(s, 1, frame_mode_name(row.mode), -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, row.dev_id.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(s, 3, row.sessctr);
-    sqlite3_bind_int64(s, 4, row.seq);
-    const bool ok = sqlite3_step(s) == SQLITE_DONE;
-    sqlite3_finalize(s);
-    if (ok) staged_.push_back(row);
-    return ok;
+    staged_.push_back(row);
+    return true;
+  }
+  // As the telemetry sink does: the unit's rows go into the database just before its commit.
+  bool before_commit() noexcept override {
+    if (staged_.empty()) return true;
+    if (sqlite3_get_autocommit(db_) != 0) return false;
+    for (const AcceptedFrame& row : staged_) {
+      sqlite3_stmt* s = nullptr;
+      sqlite3_prepare_v2(db_, "INSERT INTO test_rows VALUES(?1, ?2, ?3, ?4)", -1, &s, nullptr);
+      sqlite3_bind_text(s, 1, frame_mode_name(row.mode), -1, SQLITE_STATIC);
+      sqlite3_bind_text(s, 2, row.dev_id.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(s, 3, row.sessctr);
+      sqlite3_bind_int64(s, 4, row.seq);
+      const bool ok = sqlite3_step(s) == SQLITE_DONE;
+      sqlite3_finalize(s);
+      if (!ok) return false;
+    }
+    return true;
   }
   void committed() noexcept override {
     rows.insert(rows.end(), staged_.begin(), staged_.end());
