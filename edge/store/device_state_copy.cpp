@@ -1,6 +1,8 @@
 // Explicit copies of device states (see device_state_copy.hpp).
 #include "device_state_copy.hpp"
 
+#include <algorithm>
+
 namespace dsekp::edge {
 namespace {
 
@@ -29,17 +31,22 @@ void copy_device_state(const EdgeDeviceState& from, EdgeDeviceState& to) noexcep
   to.pending.init = from.pending.init;
   to.pending.edge_nonce = from.pending.edge_nonce;
   to.pending.ack_proof = from.pending.ack_proof;
+  // Slots past established_count are never read (the core fills a slot only as it counts it,
+  // the codec writes only the counted ones) and hold no keys (default, decoded, copied or
+  // moved from), so only the ones `to` used past what `from` uses need emptying.
   if (from.has_pending) {
     copy_session(from.pending.session, to.pending.session);
-  } else {
+  } else if (to.has_pending) {
     to.pending.session = EdgeSession{};
   }
-  // The sessions in use; the slots past them are left empty, as a decoded state has them.
+  const std::size_t used = std::min<std::size_t>(to.established_count, to.established.size());
   for (std::size_t i = 0; i < to.established.size(); ++i) {
     if (i < from.established_count) {
       copy_session(from.established[i], to.established[i]);
-    } else {
+    } else if (i < used) {
       to.established[i] = EdgeSession{};
+    } else {
+      break;
     }
   }
   to.established_count = from.established_count;

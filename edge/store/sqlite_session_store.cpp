@@ -193,8 +193,13 @@ StoreResult SqliteSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
                                      std::uint64_t& generation) {
   if (in_transaction_) {
     if (const StateWriteBack::Entry* e = write_back_.find(dev_id.str())) {
-      copy_device_state(e->state, out);  // default when removed
-      generation = e->removed ? kAbsentGeneration : e->generation;
+      if (e->removed()) {
+        out = EdgeDeviceState{};
+        generation = kAbsentGeneration;
+      } else {
+        copy_device_state(*e->state, out);
+        generation = e->generation;
+      }
       return StoreResult{};
     }
   }
@@ -231,10 +236,13 @@ StoreResult SqliteSessionStore::save(const DevId& dev_id, const EdgeDeviceState&
   return result;
 }
 
-StoreResult SqliteSessionStore::current_entry(const DevId& dev_id, StateWriteBack::Entry& out) {
+// The generation the database holds for the device (0: no row) and the one the open
+// transaction has reached.
+StoreResult SqliteSessionStore::current_generations(const DevId& dev_id, std::uint64_t& stored,
+                                                    std::uint64_t& current) {
   if (const StateWriteBack::Entry* e = write_back_.find(dev_id.str())) {
-    out.stored_generation = e->stored_generation;
-    out.generation = e->removed ? kAbsentGeneration : e->generation;
+    stored = e->stored_generation;
+    current = e->removed() ? kAbsentGeneration : e->generation;
     return StoreResult{};
   }
   StatementScope scope(generation_);
@@ -242,13 +250,13 @@ StoreResult SqliteSessionStore::current_entry(const DevId& dev_id, StateWriteBac
                     SQLITE_STATIC);
   const int rc = sqlite3_step(scope.get());
   if (rc == SQLITE_ROW) {
-    out.stored_generation = static_cast<std::uint64_t>(sqlite3_column_int64(scope.get(), 0));
+    stored = static_cast<std::uint64_t>(sqlite3_column_int64(scope.get(), 0));
   } else if (rc == SQLITE_DONE) {
-    out.stored_generation = kAbsentGeneration;
+    stored = kAbsentGeneration;
   } else {
     return failure();
   }
-  out.generation = out.stored_generation;
+  current = stored;
   return StoreResult{};
 }
 
@@ -260,15 +268,12 @@ StoreResult SqliteSessionStore::save_in_transaction(const DevId& dev_id,
                                                     std::uint64_t& generation) {
   if (const StateCodecError e = check_device_state(state); e != StateCodecError::ok)
     return StoreResult{StoreStatus::invalid_state, e};
-  StateWriteBack::Entry entry;
-  if (const StoreResult r = current_entry(dev_id, entry); !r.ok()) return r;
-  if (generation != kAnyGeneration && generation != entry.generation)
+  std::uint64_t stored = 0, current = 0;
+  if (const StoreResult r = current_generations(dev_id, stored, current); !r.ok()) return r;
+  if (generation != kAnyGeneration && generation != current)
     return StoreResult{StoreStatus::generation_conflict};
-  entry.generation = entry.generation == kAbsentGeneration ? 1 : entry.generation + 1;
-  copy_device_state(state, entry.state);
-  entry.updated_ms = now_ms;
-  generation = entry.generation;
-  write_back_.put(dev_id.str(), std::move(entry));
+  generation = current == kAbsentGeneration ? 1 : current + 1;
+  write_back_.save(dev_id.str(), state, stored, generation, now_ms);
   return StoreResult{};
 }
 
@@ -276,18 +281,19 @@ StoreResult SqliteSessionStore::flush_write_back() {
   StoreResult result;
   write_back_.for_each([&](const std::string& dev_id, const StateWriteBack::Entry& e) {
     if (!result.ok()) return;
-    if (e.removed && e.stored_generation == kAbsentGeneration) return;  // nothing stored
-    const SqliteStatement& statement = e.removed                                  ? flush_remove_
+    if (e.removed() && e.stored_generation == kAbsentGeneration) return;  // nothing stored
+    const SqliteStatement& statement = e.removed()                                ? flush_remove_
                                        : e.stored_generation == kAbsentGeneration ? flush_insert_
                                                                                   : flush_update_;
     StatementScope scope(statement);
     sqlite3_stmt* st = scope.get();
     sqlite3_bind_text(st, 1, dev_id.data(), static_cast<int>(dev_id.size()), SQLITE_STATIC);
-    if (e.removed) {
+    if (e.removed()) {
       sqlite3_bind_int64(st, 2, static_cast<sqlite3_int64>(e.stored_generation));
     } else {
       // Checked at the save, so the encoding cannot fail.
-      if (const StateCodecError c = encode_device_state(e.state, blob_); c != StateCodecError::ok) {
+      if (const StateCodecError c = encode_device_state(*e.state, blob_);
+          c != StateCodecError::ok) {
         result = StoreResult{StoreStatus::invalid_state, c};
         return;
       }
@@ -332,11 +338,9 @@ StoreResult SqliteSessionStore::write_state(const SqliteStatement& statement, co
 StoreResult SqliteSessionStore::remove(const DevId& dev_id) {
   if (transaction_lost()) return StoreResult{StoreStatus::storage_failure};
   if (in_transaction_) {
-    StateWriteBack::Entry entry;
-    if (const StoreResult r = current_entry(dev_id, entry); !r.ok()) return r;
-    entry.removed = true;
-    entry.generation = kAbsentGeneration;
-    write_back_.put(dev_id.str(), std::move(entry));
+    std::uint64_t stored = 0, current = 0;
+    if (const StoreResult r = current_generations(dev_id, stored, current); !r.ok()) return r;
+    write_back_.remove(dev_id.str(), stored);
     return StoreResult{};
   }
   StatementScope scope(remove_);

@@ -106,7 +106,8 @@ class SqliteSessionStore final : public SessionStore {
   // The write-back's side of save(), and the device's generations as the transaction sees them.
   StoreResult save_in_transaction(const DevId& dev_id, const EdgeDeviceState& state,
                                   std::uint64_t now_ms, std::uint64_t& generation);
-  StoreResult current_entry(const DevId& dev_id, StateWriteBack::Entry& out);
+  StoreResult current_generations(const DevId& dev_id, std::uint64_t& stored,
+                                  std::uint64_t& current);
   StoreResult flush_write_back();
   StoreResult commit_transaction();  // commit() but for its out-of-memory guard
 

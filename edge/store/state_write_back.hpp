@@ -9,11 +9,15 @@
 // remembers each entry as it was before the savepoint's first change of it, so undo() restores
 // exactly the entries of before.
 //
-// The states hold session keys: their SecretBytes wipe them when an entry is dropped.
+// Each state lives in its own heap object, so that moving an entry (into a savepoint's record,
+// back on undo) moves a pointer, not the whole state with its windows and keys; a state a
+// change replaced is reused for the next change of the transaction. The states hold session
+// keys: their SecretBytes wipe them when the transaction ends (clear()) and they are freed.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,11 +32,11 @@ namespace dsekp::edge {
 class StateWriteBack {
  public:
   struct Entry {
-    EdgeDeviceState state;  // (default when removed)
-    bool removed = false;
-    std::uint64_t stored_generation = 0;  // the database's when first touched (0: no row)
-    std::uint64_t generation = 0;         // as the transaction sees it (0: absent)
+    std::unique_ptr<EdgeDeviceState> state;  // null: the device is removed
+    std::uint64_t stored_generation = 0;     // the database's when first touched (0: no row)
+    std::uint64_t generation = 0;            // as the transaction sees it (0: absent)
     std::uint64_t updated_ms = 0;
+    [[nodiscard]] bool removed() const noexcept { return state == nullptr; }
   };
 
   StateWriteBack() = default;
@@ -42,8 +46,11 @@ class StateWriteBack {
 
   /// The device's entry in the open transaction, or null if it has none.
   [[nodiscard]] const Entry* find(std::string_view dev_id) const;
-  /// Replaces (or adds) the device's entry.
-  void put(std::string_view dev_id, Entry entry);
+  /// The device's entry becomes a copy of `state` under the given generations.
+  void save(std::string_view dev_id, const EdgeDeviceState& state, std::uint64_t stored_generation,
+            std::uint64_t generation, std::uint64_t updated_ms);
+  /// The device's entry becomes its removal.
+  void remove(std::string_view dev_id, std::uint64_t stored_generation);
 
   /// A savepoint begins: changes from now on can be undone alone.
   void mark();
@@ -65,11 +72,15 @@ class StateWriteBack {
       return std::hash<std::string_view>{}(s);
     }
   };
+  void put(std::string_view dev_id, Entry entry);
+  void recycle(std::unique_ptr<EdgeDeviceState> state) noexcept;
 
   std::unordered_map<std::string, Entry, Hash, std::equal_to<>> entries_;
   bool marked_ = false;
   // Each device the open savepoint changed, with its entry of before (nullopt: it had none).
   std::vector<std::pair<std::string, std::optional<Entry>>> before_;
+  // States no entry holds any more, reused by the next save() of the transaction.
+  std::vector<std::unique_ptr<EdgeDeviceState>> spare_;
 };
 
 }  // namespace dsekp::edge

@@ -16,6 +16,10 @@ TEST(ServerCsvFormat, QuotesOnlyWhatNeedsIt) {
 
 TEST(ServerCsvFormat, TimestampIsIsoUtcWithMilliseconds) {
   EXPECT_EQ(iso8601_utc_ms(1'764'460'800'123), "2025-11-30T00:00:00.123Z");
+  // The seconds are formatted once per second: moving between seconds, and back, changes them.
+  EXPECT_EQ(iso8601_utc_ms(1'764'460'861'007), "2025-11-30T00:01:01.007Z");
+  EXPECT_EQ(iso8601_utc_ms(1'764'460'800'090), "2025-11-30T00:00:00.090Z");
+  EXPECT_EQ(iso8601_utc_ms(1'764'460'800'999), "2025-11-30T00:00:00.999Z");
 }
 
 TEST(ServerCsvFormat, DsekpRowHasTheDocumentedColumns) {
