@@ -325,6 +325,33 @@ TEST(BenchE2eCli, CtrlCStopsEverything) {
   expect_nothing_left(work.string());
 }
 
+// `bench edge` drains a small backlog in every mode: each drain complete (every queued frame
+// stored once), the CPU figures and the three targets present, nothing left running.
+TEST(BenchEdgeCli, ADrainOfEachModeIsCompleteAndJudgedAgainstItsTargets) {
+  TempDir dir;
+  const auto r = run_command({DSEKP_CLI_PATH, "bench", "edge", "--count", "300", "--json"},
+                             dir.path().string(), 110s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.at("count"), 300);
+  for (const char* mode : {"broker", "dsekp", "psk"}) {
+    const json& m = j.at(mode);
+    EXPECT_TRUE(m.at("complete").get<bool>()) << mode;
+    EXPECT_EQ(m.at("delivered"), 300) << mode;
+    EXPECT_GT(m.at("edge_cpu_us_per_frame").get<double>(), 0.0) << mode;
+    EXPECT_GT(m.at("messages_per_s").get<double>(), 0.0) << mode;
+  }
+  for (const char* target : {"edge_cpu_us_per_dsekp_frame", "cpu_dsekp_over_psk"}) {
+    const json& t = j.at("targets").at(target);
+    EXPECT_GT(t.at("value").get<double>(), 0.0) << target;
+    EXPECT_GT(t.at("limit").get<double>(), 0.0) << target;
+    EXPECT_EQ(t.at("met").get<bool>(), t.at("value").get<double>() <= t.at("limit").get<double>())
+        << target;
+  }
+  EXPECT_EQ(j.at("targets").size(), 3u) << j.at("targets").dump();
+  expect_nothing_left("dsekp-bench-edge-");
+}
+
 TEST(BenchE2eCli, BadOptionsExitWithTwo) {
   TempDir dir;
   for (const auto& args : std::vector<std::vector<std::string>>{
