@@ -2,16 +2,14 @@
 // (see bench_edge_command.hpp).
 #include "bench_edge_command.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <string>
 
 #include "bench/edge/edge_bench.hpp"
+#include "experiment/broker.hpp"
 
 namespace dsekp::cli {
 namespace {
@@ -22,13 +20,6 @@ struct BenchEdgeArgs {
   bool no_csv = false;
   bool json = false;
 };
-
-std::string find_mosquitto(const std::string& given) {
-  if (!given.empty()) return given;
-  for (const char* p : {"/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto", "/usr/bin/mosquitto"})
-    if (::access(p, X_OK) == 0) return p;
-  throw std::runtime_error("mosquitto not found (install it, or give --mosquitto PATH)");
-}
 
 nlohmann::json drain_json(const bench::edge::DrainFigures& r) {
   return {{"messages", r.messages},
@@ -102,7 +93,7 @@ void add_bench_edge_command(CLI::App& bench) {
     BenchEdgeArgs& a = *args;
     a.options.compact = a.encoding == "compact";
     a.options.csv = !a.no_csv;
-    a.options.mosquitto = find_mosquitto(a.options.mosquitto);
+    if (a.options.mosquitto.empty()) a.options.mosquitto = experiment::find_mosquitto();
     if (a.options.dsekp_exe.empty())
       a.options.dsekp_exe = std::filesystem::read_symlink("/proc/self/exe").string();
     const bench::edge::EdgeBenchResult r = bench::edge::run_edge_bench(a.options);

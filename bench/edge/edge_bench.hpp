@@ -1,5 +1,5 @@
 // `dsekp bench edge`: what the edge costs per DATA frame when it drains a backlog, and whether the
-// broker or the edge is the bottleneck (docs/PERFORMANCE.md, "Edge drain").
+// broker or the edge is the bottleneck (docs/PERFORMANCE.md, "Edge throughput").
 //
 // One private Mosquitto on loopback. The edge (`dsekp edge`, a child process, its production
 // defaults: persistent session, QoS 1, SQLite telemetry, CSV logs unless --no-csv; republish and

@@ -26,8 +26,9 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
+
+#include "edge/string_map.hpp"
 
 namespace dsekp::edge {
 
@@ -74,13 +75,7 @@ class DeviceActivity {
     bool seen = false;          // an accepted frame since the edge started
     Availability availability = Availability::unknown;
   };
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept {
-      return std::hash<std::string_view>{}(s);
-    }
-  };
-  using Map = std::unordered_map<std::string, Device, Hash, std::equal_to<>>;
+  using Map = StringMap<Device>;
   /// Erases the device, clearing its retained availability if any was published.
   Map::iterator forget(Map::iterator it);
 

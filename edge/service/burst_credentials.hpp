@@ -16,9 +16,9 @@
 
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "edge/registry/device_registry.hpp"
+#include "edge/string_map.hpp"
 
 namespace dsekp::edge {
 
@@ -49,12 +49,6 @@ class BurstCredentials {
   }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept {
-      return std::hash<std::string_view>{}(s);
-    }
-  };
   static void copy(const DeviceCredentials& from, DeviceCredentials& to) {
     to.dev_id = from.dev_id;
     to.dev_secret = from.dev_secret.clone();
@@ -64,7 +58,7 @@ class BurstCredentials {
 
   DeviceRegistry& registry_;
   bool active_ = false;
-  std::unordered_map<std::string, DeviceCredentials, Hash, std::equal_to<>> found_;
+  StringMap<DeviceCredentials> found_;
 };
 
 }  // namespace dsekp::edge

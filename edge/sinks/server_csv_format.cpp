@@ -20,7 +20,6 @@ std::string server_csv_header(FrameMode mode) {
 
 namespace {
 
-// Appends `field` as csv_field() would make it.
 bool needs_quotes(std::string_view field) noexcept {
   // One pass (find_first_of would search the four characters once per byte of the field).
   for (const char c : field)
@@ -28,6 +27,7 @@ bool needs_quotes(std::string_view field) noexcept {
   return false;
 }
 
+// Appends `field` as csv_field() would make it.
 void append_csv_field(std::string& out, std::string_view field) {
   if (!needs_quotes(field)) {
     out += field;

@@ -21,11 +21,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "dsekp/edge_session.hpp"
+#include "edge/string_map.hpp"
 
 namespace dsekp::edge {
 
@@ -66,16 +66,10 @@ class StateWriteBack {
   void for_each(const std::function<void(const std::string&, const Entry&)>& f) const;
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept {
-      return std::hash<std::string_view>{}(s);
-    }
-  };
   void put(std::string_view dev_id, Entry entry);
   void recycle(std::unique_ptr<EdgeDeviceState> state) noexcept;
 
-  std::unordered_map<std::string, Entry, Hash, std::equal_to<>> entries_;
+  StringMap<Entry> entries_;
   bool marked_ = false;
   // Each device the open savepoint changed, with its entry of before (nullopt: it had none).
   std::vector<std::pair<std::string, std::optional<Entry>>> before_;
