@@ -10,8 +10,9 @@ namespace {
 
 using namespace std::string_view_literals;
 
-// Only the columns that enter a computation; the paper's other columns (timestamp, ciphertext,
-// iv, tag, plaintext, bin_1s, throughput) are written by the edge/device and not read.
+// Only the columns that enter a computation, each one of logs::columns() (a test checks it); the
+// paper's other columns (timestamp, ciphertext, iv, tag, plaintext, bin_1s, throughput) are
+// written by the edge/device and not read.
 constexpr std::array kServerPsk = {"seq"sv, "dev_id"sv, "recvts_ms"sv, "latency_ms"sv,
                                    "payload_size"sv};
 constexpr std::array kServerDsekp = {"seq"sv,       "dev_id"sv,     "sessctr_id"sv,
@@ -40,37 +41,6 @@ std::string join(std::span<const std::string_view> names) {
 }
 
 }  // namespace
-
-std::string_view mode_name(Mode mode) {
-  return mode == Mode::psk ? "psk" : "dsekp";
-}
-std::string_view mode_label(Mode mode) {
-  return mode == Mode::psk ? "PSK" : "DSEKP";
-}
-
-std::string_view kind_name(LogKind kind) {
-  switch (kind) {
-    case LogKind::server:
-      return "server log";
-    case LogKind::client:
-      return "client log";
-    case LogKind::handshakes:
-      return "handshake log";
-  }
-  return "log";
-}
-
-std::string standard_file_name(LogKind kind, Mode mode) {
-  switch (kind) {
-    case LogKind::server:
-      return "server_logs_" + std::string(mode_name(mode)) + ".csv";
-    case LogKind::client:
-      return "client_logs_" + std::string(mode_name(mode)) + ".csv";
-    case LogKind::handshakes:
-      return "client_handshakes_dsekp.csv";
-  }
-  return {};
-}
 
 std::span<const std::string_view> required_columns(LogKind kind, Mode mode) {
   switch (kind) {

@@ -1,6 +1,6 @@
-// The log files `dsekp analyze` reads (docs/LOGS.md is the contract): their kinds, standard file
-// names and the columns analyze needs, found by header name so that column order does not matter
-// and unknown extra columns are ignored.
+// What `dsekp analyze` reads of the log files (logs/log_schema.hpp defines them, docs/LOGS.md is
+// the contract): the columns analyze needs, found by header name so that column order does not
+// matter and unknown extra columns are ignored.
 #pragma once
 
 #include <cstddef>
@@ -9,18 +9,13 @@
 #include <string_view>
 #include <vector>
 
+#include "logs/log_schema.hpp"
+
 namespace dsekp::analyze {
 
-enum class Mode { psk, dsekp };
-enum class LogKind { server, client, handshakes };
-
-std::string_view mode_name(Mode mode);   // "psk", "dsekp" (JSON keys, file names)
-std::string_view mode_label(Mode mode);  // "PSK", "DSEKP" (report, figures)
-std::string_view kind_name(LogKind kind);
-
-/// client_logs_psk.csv, server_logs_dsekp.csv, client_handshakes_dsekp.csv (handshakes: DSEKP
-/// only).
-std::string standard_file_name(LogKind kind, Mode mode);
+using logs::kind_name;
+using logs::LogKind;
+using logs::standard_file_name;
 
 /// The columns analyze reads from a log of `kind` in `mode`: all required.
 std::span<const std::string_view> required_columns(LogKind kind, Mode mode);

@@ -92,7 +92,7 @@ void add_device_command(CLI::App& app) {
 
   cmd->callback([o, devices, rekey, names, cmd] {
     device::FleetOptions options = *o;
-    options.mode = names->mode == "psk" ? device::ProtocolMode::psk : device::ProtocolMode::dsekp;
+    options.mode = names->mode == "psk" ? Mode::psk : Mode::dsekp;
     options.encoding = names->encoding == "compact" ? Encoding::compact : Encoding::json;
     options.progress = names->progress == "on"    ? device::ProgressMode::on
                        : names->progress == "off" ? device::ProgressMode::off

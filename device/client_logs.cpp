@@ -12,35 +12,14 @@
 #include <stdexcept>
 
 #include "dsekp/spec.hpp"
+#include "logs/log_schema.hpp"
 
 namespace dsekp::device {
 namespace {
 
-constexpr std::array<std::string_view, 10> kPskColumns = {
-    "seq", "timestamp",  "dev_id",    "plaintext",    "iv",
-    "tag", "ciphertext", "sendts_ms", "payload_size", "sendts_us"};
-constexpr std::array<std::string_view, 11> kDsekpColumns = {
-    "seq", "sessctr_id", "timestamp", "dev_id",       "plaintext", "iv",
-    "tag", "ciphertext", "sendts_ms", "payload_size", "sendts_us"};
-constexpr std::array<std::string_view, 6> kHandshakeColumns = {
-    "dev_id", "sessctr_id", "init_sent_ms", "ack_recv_ms", "attempts", "outcome"};
-
 constexpr std::size_t kBufferSize = 1 << 20;
 
 }  // namespace
-
-std::span<const std::string_view> client_log_columns(LogMode mode) noexcept {
-  if (mode == LogMode::psk) return kPskColumns;
-  return kDsekpColumns;
-}
-
-std::span<const std::string_view> handshake_log_columns() noexcept {
-  return kHandshakeColumns;
-}
-
-const char* client_log_file_name(LogMode mode) noexcept {
-  return mode == LogMode::psk ? "client_logs_psk.csv" : "client_logs_dsekp.csv";
-}
 
 const char* outcome_name(HandshakeOutcome outcome) noexcept {
   switch (outcome) {
@@ -132,14 +111,14 @@ bool CsvLogFile::close() {
   return error_.empty();
 }
 
-ClientLogWriter::ClientLogWriter(const std::filesystem::path& path, LogMode mode)
-    : CsvLogFile(path, client_log_columns(mode)), mode_(mode) {}
+ClientLogWriter::ClientLogWriter(const std::filesystem::path& path, Mode mode)
+    : CsvLogFile(path, logs::columns(logs::LogKind::client, mode)), mode_(mode) {}
 
 void ClientLogWriter::write(const ClientLogRow& r) {
   const std::uint64_t sendts_ms = r.sendts_us / 1000;
   number(r.seq);
   comma();
-  if (mode_ == LogMode::dsekp) {
+  if (mode_ == Mode::dsekp) {
     number(r.sessctr);
     comma();
   }
@@ -164,7 +143,7 @@ void ClientLogWriter::write(const ClientLogRow& r) {
 }
 
 HandshakeLogWriter::HandshakeLogWriter(const std::filesystem::path& path)
-    : CsvLogFile(path, handshake_log_columns()) {}
+    : CsvLogFile(path, logs::columns(logs::LogKind::handshakes, Mode::dsekp)) {}
 
 void HandshakeLogWriter::write(const HandshakeLogRow& r) {
   raw(r.dev_id);

@@ -1,13 +1,13 @@
 // The device side's CSV logs (docs/LOGS.md): client_logs_psk.csv / client_logs_dsekp.csv, one row
 // per DATA frame published, and client_handshakes_dsekp.csv, one row per handshake.
 //
-// Columns are the paper's, in its order, plus `sendts_us` last in the data logs (ours: Unix
-// microseconds, sendts_ms == sendts_us / 1000). Fields go through libcsv's csv_fwrite when they
-// can need quoting (the reading text, which is JSON and therefore always quoted); numbers,
-// base64 and dev_id (whose alphabet has no comma or quote) are written as they are, which is
-// the same RFC 4180 output a CSV library's minimal-quoting writer gives.
-// Rows are buffered (1 MiB stdio buffer) and reach the file on flush(), at the latest on close;
-// there is no fsync per row. A write error is remembered and reported by flush()/close().
+// Columns and file names are logs/log_schema.hpp's: the paper's, in its order, plus `sendts_us`
+// last in the data logs (ours: Unix microseconds, sendts_ms == sendts_us / 1000). Fields go through
+// libcsv's csv_fwrite when they can need quoting (the reading text, which is JSON and therefore
+// always quoted); numbers, base64 and dev_id (whose alphabet has no comma or quote) are written as
+// they are, which is the same RFC 4180 output a CSV library's minimal-quoting writer gives. Rows
+// are buffered (1 MiB stdio buffer) and reach the file on flush(), at the latest on close; there is
+// no fsync per row. A write error is remembered and reported by flush()/close().
 #pragma once
 
 #include <cstdint>
@@ -20,18 +20,9 @@
 #include <vector>
 
 #include "dsekp/bytes.hpp"
+#include "dsekp/mode.hpp"
 
 namespace dsekp::device {
-
-enum class LogMode : std::uint8_t { psk, dsekp };
-
-/// Header columns of the client data log of `mode` (docs/LOGS.md, plus sendts_us).
-[[nodiscard]] std::span<const std::string_view> client_log_columns(LogMode mode) noexcept;
-/// Header columns of client_handshakes_dsekp.csv.
-[[nodiscard]] std::span<const std::string_view> handshake_log_columns() noexcept;
-/// File names in a logs directory.
-[[nodiscard]] const char* client_log_file_name(LogMode mode) noexcept;
-inline constexpr const char* kHandshakeLogFileName = "client_handshakes_dsekp.csv";
 
 /// Unix ms as ISO 8601 UTC with milliseconds, e.g. "2025-11-30T00:00:00.123Z".
 [[nodiscard]] std::string iso8601_utc_ms(std::uint64_t unix_ms);
@@ -100,11 +91,11 @@ class CsvLogFile {
 
 class ClientLogWriter : public CsvLogFile {
  public:
-  ClientLogWriter(const std::filesystem::path& path, LogMode mode);
+  ClientLogWriter(const std::filesystem::path& path, Mode mode);
   void write(const ClientLogRow& row);
 
  private:
-  LogMode mode_;
+  Mode mode_;
 };
 
 class HandshakeLogWriter : public CsvLogFile {

@@ -88,7 +88,7 @@ void DeviceAgent::on_publish_acked(int mid) {
 }
 
 void DeviceAgent::on_message(std::string_view topic, ByteView payload) {
-  if (config_.mode != ProtocolMode::dsekp || !session_) return;
+  if (config_.mode != Mode::dsekp || !session_) return;
   if (topic == device_.topics.ack) {
     handle_ack(payload);
   } else if (topic == device_.topics.down) {
@@ -168,7 +168,7 @@ bool DeviceAgent::step_once(std::uint64_t now_ms) {
     boot(now_ms);
     return true;
   }
-  if (config_.mode == ProtocolMode::psk) {
+  if (config_.mode == Mode::psk) {
     if (now_ms < next_data_ms_) return false;
     send_data(now_ms);
     return true;
@@ -200,7 +200,7 @@ bool DeviceAgent::step_once(std::uint64_t now_ms) {
 std::uint64_t DeviceAgent::next_wake(std::uint64_t now_ms) const {
   if (!ready_ || stopped_ || failed() || done()) return kNever;
   if (!booted_) return boot_at_ms_;
-  if (config_.mode == ProtocolMode::psk) return next_data_ms_;
+  if (config_.mode == Mode::psk) return next_data_ms_;
   const DeviceSession& s = *session_;
   std::uint64_t wake = kNever;
   if (s.handshake_pending()) {
@@ -217,7 +217,7 @@ std::uint64_t DeviceAgent::next_wake(std::uint64_t now_ms) const {
 void DeviceAgent::boot(std::uint64_t now_ms) {
   booted_ = true;
   frames_since_boot_ = 0;
-  if (config_.mode == ProtocolMode::psk) {
+  if (config_.mode == Mode::psk) {
     next_data_ms_ = now_ms;
     return;
   }
@@ -338,7 +338,7 @@ void DeviceAgent::send_data(std::uint64_t now_ms) {
   bool off_schedule = false;
   Error e = Error::ok;
   const std::string* topic = nullptr;
-  if (config_.mode == ProtocolMode::psk) {
+  if (config_.mode == Mode::psk) {
     e = psk_seal(crypto_, device_.psk_key, device_.credentials.dev_id, psk_seq_, sendts_ms,
                  plaintext, *context_.rng, psk_frame);
     if (e == Error::ok) e = encode(psk_frame, config_.encoding, MutableByteView(wire), n);
@@ -361,7 +361,7 @@ void DeviceAgent::send_data(std::uint64_t now_ms) {
   schedule_next_data(now_ms, off_schedule);
   if (e != Error::ok) {
     ++context_.counters->seal_errors;
-    if (config_.mode == ProtocolMode::dsekp && e == Error::session_exhausted &&
+    if (config_.mode == Mode::dsekp && e == Error::session_exhausted &&
         !session_->handshake_pending())
       start_handshake();
     return;
@@ -390,7 +390,7 @@ void DeviceAgent::send_data(std::uint64_t now_ms) {
 }
 
 void DeviceAgent::after_data(std::uint64_t now_ms) {
-  if (done() || config_.mode != ProtocolMode::dsekp) return;
+  if (done() || config_.mode != Mode::dsekp) return;
   const bool reset_now =
       (config_.reset_every > 0 && frames_since_boot_ % config_.reset_every == 0) ||
       (config_.reset_prob > 0 && events_.uniform01() < config_.reset_prob);

@@ -33,15 +33,14 @@
 #include "device/sim_random.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/device_session.hpp"
+#include "dsekp/mode.hpp"
 
 namespace dsekp::device {
 
 inline constexpr std::uint64_t kNever = UINT64_MAX;
 
-enum class ProtocolMode : std::uint8_t { dsekp, psk };
-
 struct AgentConfig {
-  ProtocolMode mode = ProtocolMode::dsekp;
+  Mode mode = Mode::dsekp;
   Encoding encoding = Encoding::json;
   int qos = 1;
   std::uint64_t count = 0;  // DATA frames to send; 0 = no limit

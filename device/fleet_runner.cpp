@@ -18,6 +18,7 @@
 #include "device/credentials.hpp"
 #include "device/fleet_counters.hpp"
 #include "device/mqtt_fleet.hpp"
+#include "logs/log_schema.hpp"
 
 namespace dsekp::device {
 namespace {
@@ -111,7 +112,7 @@ int run(const FleetOptions& o) {
                        " holds only " + std::to_string(devices.size()) + " device(s)");
     devices.resize(*o.devices);
   }
-  if (o.mode == ProtocolMode::psk)
+  if (o.mode == Mode::psk)
     for (const ProvisionedDevice& d : devices)
       if (!d.has_psk_key)
         throw UsageError("--mode psk: " + std::string(d.credentials.dev_id.str()) +
@@ -126,16 +127,16 @@ int run(const FleetOptions& o) {
     return kExitFailure;
   }
 
-  const LogMode log_mode = o.mode == ProtocolMode::psk ? LogMode::psk : LogMode::dsekp;
   Logs logs;
   if (!o.logs_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.logs_dir, ec);
     if (ec) throw std::runtime_error(o.logs_dir.string() + ": cannot create: " + ec.message());
-    logs.data =
-        std::make_unique<ClientLogWriter>(o.logs_dir / client_log_file_name(log_mode), log_mode);
-    if (o.mode == ProtocolMode::dsekp)
-      logs.handshakes = std::make_unique<HandshakeLogWriter>(o.logs_dir / kHandshakeLogFileName);
+    logs.data = std::make_unique<ClientLogWriter>(
+        o.logs_dir / dsekp::logs::standard_file_name(dsekp::logs::LogKind::client, o.mode), o.mode);
+    if (o.mode == Mode::dsekp)
+      logs.handshakes =
+          std::make_unique<HandshakeLogWriter>(o.logs_dir / dsekp::logs::kHandshakeLogFileName);
   }
 
   MbedtlsRng rng;  // one OS-seeded DRBG for the whole fleet (one thread)
@@ -180,7 +181,7 @@ int run(const FleetOptions& o) {
   // reboot, and the edge refuses a `t` not greater than the last it accepted from the device:
   // so, as the firmware SDK does, the fleet waits until the clock is in a second later than the
   // one it started in (a previous run's INIT was at most in that second).
-  if (o.mode == ProtocolMode::dsekp) wait_for_the_next_second();
+  if (o.mode == Mode::dsekp) wait_for_the_next_second();
 
   FleetResult result;
   mosquitto_lib_init();
@@ -195,7 +196,7 @@ int run(const FleetOptions& o) {
   const std::string log_error = logs.close();
 
   FleetSummary summary;
-  summary.mode = o.mode == ProtocolMode::psk ? "psk" : "dsekp";
+  summary.mode = mode_name(o.mode);
   summary.encoding = o.encoding == Encoding::json ? "json" : "compact";
   summary.devices = devices.size();
   summary.counters = counters;
@@ -244,7 +245,7 @@ std::string validate_options(const FleetOptions& o) {
   if (o.interval_ms == 0) return "--interval-ms must be at least 1";
   if (!(o.duration_s >= 0) || o.duration_s > 1e9) return "--duration-s must be 0 or more";
   if (!(o.reset_prob >= 0 && o.reset_prob <= 1)) return "--reset-prob must be between 0 and 1";
-  if (o.mode == ProtocolMode::psk && (o.reset_every > 0 || o.reset_prob > 0))
+  if (o.mode == Mode::psk && (o.reset_every > 0 || o.reset_prob > 0))
     return "resets (--reset-every, --reset-prob) are refused in PSK mode: a rebooted PSK device "
            "restarts seq at 0, which the analysis cannot tell apart from duplicates "
            "(docs/LOGS.md); run PSK resets as separate runs";

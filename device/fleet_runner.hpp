@@ -16,7 +16,7 @@ enum class ProgressMode : std::uint8_t { automatic, on, off };
 
 struct FleetOptions {
   std::string broker;  // HOST:PORT
-  ProtocolMode mode = ProtocolMode::dsekp;
+  Mode mode = Mode::dsekp;
   Encoding encoding = Encoding::json;
   std::filesystem::path credentials;
   std::optional<std::uint64_t> devices;  // default: all in the file

@@ -139,7 +139,7 @@ struct SlotCallbacks {
                          mosquitto_connack_string(rc));
       return;
     }
-    if (s.fleet->agent_config_.mode == ProtocolMode::psk) {
+    if (s.fleet->agent_config_.mode == Mode::psk) {
       set_ready(s);
       return;
     }
@@ -508,8 +508,7 @@ FleetResult MqttFleet::run(const std::function<void()>& flush_logs) {
   r.drain_complete = context_.counters->packets_acked >= context_.counters->packets_sent;
   r.all_done = true;
   for (const auto& s : slots_) {
-    if (agent_config_.mode == ProtocolMode::dsekp && !s->agent->ever_established())
-      ++r.never_established;
+    if (agent_config_.mode == Mode::dsekp && !s->agent->ever_established()) ++r.never_established;
     if (!s->agent->done()) r.all_done = false;
   }
   return r;

@@ -21,6 +21,7 @@
 #include "file_watch.hpp"
 #include "interrupt.hpp"
 #include "link_presets.hpp"
+#include "logs/log_schema.hpp"
 #include "machine_info.hpp"
 #include "net.hpp"
 #include "process.hpp"
@@ -392,7 +393,8 @@ class Experiment {
 
     // The device is done once the broker acknowledged its frames; wait until the edge has logged
     // them all (it may still be working through its queue), or until it stops making progress.
-    const std::string csv_name = "server_logs_" + mode + ".csv";
+    const std::string csv_name =
+        logs::standard_file_name(logs::LogKind::server, parse_mode(mode).value());
     CsvRowCounter rows((logs_dir / csv_name).string());
     const std::uint64_t acked = static_cast<std::uint64_t>(std::max(
         0.0,
@@ -460,9 +462,12 @@ class Experiment {
     main_summary_ = analyze_one("main", main);
     if (o_.trial) {
       AnalyzeCommand trial;
-      trial.dsekp_server = (layout_.logs_trial / "server_logs_dsekp.csv").string();
-      trial.dsekp_client = (layout_.logs_trial / "client_logs_dsekp.csv").string();
-      const fs::path handshakes = layout_.logs_trial / "client_handshakes_dsekp.csv";
+      using logs::LogKind;
+      trial.dsekp_server =
+          (layout_.logs_trial / logs::standard_file_name(LogKind::server, Mode::dsekp)).string();
+      trial.dsekp_client =
+          (layout_.logs_trial / logs::standard_file_name(LogKind::client, Mode::dsekp)).string();
+      const fs::path handshakes = layout_.logs_trial / logs::kHandshakeLogFileName;
       if (fs::exists(handshakes)) trial.handshakes = handshakes.string();
       trial.out_dir = layout_.analysis_trial.string();
       trial.figures = o_.figures;

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "fuzz_support.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::fuzz {
 namespace {

@@ -10,6 +10,7 @@
 #include "device/credentials.hpp"
 #include "experiment/interrupt.hpp"
 #include "handshake_probe.hpp"
+#include "logs/log_schema.hpp"
 #include "proc_sampler.hpp"
 
 namespace dsekp::bench::e2e {
@@ -55,9 +56,11 @@ std::optional<double> measure_run(BenchRig& rig, const E2eOptions& o, ModeFigure
       m.edge_cpu_us_per_frame = 1e6 * *m.edge_cpu_s / static_cast<double>(m.edge_frames);
   }
   const fs::path logs = rig.logs_dir();
-  JoinResult join = join_logs(logs / ("client_logs_" + m.mode + ".csv"),
-                              logs / ("server_logs_" + m.mode + ".csv"),
-                              m.mode == "psk" ? LogMode::psk : LogMode::dsekp, rows_before);
+  const Mode mode = parse_mode(m.mode).value();
+  JoinResult join =
+      join_logs(logs / dsekp::logs::standard_file_name(dsekp::logs::LogKind::client, mode),
+                logs / dsekp::logs::standard_file_name(dsekp::logs::LogKind::server, mode), mode,
+                rows_before);
   const std::optional<double> p50 = percentiles(join.latency_us).p50;
   accumulate(m.join, std::move(join));
   return p50;

@@ -43,7 +43,7 @@ std::string frame_key(std::string_view dev_id, std::uint64_t sessctr, std::uint6
 template <typename RowFn>
 class JoinSink final : public analyze::CsvSink {
  public:
-  JoinSink(std::string what, LogMode mode, std::string_view stamp_column, std::uint64_t skip,
+  JoinSink(std::string what, Mode mode, std::string_view stamp_column, std::uint64_t skip,
            JoinResult& result, std::uint64_t& rows, RowFn row)
       : what_(std::move(what)),
         mode_(mode),
@@ -55,7 +55,7 @@ class JoinSink final : public analyze::CsvSink {
 
   std::vector<bool> on_header(std::span<const std::string_view> names) override {
     std::vector<std::string_view> required = {"dev_id", "seq", stamp_};
-    if (mode_ == LogMode::dsekp) required.push_back("sessctr_id");
+    if (mode_ == Mode::dsekp) required.push_back("sessctr_id");
     lookup_ = analyze::lookup_columns(names, required, {}, what_);
     header_size_ = names.size();
     return lookup_.wanted;
@@ -73,7 +73,7 @@ class JoinSink final : public analyze::CsvSink {
     const auto seq = analyze::parse_unsigned(record.fields[lookup_.required[1]], kMaxSeq);
     const auto stamp = analyze::parse_unsigned(record.fields[lookup_.required[2]]);
     std::optional<std::uint64_t> sessctr = 0;
-    if (mode_ == LogMode::dsekp)
+    if (mode_ == Mode::dsekp)
       sessctr = analyze::parse_unsigned(record.fields[lookup_.required[3]], kMaxSessctr);
     if (dev_id.empty()) return bad(record.line, "empty dev_id");
     if (!seq) return bad(record.line, "seq is not a number in 0..4294967295");
@@ -103,7 +103,7 @@ class JoinSink final : public analyze::CsvSink {
   }
 
   std::string what_;
-  LogMode mode_;
+  Mode mode_;
   std::string_view stamp_;
   std::uint64_t skip_ = 0;
   std::uint64_t skipped_ = 0;
@@ -115,7 +115,7 @@ class JoinSink final : public analyze::CsvSink {
 };
 
 template <typename RowFn>
-void read_log(const std::filesystem::path& path, LogMode mode, std::string_view stamp_column,
+void read_log(const std::filesystem::path& path, Mode mode, std::string_view stamp_column,
               std::uint64_t skip, JoinResult& result, std::uint64_t& rows, RowFn row) {
   if (!std::filesystem::exists(path)) throw std::runtime_error(path.string() + ": no such file");
   JoinSink<RowFn> sink(path.string(), mode, stamp_column, skip, result, rows, std::move(row));
@@ -129,7 +129,7 @@ void read_log(const std::filesystem::path& path, LogMode mode, std::string_view 
 }  // namespace
 
 JoinResult join_logs(const std::filesystem::path& client_log,
-                     const std::filesystem::path& server_log, LogMode mode,
+                     const std::filesystem::path& server_log, Mode mode,
                      std::uint64_t skip_server_rows) {
   JoinResult result;
   FrameMap sent;

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-namespace dsekp::bench::e2e {
+#include "dsekp/mode.hpp"
 
-enum class LogMode { psk, dsekp };
+namespace dsekp::bench::e2e {
 
 /// Gap before a frame's arrival at the edge above which the edge counts as idle (see
 /// JoinResult::idle_latency_us).
@@ -56,7 +56,7 @@ struct JoinResult {
 /// file if one cannot be read, has no header or lacks a column (seq, dev_id, sessctr_id in DSEKP
 /// mode, and sendts_us / recvts_us).
 JoinResult join_logs(const std::filesystem::path& client_log,
-                     const std::filesystem::path& server_log, LogMode mode,
+                     const std::filesystem::path& server_log, Mode mode,
                      std::uint64_t skip_server_rows = 0);
 
 /// Adds `more` to `total` (counts summed, latencies appended): several runs as one sample.

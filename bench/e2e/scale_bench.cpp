@@ -11,6 +11,7 @@
 
 #include "bench/metrics_scrape.hpp"
 #include "experiment/interrupt.hpp"
+#include "logs/log_schema.hpp"
 
 namespace dsekp::bench::e2e {
 namespace {
@@ -288,8 +289,10 @@ ScaleResult run_scale(const ScaleOptions& o, const std::function<void(const std:
       server_log = logs / ("server_logs_" + o.mode + ".all-edges.csv");
       concatenate_logs(server_logs, server_log);
     }
-    result.join = join_logs(logs / ("client_logs_" + o.mode + ".csv"), server_log,
-                            o.mode == "psk" ? LogMode::psk : LogMode::dsekp);
+    const Mode mode = parse_mode(o.mode).value();
+    result.join =
+        join_logs(logs / dsekp::logs::standard_file_name(dsekp::logs::LogKind::client, mode),
+                  server_log, mode);
     result.latency_us = percentiles(result.join.latency_us);
     result.join.latency_us = {};
     result.join.idle_latency_us = {};

@@ -483,7 +483,7 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
     const HandleResult& r = m.result;
     record_result(*metrics_ptr, r, m.handling);
     if (r.ok() && r.frame) activity.seen(r.dev_id, m.now_ms);
-    if (r.ok() && r.frame && r.frame->mode == FrameMode::dsekp && admin_ptr->holds(r.dev_id))
+    if (r.ok() && r.frame && r.frame->mode == Mode::dsekp && admin_ptr->holds(r.dev_id))
       deliver_to.insert(r.dev_id);
     if (r.cache_lookup != CacheLookup::none && cache_hits != nullptr)
       (r.cache_lookup == CacheLookup::hit ? cache_hits : cache_misses)->inc();

@@ -9,7 +9,7 @@
 namespace dsekp::edge::daemon {
 
 bool PendingRowsSink::write(const AcceptedFrame& row) {
-  if (row.mode == FrameMode::psk) return true;
+  if (row.mode == Mode::psk) return true;
   return store_.stage_pending_row(sinks::encode_accepted_frame(row)).ok();
 }
 

@@ -5,13 +5,10 @@ namespace dsekp::edge::daemon {
 namespace {
 
 void count_rejection(metrics::EdgeMetrics& m, const HandleResult& r) noexcept {
-  if (r.reason == EdgeReason::protocol_error) {
+  if (r.reason == EdgeReason::protocol_error)
     m.rejection(r.error);
-    return;
-  }
-  // Every EdgeReason but ok and protocol_error has a label of the same name (edge_metrics.hpp).
-  // A lookup by name, but only on the rejection path.
-  if (metrics::Counter* c = m.rejection_counter(r.reason_name()); c != nullptr) c->inc();
+  else
+    m.rejection(r.reason);
 }
 
 }  // namespace
@@ -35,8 +32,7 @@ void record_result(metrics::EdgeMetrics& m, const HandleResult& r,
       break;
     case MessageKind::data:
     case MessageKind::psk: {
-      const auto mode =
-          r.kind == MessageKind::psk ? metrics::FrameMode::psk : metrics::FrameMode::dsekp;
+      const auto mode = r.kind == MessageKind::psk ? Mode::psk : Mode::dsekp;
       m.frame(mode, r.ok() ? metrics::FrameOutcome::accepted : metrics::FrameOutcome::rejected);
       break;
     }

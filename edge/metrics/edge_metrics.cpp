@@ -17,7 +17,6 @@ std::string metric(std::string_view suffix) {
 
 constexpr std::array<std::string_view, kHandshakeOutcomeCount> kHandshakeOutcomes = {
     "accepted", "retransmitted", "rejected"};
-constexpr std::array<std::string_view, kFrameModeCount> kFrameModes = {"psk", "dsekp"};
 constexpr std::array<std::string_view, kFrameOutcomeCount> kFrameOutcomes = {"accepted",
                                                                              "rejected"};
 
@@ -32,8 +31,9 @@ std::vector<std::string> rejection_reasons() {
   for (std::uint8_t e = 1; e < dsekp::kErrorCount; ++e) {
     reasons.emplace_back(dsekp::error_name(static_cast<dsekp::Error>(e)));
   }
-  for (std::string_view r : kEdgeReasons) {
-    if (std::find(reasons.begin(), reasons.end(), r) == reasons.end()) reasons.emplace_back(r);
+  for (std::size_t r = 0; r < kEdgeReasonCount; ++r) {
+    const auto reason = static_cast<EdgeReason>(r);
+    if (is_rejection_label(reason)) reasons.emplace_back(edge_reason_name(reason));
   }
   return reasons;
 }
@@ -62,13 +62,14 @@ EdgeMetrics declare_edge_metrics(Registry& registry) {
       "DATA frames handled, by protocol mode (dsekp or the psk baseline) and outcome.",
       {"mode", "outcome"},
       {}};
-  for (auto mode : kFrameModes) {
-    for (auto o : kFrameOutcomes) frames.series.push_back({std::string(mode), std::string(o)});
+  for (const Mode mode : kModes) {
+    for (auto o : kFrameOutcomes)
+      frames.series.push_back({std::string(mode_name(mode)), std::string(o)});
   }
   auto& fr = registry.add_counter(std::move(frames));
-  for (std::size_t i = 0; i < kFrameModes.size(); ++i) {
+  for (std::size_t i = 0; i < kModes.size(); ++i) {
     for (std::size_t j = 0; j < kFrameOutcomes.size(); ++j) {
-      m.frames[i][j] = &fr.at({kFrameModes[i], kFrameOutcomes[j]});
+      m.frames[i][j] = &fr.at({mode_name(kModes[i]), kFrameOutcomes[j]});
     }
   }
 
@@ -83,9 +84,10 @@ EdgeMetrics declare_edge_metrics(Registry& registry) {
   for (std::uint8_t e = 1; e < dsekp::kErrorCount; ++e) {
     m.rejections_by_error[e] = &rej.at({dsekp::error_name(static_cast<dsekp::Error>(e))});
   }
-  // An edge reason that is also an Error name (unknown_device) shares that series.
-  for (std::size_t i = 0; i < kEdgeReasons.size(); ++i) {
-    m.rejections_by_edge_reason[i] = &rej.at({kEdgeReasons[i]});
+  for (std::size_t r = 0; r < kEdgeReasonCount; ++r) {
+    const auto reason = static_cast<EdgeReason>(r);
+    if (is_rejection_label(reason))
+      m.rejections_by_edge_reason[r] = &rej.at({edge_reason_name(reason)});
   }
 
   m.rekey_requests = &registry

@@ -27,7 +27,9 @@
 #include <vector>
 
 #include "dsekp/error.hpp"
+#include "dsekp/mode.hpp"
 #include "edge/metrics/metrics_registry.hpp"
+#include "edge/service/edge_reason.hpp"
 
 namespace dsekp::edge::metrics {
 
@@ -41,36 +43,11 @@ enum class HandshakeOutcome : std::uint8_t {
 };
 inline constexpr std::size_t kHandshakeOutcomeCount = 3;
 
-// PSK baseline or session-key protocol: the same order and names as edge/service's FrameMode
-// (frame_mode_name), so that a conversion between the two cannot swap them.
-enum class FrameMode : std::uint8_t { psk, dsekp };
-inline constexpr std::size_t kFrameModeCount = 2;
-
 enum class FrameOutcome : std::uint8_t { accepted, rejected };
 inline constexpr std::size_t kFrameOutcomeCount = 2;
 
-/// Rejections the edge decides itself, outside the protocol core's dsekp::Error. The names match
-/// edge/service's EdgeReason (edge_reason_name) for the reasons the two share.
-enum class EdgeReason : std::uint8_t {
-  unknown_topic,     // a message on a topic the edge does not serve
-  unknown_device,    // the topic's device is not registered (same label as Error::unknown_device)
-  mode_disabled,     // a topic of a mode (psk or dsekp) this edge runs without
-  retained_message,  // a retained copy stored by the broker (never a frame)
-  corrupt_state,     // the device's stored state does not decode (device quarantined)
-  registry_failure,  // the device registry could not be read
-  store_failure,     // the session store could not load or commit
-  sink_failure,      // a sink could not take an accepted frame
-  internal_error,    // an unexpected exception while handling a message
-};
-inline constexpr std::size_t kEdgeReasonCount = 9;
-
-/// The edge reasons' label values, indexed by EdgeReason: the one list of them.
-inline constexpr std::array<std::string_view, kEdgeReasonCount> kEdgeReasons = {
-    "unknown_topic",    "unknown_device", "mode_disabled", "retained_message", "corrupt_state",
-    "registry_failure", "store_failure",  "sink_failure",  "internal_error"};
-
 /// All reason label values of dsekp_rejections_total, in output order: the Error names in enum
-/// order (without ok), then the edge reasons not already among them.
+/// order (without ok), then the edge's own reasons (edge::EdgeReason, is_rejection_label()).
 [[nodiscard]] std::vector<std::string> rejection_reasons();
 
 /// Upper bounds of dsekp_frame_processing_seconds: 5 µs to 100 ms. A DATA frame costs a few µs,
@@ -82,9 +59,10 @@ inline constexpr std::array<std::string_view, kEdgeReasonCount> kEdgeReasons = {
 /// ignore values outside their enum, so a stray cast cannot index out of bounds.
 struct EdgeMetrics {
   std::array<Counter*, kHandshakeOutcomeCount> handshakes{};
-  std::array<std::array<Counter*, kFrameOutcomeCount>, kFrameModeCount> frames{};  // [mode][out]
-  std::array<Counter*, dsekp::kErrorCount> rejections_by_error{};  // [Error::ok] stays null
-  std::array<Counter*, kEdgeReasonCount> rejections_by_edge_reason{};
+  std::array<std::array<Counter*, kFrameOutcomeCount>, kModeCount> frames{};  // [mode][out]
+  std::array<Counter*, dsekp::kErrorCount> rejections_by_error{};      // [Error::ok] stays null
+  std::array<Counter*, kEdgeReasonCount> rejections_by_edge_reason{};  // [ok], [protocol_error]
+                                                                       // stay null
   Counter* sessions_confirmed = nullptr;
   Counter* sessions_evicted = nullptr;
   Counter* rekey_requests = nullptr;
@@ -93,8 +71,7 @@ struct EdgeMetrics {
   Family<Counter>* rejections = nullptr;  // the whole family, for rejection_counter()
 
   /// The dsekp_rejections_total series of a reason label ("replay", "store_failure"), or null
-  /// if the reason is not declared. A lookup for set-up: code with its own reason enum (the
-  /// service's) builds an index -> Counter* table from its reason names once.
+  /// if the reason is not declared.
   [[nodiscard]] Counter* rejection_counter(std::string_view reason) const noexcept {
     return rejections == nullptr ? nullptr : rejections->find({reason});
   }
@@ -102,7 +79,7 @@ struct EdgeMetrics {
   void handshake(HandshakeOutcome outcome) noexcept {
     inc(handshakes, static_cast<std::size_t>(outcome));
   }
-  void frame(FrameMode mode, FrameOutcome outcome) noexcept {
+  void frame(Mode mode, FrameOutcome outcome) noexcept {
     const auto m = static_cast<std::size_t>(mode);
     if (m < frames.size()) inc(frames[m], static_cast<std::size_t>(outcome));
   }
@@ -110,6 +87,7 @@ struct EdgeMetrics {
   void rejection(dsekp::Error error) noexcept {
     inc(rejections_by_error, static_cast<std::size_t>(error));
   }
+  /// EdgeReason::ok and protocol_error (the Error is the label) are not counted.
   void rejection(EdgeReason reason) noexcept {
     inc(rejections_by_edge_reason, static_cast<std::size_t>(reason));
   }

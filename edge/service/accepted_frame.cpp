@@ -10,9 +10,8 @@ namespace {
 
 // Fields both modes share. sendts_ms is at most 2^53 - 1 (the codecs' range) and a Unix
 // millisecond clock stays below 2^63 for millions of years, so the signed difference is exact.
-AcceptedFrame common(FrameMode mode, std::string_view dev_id, std::uint32_t seq,
-                     std::uint64_t sendts_ms, ByteView plaintext, ByteView payload,
-                     std::uint64_t recvts_us) {
+AcceptedFrame common(Mode mode, std::string_view dev_id, std::uint32_t seq, std::uint64_t sendts_ms,
+                     ByteView plaintext, ByteView payload, std::uint64_t recvts_us) {
   const std::uint64_t recvts_ms = recvts_us / 1000;
   AcceptedFrame row;
   row.mode = mode;
@@ -32,8 +31,8 @@ AcceptedFrame common(FrameMode mode, std::string_view dev_id, std::uint32_t seq,
 
 AcceptedFrame make_accepted_frame(const DataFrame& frame, const AeadNonce& nonce,
                                   ByteView plaintext, ByteView payload, std::uint64_t recvts_us) {
-  AcceptedFrame row = common(FrameMode::dsekp, frame.dev_id.str(), frame.seq, frame.sendts_ms,
-                             plaintext, payload, recvts_us);
+  AcceptedFrame row = common(Mode::dsekp, frame.dev_id.str(), frame.seq, frame.sendts_ms, plaintext,
+                             payload, recvts_us);
   row.sessctr = frame.sessctr;
   row.ciphertext_b64 = to_base64(frame.ciphertext.view());
   row.iv_b64 = to_base64(nonce.view());
@@ -43,8 +42,8 @@ AcceptedFrame make_accepted_frame(const DataFrame& frame, const AeadNonce& nonce
 
 AcceptedFrame make_accepted_frame(const PskFrame& frame, ByteView plaintext, ByteView payload,
                                   std::uint64_t recvts_us) {
-  AcceptedFrame row = common(FrameMode::psk, frame.dev_id.str(), frame.seq, frame.sendts_ms,
-                             plaintext, payload, recvts_us);
+  AcceptedFrame row = common(Mode::psk, frame.dev_id.str(), frame.seq, frame.sendts_ms, plaintext,
+                             payload, recvts_us);
   row.ciphertext_b64 = to_base64(frame.ciphertext.view());
   row.iv_b64 = to_base64(frame.iv.view());
   row.tag_b64 = to_base64(frame.tag.view());

@@ -15,12 +15,13 @@
 
 #include "dsekp/codec.hpp"
 #include "dsekp/frames.hpp"
+#include "dsekp/mode.hpp"
 #include "edge_reason.hpp"
 
 namespace dsekp::edge {
 
 struct AcceptedFrame {
-  FrameMode mode = FrameMode::dsekp;
+  Mode mode = Mode::dsekp;
   Encoding encoding = Encoding::json;  // of the received payload
   std::string dev_id;
   std::uint16_t sessctr = 0;  // DSEKP session counter (sessctr_id); 0 for PSK, which has none

@@ -11,6 +11,7 @@
 
 #include "codec_simdjson/simd_codec.hpp"
 #include "dsekp/error.hpp"
+#include "dsekp/mode.hpp"
 #include "edge_reason.hpp"
 #include "handle_result.hpp"
 
@@ -23,8 +24,8 @@ struct EdgeCounters {
   std::uint64_t handshakes = 0;
   /// Retransmitted INITs answered with the stored ACK.
   std::uint64_t ack_retransmissions = 0;
-  /// Accepted uplink frames, by FrameMode (psk, dsekp).
-  std::array<std::uint64_t, kFrameModeCount> frames_accepted{};
+  /// Accepted uplink frames, by Mode (psk, dsekp).
+  std::array<std::uint64_t, kModeCount> frames_accepted{};
   /// Downlink frames sealed and handed back for publishing.
   std::uint64_t downlinks = 0;
   /// Pending sessions confirmed by their first DATA frame, and older sessions that made way.

@@ -3,7 +3,8 @@
 //
 // Protocol rejections keep the core's own reason (dsekp::Error, error_name(): `replay`,
 // `bad_proof`, `unknown_device`, ...); EdgeReason adds only what the core cannot know about:
-// topics, configuration and the edge's storage.
+// topics, configuration and the edge's storage. Header-only, so that the metrics (the labels of
+// dsekp_rejections_total) use this one list without linking the service.
 #pragma once
 
 #include <cstddef>
@@ -28,8 +29,39 @@ enum class [[nodiscard]] EdgeReason : std::uint8_t{
 inline constexpr std::size_t kEdgeReasonCount =
     static_cast<std::size_t>(EdgeReason::internal_error) + 1;
 
-/// Stable name, e.g. "store_failure". Never null.
-[[nodiscard]] const char* edge_reason_name(EdgeReason r) noexcept;
+/// Stable name, e.g. "store_failure". Never null. No default in the switch: -Wswitch then flags
+/// an enumerator added without a name.
+[[nodiscard]] constexpr const char* edge_reason_name(EdgeReason r) noexcept {
+  switch (r) {
+    case EdgeReason::ok:
+      return "ok";
+    case EdgeReason::protocol_error:
+      return "protocol_error";
+    case EdgeReason::unknown_topic:
+      return "unknown_topic";
+    case EdgeReason::mode_disabled:
+      return "mode_disabled";
+    case EdgeReason::retained_message:
+      return "retained_message";
+    case EdgeReason::corrupt_state:
+      return "corrupt_state";
+    case EdgeReason::registry_failure:
+      return "registry_failure";
+    case EdgeReason::store_failure:
+      return "store_failure";
+    case EdgeReason::sink_failure:
+      return "sink_failure";
+    case EdgeReason::internal_error:
+      return "internal_error";
+  }
+  return "unknown";
+}
+
+/// True for the reasons that are a label of their own in dsekp_rejections_total: all but `ok`
+/// (not a rejection) and `protocol_error` (counted under the core's Error name instead).
+[[nodiscard]] constexpr bool is_rejection_label(EdgeReason r) noexcept {
+  return r != EdgeReason::ok && r != EdgeReason::protocol_error;
+}
 
 /// True for the failures after which the message must NOT be treated as processed: nothing of
 /// it was stored, and a redelivery of the same bytes is handled afresh (and may succeed).
@@ -45,14 +77,20 @@ inline constexpr std::size_t kMessageKindCount =
     static_cast<std::size_t>(MessageKind::downlink) + 1;
 
 /// Stable name, e.g. "init". Never null.
-[[nodiscard]] const char* message_kind_name(MessageKind k) noexcept;
-
-/// The two modes of the paper's experiment, for accepted frames and their counters.
-enum class FrameMode : std::uint8_t { psk, dsekp };
-
-inline constexpr std::size_t kFrameModeCount = 2;
-
-/// "psk" or "dsekp" (the names of the paper's log files). Never null.
-[[nodiscard]] const char* frame_mode_name(FrameMode m) noexcept;
+[[nodiscard]] constexpr const char* message_kind_name(MessageKind k) noexcept {
+  switch (k) {
+    case MessageKind::unknown:
+      return "unknown";
+    case MessageKind::init:
+      return "init";
+    case MessageKind::data:
+      return "data";
+    case MessageKind::psk:
+      return "psk";
+    case MessageKind::downlink:
+      return "downlink";
+  }
+  return "unknown";
+}
 
 }  // namespace dsekp::edge

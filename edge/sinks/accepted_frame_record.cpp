@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace dsekp::edge::sinks {
 namespace {
@@ -23,7 +24,7 @@ bool get_u64(const json& j, std::uint64_t max, std::uint64_t& out) {
 
 std::string encode_accepted_frame(const AcceptedFrame& row) {
   const json record = json::array(
-      {kVersion, frame_mode_name(row.mode), row.encoding == Encoding::json ? "json" : "compact",
+      {kVersion, mode_name(row.mode), row.encoding == Encoding::json ? "json" : "compact",
        row.dev_id, row.sessctr, row.seq, row.sendts_ms, row.recvts_ms, row.recvts_us,
        row.latency_ms, row.ciphertext_b64, row.iv_b64, row.tag_b64,
        json::binary(std::vector<std::uint8_t>(row.plaintext)), row.payload_size});
@@ -54,13 +55,9 @@ bool decode_accepted_frame(std::string_view record, AcceptedFrame& row, std::str
   };
   if (!j[1].is_string()) return fail("mode");
   const std::string& mode = j[1].get_ref<const std::string&>();
-  if (mode == frame_mode_name(FrameMode::dsekp)) {
-    r.mode = FrameMode::dsekp;
-  } else if (mode == frame_mode_name(FrameMode::psk)) {
-    r.mode = FrameMode::psk;
-  } else {
-    return fail("mode");
-  }
+  const std::optional<Mode> parsed_mode = parse_mode(mode);
+  if (!parsed_mode) return fail("mode");
+  r.mode = *parsed_mode;
   if (j[2] == "json") {
     r.encoding = Encoding::json;
   } else if (j[2] == "compact") {

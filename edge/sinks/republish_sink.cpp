@@ -16,7 +16,7 @@ std::string RepublishSink::to_json(const AcceptedFrame& row) {
   nlohmann::json reading = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (reading.is_discarded()) reading = text;
   nlohmann::json doc = {{"dev_id", row.dev_id},
-                        {"mode", frame_mode_name(row.mode)},
+                        {"mode", mode_name(row.mode)},
                         {"sessctr", row.sessctr},
                         {"seq", row.seq},
                         {"sendts_ms", row.sendts_ms},

@@ -10,14 +10,6 @@
 
 namespace dsekp::edge::sinks {
 
-std::string server_csv_header(FrameMode mode) {
-  if (mode == FrameMode::psk)
-    return "seq,timestamp,dev_id,ciphertext,iv,tag,plaintext,recvts_ms,latency_ms,payload_size,"
-           "bin_1s,throughput,sendts_ms,recvts_us\n";
-  return "seq,timestamp,dev_id,sessctr_id,ciphertext,iv,tag,plaintext,recvts_ms,latency_ms,"
-         "payload_size,bin_1s,throughput,sendts_ms,recvts_us\n";
-}
-
 namespace {
 
 bool needs_quotes(std::string_view field) noexcept {
@@ -105,7 +97,7 @@ std::string server_csv_row(const AcceptedFrame& f, std::uint64_t throughput) {
   row += ',';
   append_csv_field(row, f.dev_id);
   row += ',';
-  if (f.mode == FrameMode::dsekp) {
+  if (f.mode == Mode::dsekp) {
     append_uint(row, f.sessctr);
     row += ',';
   }

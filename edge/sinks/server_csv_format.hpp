@@ -11,14 +11,11 @@
 
 namespace dsekp::edge::sinks {
 
-/// The header line (with its LF) of server_logs_psk.csv or server_logs_dsekp.csv. The columns
-/// are the paper's in its order, plus two optional columns of ours: `sendts_ms`, so that analyze
-/// can check latency_ms = recvts_ms - sendts_ms, and last `recvts_us` (the reception time in Unix
-/// µs; recvts_ms == recvts_us / 1000), for sub-millisecond latencies.
-[[nodiscard]] std::string server_csv_header(FrameMode mode);
-
-/// One row (with its LF). `throughput` is the running count of rows in this file with the same
-/// floor(recvts_ms / 1000), this row included.
+/// One row (with its LF), its fields in the order of logs::columns(LogKind::server, mode)
+/// (logs/log_schema.hpp): the paper's, plus two of ours, `sendts_ms`, so that analyze can check
+/// latency_ms = recvts_ms - sendts_ms, and last `recvts_us` (the reception time in Unix µs;
+/// recvts_ms == recvts_us / 1000), for sub-millisecond latencies. `throughput` is the running count
+/// of rows in this file with the same floor(recvts_ms / 1000), this row included.
 [[nodiscard]] std::string server_csv_row(const AcceptedFrame& frame, std::uint64_t throughput);
 
 /// `field` as one CSV field: quoted (with inner quotes doubled) when it holds a comma, a quote or

@@ -12,6 +12,7 @@
 
 #include "dsekp/bytes.hpp"
 #include "edge/logging/edge_logger.hpp"
+#include "logs/log_schema.hpp"
 
 #include "edge/sinks/csv_repair.hpp"
 #include "edge/sinks/server_csv_format.hpp"
@@ -36,7 +37,7 @@ void ServerCsvSink::open_file(File& file) {
     throw std::runtime_error("cannot open " + file.path + " for appending");
   }
   // A new file, or one cut inside its header (a kill while creating it), gets the header.
-  const std::string header = server_csv_header(file.mode);
+  const std::string header = logs::header_line(logs::LogKind::server, file.mode);
   if (size_of(file.fp) < header.size()) {
     if (::ftruncate(::fileno(file.fp), 0) != 0 ||
         std::fwrite(header.data(), 1, header.size(), file.fp) != header.size() ||
@@ -56,12 +57,12 @@ void ServerCsvSink::close_files() noexcept {
 }
 
 ServerCsvSink::ServerCsvSink(const std::string& logs_dir, sqlite3* db) : logs_dir_(logs_dir) {
-  psk_.path = logs_dir + "/server_logs_psk.csv";
+  psk_.path = logs_dir + "/" + logs::standard_file_name(logs::LogKind::server, Mode::psk);
   psk_.name = "psk";
-  psk_.mode = FrameMode::psk;
-  dsekp_.path = logs_dir + "/server_logs_dsekp.csv";
+  psk_.mode = Mode::psk;
+  dsekp_.path = logs_dir + "/" + logs::standard_file_name(logs::LogKind::server, Mode::dsekp);
   dsekp_.name = "dsekp";
-  dsekp_.mode = FrameMode::dsekp;
+  dsekp_.mode = Mode::dsekp;
   try {
     open_file(psk_);
     open_file(dsekp_);
@@ -146,7 +147,7 @@ bool ServerCsvSink::write(const AcceptedFrame& row) {
     dsekp_before_ = dsekp_;
     needs_repair_ = journal_ != nullptr;  // lines still journaled go into the new files
   }
-  File& file = row.mode == FrameMode::psk ? psk_ : dsekp_;
+  File& file = row.mode == Mode::psk ? psk_ : dsekp_;
   const std::uint64_t bin = row.recvts_ms / 1000;
   const std::uint64_t count = bin == file.bin ? file.count + 1 : 1;
   std::string line = server_csv_row(row, count);

@@ -75,7 +75,7 @@ class ServerCsvSink final : public SinkWriter {
     std::FILE* fp = nullptr;
     std::string path;
     const char* name = "";  // the journal's file key: "psk" or "dsekp"
-    FrameMode mode = FrameMode::dsekp;
+    Mode mode = Mode::dsekp;
     std::uint64_t end = 0;    // where the next line starts: file size + staged lines
     std::uint64_t bin = 0;    // bin_1s of the last row
     std::uint64_t count = 0;  // rows in that bin

@@ -30,6 +30,12 @@ constexpr const char* kLookup =
     "SELECT 1 FROM telemetry WHERE recvts_us = ?1 AND mode = ?2 AND dev_id = ?3 AND sessctr = ?4"
     " AND seq = ?5 LIMIT 1";
 
+int bind_mode(sqlite3_stmt* statement, int index, Mode mode) noexcept {
+  const std::string_view name = mode_name(mode);
+  return sqlite3_bind_text(statement, index, name.data(), static_cast<int>(name.size()),
+                           SQLITE_STATIC);
+}
+
 }  // namespace
 
 std::unique_ptr<SqliteTelemetrySink> SqliteTelemetrySink::open(sqlite3* db, std::string& error) {
@@ -72,7 +78,7 @@ int SqliteTelemetrySink::contains(const AcceptedFrame& row) {
   sqlite3_clear_bindings(lookup_);
   const bool bound =
       sqlite3_bind_int64(lookup_, 1, static_cast<sqlite3_int64>(row.recvts_us)) == SQLITE_OK &&
-      sqlite3_bind_text(lookup_, 2, frame_mode_name(row.mode), -1, SQLITE_STATIC) == SQLITE_OK &&
+      bind_mode(lookup_, 2, row.mode) == SQLITE_OK &&
       sqlite3_bind_text(lookup_, 3, row.dev_id.c_str(), -1, SQLITE_TRANSIENT) == SQLITE_OK &&
       sqlite3_bind_int64(lookup_, 4, row.sessctr) == SQLITE_OK &&
       sqlite3_bind_int64(lookup_, 5, row.seq) == SQLITE_OK;
@@ -120,7 +126,7 @@ bool SqliteTelemetrySink::insert(const AcceptedFrame& row) {
   sqlite3_reset(insert_);
   sqlite3_clear_bindings(insert_);
   const bool bound =
-      sqlite3_bind_text(insert_, 1, frame_mode_name(row.mode), -1, SQLITE_STATIC) == SQLITE_OK &&
+      bind_mode(insert_, 1, row.mode) == SQLITE_OK &&
       sqlite3_bind_text(insert_, 2, row.encoding == Encoding::json ? "json" : "compact", -1,
                         SQLITE_STATIC) == SQLITE_OK &&
       sqlite3_bind_text(insert_, 3, row.dev_id.data(), static_cast<int>(row.dev_id.size()),

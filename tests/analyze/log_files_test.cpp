@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "error.hpp"
@@ -81,6 +82,26 @@ TEST(LogSchema, StandardFileNames) {
   EXPECT_EQ(standard_file_name(LogKind::client, Mode::psk), "client_logs_psk.csv");
   EXPECT_EQ(standard_file_name(LogKind::server, Mode::dsekp), "server_logs_dsekp.csv");
   EXPECT_EQ(standard_file_name(LogKind::handshakes, Mode::dsekp), "client_handshakes_dsekp.csv");
+}
+
+// What analyze reads is what the writers write: every required and optional column, and the
+// microsecond stamp, is a column of the one schema (logs/log_schema.hpp) in every mode.
+TEST(LogSchema, EveryColumnReadIsAColumnWritten) {
+  for (const LogKind kind : {LogKind::server, LogKind::client, LogKind::handshakes}) {
+    for (const Mode mode : kModes) {
+      const auto written = logs::columns(kind, mode);
+      const auto is_written = [&](std::string_view column) {
+        return std::find(written.begin(), written.end(), column) != written.end();
+      };
+      for (const std::string_view column : required_columns(kind, mode))
+        EXPECT_TRUE(is_written(column))
+            << kind_name(kind) << " " << mode_name(mode) << ": " << column;
+      for (const std::string_view column : optional_columns(kind))
+        EXPECT_TRUE(is_written(column)) << kind_name(kind) << ": " << column;
+      if (!micros_column(kind).empty())
+        EXPECT_TRUE(is_written(micros_column(kind))) << kind_name(kind);
+    }
+  }
 }
 
 TEST(ServerLog, ReadsShuffledColumnsWithExtras) {

@@ -25,8 +25,8 @@
 #include <sstream>
 #include <thread>
 
-#include "child_process.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
 
 #ifndef DSEKP_CLI_PATH
 #error "DSEKP_CLI_PATH must name the dsekp binary"

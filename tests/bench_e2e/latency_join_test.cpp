@@ -10,12 +10,12 @@
 #include <string>
 
 #include "bench/e2e/latency_join.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace {
 
+using dsekp::Mode;
 using dsekp::bench::e2e::join_logs;
-using dsekp::bench::e2e::LogMode;
 using dsekp::test::TempDir;
 
 constexpr const char* kDsekpClientHeader =
@@ -72,7 +72,7 @@ TEST(LatencyJoin, DsekpFramesJoinByDeviceSessionAndSeqInMicroseconds) {
                                dsekp_server_row(0, 9, "dev-a", t + 2000 + 123) +
                                dsekp_server_row(1, 7, "dev-a", t + 1000 + 97) +
                                dsekp_server_row(0, 7, "dev-b", t + 3000 + 250));
-  const auto r = join_logs(dir.file("c.csv"), dir.file("s.csv"), LogMode::dsekp);
+  const auto r = join_logs(dir.file("c.csv"), dir.file("s.csv"), Mode::dsekp);
   EXPECT_EQ(r.client_rows, 4u);
   EXPECT_EQ(r.server_rows, 4u);
   EXPECT_EQ(r.sent, 4u);
@@ -102,7 +102,7 @@ TEST(LatencyJoin, CountsMissingDuplicateUnexpectedAndNegative) {
                                dsekp_server_row(0, 1, "d", t + 900) +  // redelivered
                                dsekp_server_row(5, 1, "d", t + 60) +   // never sent
                                dsekp_server_row(2, 1, "d", t + 15));   // before its send time
-  const auto r = join_logs(dir.file("c.csv"), dir.file("s.csv"), LogMode::dsekp);
+  const auto r = join_logs(dir.file("c.csv"), dir.file("s.csv"), Mode::dsekp);
   EXPECT_EQ(r.sent, 3u);
   EXPECT_EQ(r.received, 2u);  // seq 1 is missing
   EXPECT_EQ(r.duplicates, 1u);
@@ -122,7 +122,7 @@ TEST(LatencyJoin, PskFramesJoinByDeviceAndSeq) {
   write(dir.file("s.csv"), std::string(kPskServerHeader) + psk_server_row(0, "b", t + 5 + 40) +
                                psk_server_row(0, "a", t + 70) +
                                psk_server_row(1, "a", t + 50 + 33));
-  const auto r = join_logs(dir.file("c.csv"), dir.file("s.csv"), LogMode::psk);
+  const auto r = join_logs(dir.file("c.csv"), dir.file("s.csv"), Mode::psk);
   EXPECT_EQ(r.sent, 3u);
   EXPECT_EQ(r.received, 3u);
   ASSERT_EQ(r.latency_us.size(), 3u);
@@ -141,7 +141,7 @@ TEST(LatencyJoin, BadRowsAreCountedAndNamedNotJoined) {
   bad_stamp.replace(bad_stamp.rfind(',') + 1, std::string::npos, "soon\n");
   write(dir.file("s.csv"),
         std::string(kPskServerHeader) + psk_server_row(0, "a", t + 9) + bad_stamp);
-  const auto r = join_logs(dir.file("c.csv"), dir.file("s.csv"), LogMode::psk);
+  const auto r = join_logs(dir.file("c.csv"), dir.file("s.csv"), Mode::psk);
   EXPECT_EQ(r.sent, 2u);
   EXPECT_EQ(r.received, 1u);
   EXPECT_EQ(r.bad_rows, 2u);
@@ -161,13 +161,13 @@ TEST(LatencyJoin, EarlierRunsRowsAreSkippedAndRunsAccumulate) {
                                "garbage,row\n" + psk_server_row(1, "a", t + 80) +
                                psk_server_row(0, "a", t + 1'000'020) +
                                psk_server_row(1, "a", t + 1'000'050 + 44));
-  const auto all = join_logs(dir.file("c.csv"), dir.file("s.csv"), LogMode::psk);
+  const auto all = join_logs(dir.file("c.csv"), dir.file("s.csv"), Mode::psk);
   // Without skipping, run 1's rows take run 2's keys (with negative latencies) and run 2's own
   // rows look like duplicates.
   EXPECT_EQ(all.bad_rows, 1u);
   EXPECT_EQ(all.negative, 2u);
   EXPECT_EQ(all.duplicates, 2u);
-  auto run2 = join_logs(dir.file("c.csv"), dir.file("s.csv"), LogMode::psk, 3);
+  auto run2 = join_logs(dir.file("c.csv"), dir.file("s.csv"), Mode::psk, 3);
   EXPECT_EQ(run2.server_rows, 2u);
   EXPECT_EQ(run2.bad_rows, 0u);  // the bad row was in the skipped part
   EXPECT_EQ(run2.received, 2u);
@@ -192,24 +192,24 @@ TEST(LatencyJoin, UnusableFilesAreClearErrors) {
   write(dir.file("old.csv"),
         "seq,timestamp,dev_id,sessctr_id,ciphertext,iv,tag,plaintext,recvts_ms,latency_ms\n");
   try {
-    (void)join_logs(dir.file("c.csv"), dir.file("old.csv"), LogMode::dsekp);
+    (void)join_logs(dir.file("c.csv"), dir.file("old.csv"), Mode::dsekp);
     FAIL() << "a log without recvts_us was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("recvts_us"), std::string::npos) << e.what();
   }
   try {
-    (void)join_logs(dir.file("missing.csv"), dir.file("old.csv"), LogMode::dsekp);
+    (void)join_logs(dir.file("missing.csv"), dir.file("old.csv"), Mode::dsekp);
     FAIL() << "a missing file was accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("missing.csv"), std::string::npos) << e.what();
   }
   // A PSK log read as DSEKP lacks sessctr_id.
   write(dir.file("psk.csv"), kPskClientHeader);
-  EXPECT_THROW((void)join_logs(dir.file("psk.csv"), dir.file("old.csv"), LogMode::dsekp),
+  EXPECT_THROW((void)join_logs(dir.file("psk.csv"), dir.file("old.csv"), Mode::dsekp),
                std::runtime_error);
   // Header-only logs: nothing sent, nothing received.
   write(dir.file("s.csv"), kDsekpServerHeader);
-  const auto r = join_logs(dir.file("c.csv"), dir.file("s.csv"), LogMode::dsekp);
+  const auto r = join_logs(dir.file("c.csv"), dir.file("s.csv"), Mode::dsekp);
   EXPECT_EQ(r.sent, 0u);
   EXPECT_EQ(r.received, 0u);
 }

@@ -16,8 +16,8 @@
 #include "bench/e2e/handshake_probe.hpp"
 #include "bench/e2e/latency_join.hpp"
 #include "device/credentials.hpp"
-#include "mosquitto_broker.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/temp_dir.hpp"
 
 #ifndef DSEKP_CLI_PATH
 #error "DSEKP_CLI_PATH must name the dsekp binary"
@@ -82,7 +82,7 @@ TEST(RigAndProbe, ProbeHandshakesWithTheRealEdgeAndAFleetIsLoggedCompletely) {
   ASSERT_TRUE(run.summary.is_object());
   EXPECT_EQ(run.summary["packets_acked"], 100);
   const JoinResult j = join_logs(rig.logs_dir() / "client_logs_dsekp.csv",
-                                 rig.logs_dir() / "server_logs_dsekp.csv", LogMode::dsekp);
+                                 rig.logs_dir() / "server_logs_dsekp.csv", dsekp::Mode::dsekp);
   EXPECT_EQ(j.sent, 100u);
   EXPECT_EQ(j.received, 100u);
   EXPECT_EQ(j.bad_rows, 0u);

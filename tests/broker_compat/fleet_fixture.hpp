@@ -20,13 +20,13 @@
 #include <tuple>
 #include <vector>
 
-#include "child_process.hpp"
 #include "edge/registry/device_material.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "nats_server.hpp"
-#include "tests/edge_daemon/daemon_test_support.hpp"
-#include "tests/edge_daemon/edge_runner.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/daemon_test_support.hpp"
+#include "tests/support/edge_runner.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::broker_compat {
 

@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "mosquitto_broker.hpp"
 #include "mqtt_probes.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::broker_compat {
 namespace {

@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "mqtt_test_client.hpp"
 #include "probe_client.hpp"
+#include "tests/support/mqtt_test_client.hpp"
 
 namespace dsekp::broker_compat {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "fleet_fixture.hpp"
-#include "mqtt_test_client.hpp"
-#include "tests/edge_daemon/registry_bed.hpp"
-#include "tests/edge_service/scripted_device.hpp"
+#include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/registry_bed.hpp"
+#include "tests/support/scripted_device.hpp"
 
 namespace dsekp::broker_compat {
 namespace {

@@ -17,7 +17,7 @@
 #include "mqtt_probes.hpp"
 #include "nats_server.hpp"
 #include "probe_client.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::broker_compat {
 namespace {

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tests/edge_registry/loopback_port.hpp"
+#include "tests/support/loopback_port.hpp"
 
 #ifndef DSEKP_NATS_SERVER_PATH
 #error "DSEKP_NATS_SERVER_PATH must name the nats-server binary (\"\" when it is not installed)"

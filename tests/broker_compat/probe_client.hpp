@@ -1,5 +1,5 @@
 // A synchronous libmosquitto client for probing what a broker supports: unlike
-// tests/edge_registry's MqttTestClient (QoS 1, clean session, MQTT 3.1.1 only) it chooses the
+// tests/support's MqttTestClient (QoS 1, clean session, MQTT 3.1.1 only) it chooses the
 // protocol version, the clean-session flag, the QoS and the retain flag, and it reports a
 // connection the broker closed. Every call drives the network loop itself until the answer
 // arrives, the connection is lost or a deadline passes, so no wait is unbounded.

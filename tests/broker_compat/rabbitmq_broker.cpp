@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tests/edge_registry/loopback_port.hpp"
+#include "tests/support/loopback_port.hpp"
 
 #ifndef DSEKP_RABBITMQ_SERVER_PATH
 #error "DSEKP_RABBITMQ_SERVER_PATH must name rabbitmq-server (\"\" when it is not installed)"

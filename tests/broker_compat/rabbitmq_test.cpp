@@ -15,7 +15,7 @@
 #include "fleet_fixture.hpp"
 #include "mqtt_probes.hpp"
 #include "rabbitmq_broker.hpp"
-#include "tests/edge_daemon/registry_bed.hpp"
+#include "tests/support/registry_bed.hpp"
 
 namespace dsekp::broker_compat {
 namespace {

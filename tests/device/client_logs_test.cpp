@@ -9,8 +9,9 @@
 #include <string>
 
 #include "analyze/log_files.hpp"
-#include "tests/edge_registry/child_process.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "logs/log_schema.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::device {
 namespace {
@@ -43,10 +44,9 @@ TEST(ClientLogs, Iso8601) {
 
 TEST(ClientLogs, DsekpHeaderAndRowsAreExact) {
   dsekp::test::TempDir dir;
-  const std::string path = dir.file(client_log_file_name(LogMode::dsekp));
-  EXPECT_EQ(std::string(client_log_file_name(LogMode::dsekp)), "client_logs_dsekp.csv");
+  const std::string path = dir.file(logs::standard_file_name(logs::LogKind::client, Mode::dsekp));
   {
-    ClientLogWriter log(path, LogMode::dsekp);
+    ClientLogWriter log(path, Mode::dsekp);
     log.write(row(0));
     log.write(row(1));
     EXPECT_TRUE(log.close());
@@ -65,9 +65,9 @@ TEST(ClientLogs, DsekpHeaderAndRowsAreExact) {
 
 TEST(ClientLogs, PskHasNoSessctrColumn) {
   dsekp::test::TempDir dir;
-  const std::string path = dir.file(client_log_file_name(LogMode::psk));
+  const std::string path = dir.file(logs::standard_file_name(logs::LogKind::client, Mode::psk));
   {
-    ClientLogWriter log(path, LogMode::psk);
+    ClientLogWriter log(path, Mode::psk);
     log.write(row(7));
   }
   EXPECT_EQ(dsekp::test::read_file(path),
@@ -79,7 +79,7 @@ TEST(ClientLogs, PskHasNoSessctrColumn) {
 
 TEST(ClientLogs, HandshakeLogHeaderAndOutcomes) {
   dsekp::test::TempDir dir;
-  const std::string path = dir.file(kHandshakeLogFileName);
+  const std::string path = dir.file(std::string(logs::kHandshakeLogFileName));
   {
     HandshakeLogWriter log(path);
     log.write({"esp32-01", 4660, 1764460799800, 1764460799985, 1, HandshakeOutcome::ok});
@@ -96,9 +96,9 @@ TEST(ClientLogs, HandshakeLogHeaderAndOutcomes) {
 TEST(ClientLogs, TheAnalysisReadsThemWithoutBadRows) {
   dsekp::test::TempDir dir;
   {
-    ClientLogWriter dsekp_log(dir.file("client_logs_dsekp.csv"), LogMode::dsekp);
-    ClientLogWriter psk_log(dir.file("client_logs_psk.csv"), LogMode::psk);
-    HandshakeLogWriter handshakes(dir.file(kHandshakeLogFileName));
+    ClientLogWriter dsekp_log(dir.file("client_logs_dsekp.csv"), Mode::dsekp);
+    ClientLogWriter psk_log(dir.file("client_logs_psk.csv"), Mode::psk);
+    HandshakeLogWriter handshakes(dir.file(std::string(logs::kHandshakeLogFileName)));
     for (std::uint32_t i = 0; i < 50; ++i) {
       dsekp_log.write(row(i, i < 25 ? 1 : 2));
       psk_log.write(row(i));
@@ -109,7 +109,7 @@ TEST(ClientLogs, TheAnalysisReadsThemWithoutBadRows) {
   }
   const analyze::ReadOptions options;
   const auto dsekp_data =
-      analyze::read_client_log(dir.file("client_logs_dsekp.csv"), analyze::Mode::dsekp, options);
+      analyze::read_client_log(dir.file("client_logs_dsekp.csv"), Mode::dsekp, options);
   EXPECT_EQ(dsekp_data.report.rows, 50u);
   EXPECT_EQ(dsekp_data.report.bad_rows, 0u);
   EXPECT_EQ(dsekp_data.keys.size(), 50u);
@@ -118,11 +118,12 @@ TEST(ClientLogs, TheAnalysisReadsThemWithoutBadRows) {
   EXPECT_EQ(analyze::key_sessctr(dsekp_data.keys[30]), 2);
 
   const auto psk_data =
-      analyze::read_client_log(dir.file("client_logs_psk.csv"), analyze::Mode::psk, options);
+      analyze::read_client_log(dir.file("client_logs_psk.csv"), Mode::psk, options);
   EXPECT_EQ(psk_data.report.good_rows, 50u);
   EXPECT_EQ(psk_data.report.bad_rows, 0u);
 
-  const auto hs = analyze::read_handshake_log(dir.file(kHandshakeLogFileName), options);
+  const auto hs =
+      analyze::read_handshake_log(dir.file(std::string(logs::kHandshakeLogFileName)), options);
   EXPECT_EQ(hs.report.bad_rows, 0u);
   ASSERT_EQ(hs.records.size(), 3u);
   EXPECT_EQ(hs.records[0].outcome, analyze::HandshakeOutcome::ok);
@@ -134,7 +135,7 @@ TEST(ClientLogs, TheAnalysisReadsThemWithoutBadRows) {
 
 TEST(ClientLogs, CannotCreateNamesTheFile) {
   try {
-    ClientLogWriter log("/nonexistent-dir/x.csv", LogMode::psk);
+    ClientLogWriter log("/nonexistent-dir/x.csv", Mode::psk);
     FAIL() << "no error";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x.csv: cannot create"),

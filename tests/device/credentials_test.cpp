@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::device {
 namespace {

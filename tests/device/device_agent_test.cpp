@@ -17,8 +17,9 @@
 #include "dsekp/edge_session.hpp"
 #include "dsekp/key_schedule.hpp"
 #include "dsekp/psk_baseline.hpp"
-#include "tests/edge_registry/child_process.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "logs/log_schema.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::device {
 namespace {
@@ -139,10 +140,9 @@ class InProcessEdge {
 struct Rig {
   explicit Rig(AgentConfig c, std::uint64_t index = 0) : config(std::move(c)) {
     data_log = std::make_unique<ClientLogWriter>(
-        dir.file(config.mode == ProtocolMode::psk ? "client_logs_psk.csv"
-                                                  : "client_logs_dsekp.csv"),
-        config.mode == ProtocolMode::psk ? LogMode::psk : LogMode::dsekp);
-    handshake_log = std::make_unique<HandshakeLogWriter>(dir.file(kHandshakeLogFileName));
+        dir.file(logs::standard_file_name(logs::LogKind::client, config.mode)), config.mode);
+    handshake_log =
+        std::make_unique<HandshakeLogWriter>(dir.file(std::string(logs::kHandshakeLogFileName)));
     AgentContext context{&rng, &counters, data_log.get(), handshake_log.get()};
     agent = std::make_unique<DeviceAgent>(device, index, config, context, wire);
   }
@@ -186,7 +186,7 @@ struct Rig {
   std::vector<std::vector<std::string>> handshake_rows() {
     handshake_log->close();
     std::vector<std::vector<std::string>> rows;
-    std::string text = dsekp::test::read_file(dir.file(kHandshakeLogFileName));
+    std::string text = dsekp::test::read_file(dir.file(std::string(logs::kHandshakeLogFileName)));
     std::size_t start = text.find('\n') + 1;  // skip the header
     while (start < text.size()) {
       const std::size_t end = text.find('\n', start);
@@ -217,7 +217,7 @@ struct Rig {
 
 AgentConfig dsekp_config(std::uint64_t count, std::uint32_t interval_ms) {
   AgentConfig c;
-  c.mode = ProtocolMode::dsekp;
+  c.mode = Mode::dsekp;
   c.count = count;
   c.interval_ms = interval_ms;
   return c;
@@ -396,7 +396,7 @@ TEST(DeviceAgent, RekeyKeepsTheOldSessionUntilTheAck) {
 
 TEST(DeviceAgent, PskFramesOpenWithTheKeyAndCountSeqFromZero) {
   AgentConfig c;
-  c.mode = ProtocolMode::psk;
+  c.mode = Mode::psk;
   c.count = 3;
   c.interval_ms = 50;
   c.qos = 0;

@@ -21,12 +21,12 @@
 #include <tuple>
 #include <vector>
 
-#include "child_process.hpp"
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_material.hpp"
 #include "edge/registry/device_registry.hpp"
-#include "mosquitto_broker.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::device {
 namespace {

@@ -8,8 +8,8 @@
 #include <functional>
 #include <string>
 
-#include "daemon_test_support.hpp"
-#include "mqtt_test_client.hpp"
+#include "tests/support/daemon_test_support.hpp"
+#include "tests/support/mqtt_test_client.hpp"
 
 namespace dsekp::edge::testing {
 

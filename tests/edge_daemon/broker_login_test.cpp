@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <string>
 
-#include "child_process.hpp"
-#include "daemon_test_support.hpp"
-#include "mosquitto_broker.hpp"
-#include "mqtt_test_client.hpp"
-#include "registry_bed.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/daemon_test_support.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/registry_bed.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
 namespace {

@@ -4,8 +4,6 @@
 // right CA connects over TLS and processes a frame; an edge given another CA refuses the broker's
 // certificate and never becomes ready.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,30 +12,17 @@
 #include <string>
 #include <vector>
 
-#include "child_process.hpp"
-#include "daemon_test_support.hpp"
-#include "edge_runner.hpp"
-#include "mosquitto_broker.hpp"
-#include "mqtt_test_client.hpp"
-#include "registry_bed.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/daemon_test_support.hpp"
+#include "tests/support/edge_runner.hpp"
+#include "tests/support/loopback_port.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/registry_bed.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
 namespace {
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
 
 // Runs the openssl CLI; fails the test with its output if it fails.
 ::testing::AssertionResult openssl(const dsekp::test::TempDir& dir, std::vector<std::string> args) {
@@ -74,7 +59,7 @@ TEST(EdgeBrokerTls, ConnectsOverTlsAndRefusesACertificateFromAnotherCa) {
   DeviceMaterial material;
   ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
   // The TLS listener comes first; the helper adds the plain one after it (its own settings).
-  const int tls_port = free_port();
+  const int tls_port = dsekp::test::free_loopback_port();
   ASSERT_GT(tls_port, 0);
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(

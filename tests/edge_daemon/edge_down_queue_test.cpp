@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "broker_handshake.hpp"
-#include "daemon_test_support.hpp"
-#include "edge_runner.hpp"
-#include "mosquitto_broker.hpp"
-#include "mqtt_test_client.hpp"
-#include "registry_bed.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/daemon_test_support.hpp"
+#include "tests/support/edge_runner.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/registry_bed.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
 namespace {

@@ -13,11 +13,11 @@
 #include <tuple>
 #include <vector>
 
-#include "daemon_test_support.hpp"
-#include "edge_runner.hpp"
-#include "mosquitto_broker.hpp"
-#include "mqtt_test_client.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/daemon_test_support.hpp"
+#include "tests/support/edge_runner.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
 namespace {

@@ -19,19 +19,19 @@
 
 #include <spdlog/details/log_msg.h>
 
-#include "child_process.hpp"
-#include "daemon_test_support.hpp"
 #include "edge/daemon/edge_config_file.hpp"
 #include "edge/logging/edge_logger.hpp"
 #include "edge/logging/journald_sink.hpp"
 #include "edge/logging/log_options.hpp"
 #include "edge/logging/printable.hpp"
-#include "edge_runner.hpp"
-#include "mosquitto_broker.hpp"
-#include "mqtt_test_client.hpp"
-#include "registry_bed.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
-#include "tests/edge_service/scripted_device.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/daemon_test_support.hpp"
+#include "tests/support/edge_runner.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/registry_bed.hpp"
+#include "tests/support/scripted_device.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
 namespace {

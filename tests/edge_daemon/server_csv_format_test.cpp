@@ -1,6 +1,7 @@
 // The server CSV rows (edge/sinks/server_csv_format.hpp): columns of docs/LOGS.md, RFC 4180
 // quoting, the timestamp format.
 #include "edge/sinks/server_csv_format.hpp"
+#include "logs/log_schema.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +25,7 @@ TEST(ServerCsvFormat, TimestampIsIsoUtcWithMilliseconds) {
 
 TEST(ServerCsvFormat, DsekpRowHasTheDocumentedColumns) {
   AcceptedFrame f;
-  f.mode = FrameMode::dsekp;
+  f.mode = Mode::dsekp;
   f.dev_id = "esp32-01";
   f.sessctr = 7;
   f.seq = 3;
@@ -38,7 +39,7 @@ TEST(ServerCsvFormat, DsekpRowHasTheDocumentedColumns) {
   const std::string reading = R"({"t":24.0,"h":51.0})";
   f.plaintext.assign(reading.begin(), reading.end());
   f.payload_size = 120;
-  EXPECT_EQ(server_csv_header(FrameMode::dsekp),
+  EXPECT_EQ(logs::header_line(logs::LogKind::server, Mode::dsekp),
             "seq,timestamp,dev_id,sessctr_id,ciphertext,iv,tag,plaintext,recvts_ms,latency_ms,"
             "payload_size,bin_1s,throughput,sendts_ms,recvts_us\n");
   EXPECT_EQ(server_csv_row(f, 2),
@@ -49,12 +50,12 @@ TEST(ServerCsvFormat, DsekpRowHasTheDocumentedColumns) {
 
 TEST(ServerCsvFormat, PskRowHasNoSessctrAndPlaintextIsAlwaysQuoted) {
   AcceptedFrame f;
-  f.mode = FrameMode::psk;
+  f.mode = Mode::psk;
   f.dev_id = "d";
   f.plaintext = {'4', '2'};
   const std::string row = server_csv_row(f, 1);
   EXPECT_EQ(row, "0,1970-01-01T00:00:00.000Z,d,,,,\"42\",0,0,0,0,1,0,0\n");
-  EXPECT_EQ(server_csv_header(FrameMode::psk),
+  EXPECT_EQ(logs::header_line(logs::LogKind::server, Mode::psk),
             "seq,timestamp,dev_id,ciphertext,iv,tag,plaintext,recvts_ms,latency_ms,payload_size,"
             "bin_1s,throughput,sendts_ms,recvts_us\n");
 }
@@ -80,7 +81,7 @@ TEST(ServerCsvFormat, APlaintextThatIsNotTextIsWrittenAsBase64) {
   EXPECT_EQ(column({}), "");
 
   AcceptedFrame f;
-  f.mode = FrameMode::psk;
+  f.mode = Mode::psk;
   f.dev_id = "d";
   f.plaintext = {0x00, 0xff, 0x22, 0x0a, 0x2c, 0x5c, 0x78};
   EXPECT_EQ(server_csv_row(f, 1),

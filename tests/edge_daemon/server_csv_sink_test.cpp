@@ -14,16 +14,17 @@
 #include <memory>
 #include <string>
 
-#include "child_process.hpp"
 #include "edge/sinks/server_csv_format.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "logs/log_schema.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::sinks {
 namespace {
 
 AcceptedFrame frame(std::uint32_t seq) {
   AcceptedFrame f;
-  f.mode = FrameMode::dsekp;
+  f.mode = Mode::dsekp;
   f.dev_id = "esp32-01";
   f.sessctr = 1;
   f.seq = seq;
@@ -75,7 +76,7 @@ class ServerCsvSinkTest : public ::testing::Test {
   std::string csv() const { return dsekp::test::read_file(path_); }
   /// The expected file: the header and the rows of `seqs`.
   static std::string expected(std::initializer_list<std::uint32_t> seqs) {
-    std::string out = server_csv_header(FrameMode::dsekp);
+    std::string out = logs::header_line(logs::LogKind::server, Mode::dsekp);
     for (const std::uint32_t s : seqs) out += server_csv_row(frame(s), 1);
     return out;
   }
@@ -117,7 +118,7 @@ TEST_F(ServerCsvSinkTest, RowsCommittedButNeverAppendedAreRestoredAtStartUp) {
 TEST_F(ServerCsvSinkTest, BothFilesAreRepairedFromOneUnit) {
   open_sink();
   AcceptedFrame psk = frame(9);
-  psk.mode = FrameMode::psk;
+  psk.mode = Mode::psk;
   exec("BEGIN IMMEDIATE");
   ASSERT_TRUE(sink_->write(frame(0)));
   ASSERT_TRUE(sink_->write(psk));
@@ -129,7 +130,7 @@ TEST_F(ServerCsvSinkTest, BothFilesAreRepairedFromOneUnit) {
   EXPECT_EQ(sink_->repaired_rows(), 2u);
   EXPECT_EQ(csv(), expected({0}));
   EXPECT_EQ(dsekp::test::read_file(logs_ + "/server_logs_psk.csv"),
-            server_csv_header(FrameMode::psk) + server_csv_row(psk, 1));
+            logs::header_line(logs::LogKind::server, Mode::psk) + server_csv_row(psk, 1));
 }
 
 TEST_F(ServerCsvSinkTest, ATornAppendIsCutAndRewritten) {
@@ -154,8 +155,9 @@ TEST_F(ServerCsvSinkTest, GarbageAfterTheLastCommittedRowIsCut) {
   unit({2}, /*append=*/false);
   {
     std::ofstream out(path_, std::ios::app);
-    out << expected({2}).substr(server_csv_header(FrameMode::dsekp).size());  // row 2 in place
-    out << "99,half a row";                                                   // and a torn one
+    out << expected({2}).substr(
+        logs::header_line(logs::LogKind::server, Mode::dsekp).size());  // row 2 in place
+    out << "99,half a row";                                             // and a torn one
   }
   sink_.reset();
   open_sink();
@@ -202,7 +204,7 @@ TEST_F(ServerCsvSinkTest, AJournalOfOneRecordPerLineIsStillRepaired) {
     open_sink();  // creates the file with its header, adds the column
     sink_.reset();
   }
-  const std::string header = server_csv_header(FrameMode::dsekp);
+  const std::string header = logs::header_line(logs::LogKind::server, Mode::dsekp);
   const std::string row0 = server_csv_row(frame(0), 1);
   const std::string row1 = server_csv_row(frame(1), 1);
   sqlite3_stmt* st = nullptr;
@@ -231,7 +233,7 @@ TEST_F(ServerCsvSinkTest, ReopenStartsTheRotatedFileWithItsHeader) {
   sink_->reopen();
   unit({2});
   EXPECT_EQ(dsekp::test::read_file(path_ + ".1"), expected({0, 1}));
-  const std::string header = server_csv_header(FrameMode::dsekp);
+  const std::string header = logs::header_line(logs::LogKind::server, Mode::dsekp);
   EXPECT_EQ(csv(), header + server_csv_row(frame(2), 1));
 }
 

@@ -70,16 +70,20 @@ TEST_F(EdgeMetricsTest, RejectionReasonsAreEveryErrorButOkPlusTheEdgeReasons) {
   for (const auto& s : scrape().samples) {
     if (s.name == "dsekp_rejections_total") reasons.insert(s.labels.at(0).second);
   }
-  std::set<std::string> expected{kEdgeReasons.begin(), kEdgeReasons.end()};
+  std::set<std::string> expected{"unknown_topic", "mode_disabled",    "retained_message",
+                                 "corrupt_state", "registry_failure", "store_failure",
+                                 "sink_failure",  "internal_error"};
   for (std::uint8_t e = 1; e < dsekp::kErrorCount; ++e) {
     expected.insert(dsekp::error_name(static_cast<dsekp::Error>(e)));
   }
   EXPECT_EQ(reasons, expected);
   EXPECT_FALSE(reasons.contains("ok"));
-  // unknown_device is both an Error name and an edge reason: one series, not two.
+  EXPECT_FALSE(reasons.contains("protocol_error"));  // counted under the Error's own name
+  EXPECT_TRUE(reasons.contains("unknown_device"));   // an Error name
+  // No name is both an Error name and an edge reason: one series each, in one list.
   EXPECT_EQ(rejection_reasons().size(), expected.size());
   EXPECT_EQ(reasons.size(),
-            static_cast<std::size_t>(dsekp::kErrorCount - 1) + kEdgeReasonCount - 1);
+            static_cast<std::size_t>(dsekp::kErrorCount - 1) + kEdgeReasonCount - 2);
 }
 
 TEST_F(EdgeMetricsTest, NamesArePrefixedAndNoLabelCanNameADevice) {
@@ -95,17 +99,18 @@ TEST_F(EdgeMetricsTest, HandlesIncrementTheirOwnSeries) {
   m_.handshake(HandshakeOutcome::accepted);
   m_.handshake(HandshakeOutcome::retransmitted);
   m_.handshake(HandshakeOutcome::retransmitted);
-  m_.frame(FrameMode::psk, FrameOutcome::rejected);
-  m_.frame(FrameMode::dsekp, FrameOutcome::accepted);
-  m_.frame(FrameMode::dsekp, FrameOutcome::accepted);
+  m_.frame(Mode::psk, FrameOutcome::rejected);
+  m_.frame(Mode::dsekp, FrameOutcome::accepted);
+  m_.frame(Mode::dsekp, FrameOutcome::accepted);
   m_.rejection(dsekp::Error::replay);
   m_.rejection(dsekp::Error::unknown_device);
-  m_.rejection(EdgeReason::unknown_device);
   m_.rejection(EdgeReason::sink_failure);
+  m_.rejection(EdgeReason::ok);                    // not a rejection: ignored
+  m_.rejection(EdgeReason::protocol_error);        // counted by its Error: ignored here
   m_.rejection(dsekp::Error::ok);                  // not a rejection: ignored
   m_.rejection(static_cast<dsekp::Error>(200));    // out of range: ignored
   m_.handshake(static_cast<HandshakeOutcome>(7));  // out of range: ignored
-  m_.frame(static_cast<FrameMode>(9), FrameOutcome::accepted);
+  m_.frame(static_cast<Mode>(9), FrameOutcome::accepted);
   m_.session_confirmed();
   m_.session_evicted();
   m_.session_evicted();
@@ -121,14 +126,14 @@ TEST_F(EdgeMetricsTest, HandlesIncrementTheirOwnSeries) {
   EXPECT_EQ(value("dsekp_frames_total", {{"mode", "psk"}, {"outcome", "accepted"}}), 0.0);
   EXPECT_EQ(value("dsekp_frames_total", {{"mode", "dsekp"}, {"outcome", "accepted"}}), 2.0);
   EXPECT_EQ(value("dsekp_rejections_total", {{"reason", "replay"}}), 1.0);
-  EXPECT_EQ(value("dsekp_rejections_total", {{"reason", "unknown_device"}}), 2.0);
+  EXPECT_EQ(value("dsekp_rejections_total", {{"reason", "unknown_device"}}), 1.0);
   EXPECT_EQ(value("dsekp_rejections_total", {{"reason", "sink_failure"}}), 1.0);
   EXPECT_EQ(value("dsekp_rejections_total", {{"reason", "store_failure"}}), 0.0);
   double total_rejections = 0;
   for (const auto& s : scrape().samples) {
     if (s.name == "dsekp_rejections_total") total_rejections += s.value;
   }
-  EXPECT_EQ(total_rejections, 4.0);
+  EXPECT_EQ(total_rejections, 3.0);
   EXPECT_EQ(value("dsekp_sessions_confirmed_total"), 1.0);
   EXPECT_EQ(value("dsekp_sessions_evicted_total"), 2.0);
   EXPECT_EQ(value("dsekp_active_sessions"), 42.0);
@@ -146,7 +151,8 @@ TEST_F(EdgeMetricsTest, RejectionCounterByName) {
   EXPECT_EQ(m_.rejection_counter("internal_error"),
             m_.rejections_by_edge_reason[static_cast<std::size_t>(EdgeReason::internal_error)]);
   EXPECT_EQ(m_.rejection_counter("unknown_device"),
-            m_.rejections_by_edge_reason[static_cast<std::size_t>(EdgeReason::unknown_device)]);
+            m_.rejections_by_error[static_cast<std::size_t>(dsekp::Error::unknown_device)]);
+  EXPECT_EQ(m_.rejection_counter("protocol_error"), nullptr);
   EXPECT_EQ(m_.rejection_counter("ok"), nullptr);
   EXPECT_EQ(m_.rejection_counter("dev-42"), nullptr);
   for (const std::string& r : rejection_reasons()) EXPECT_NE(m_.rejection_counter(r), nullptr);

@@ -48,7 +48,7 @@ TEST(MetricsServer, DefaultsToLoopbackOn9464) {
 TEST(MetricsServer, ServesMetricsInTheTextFormat) {
   Registry registry;
   EdgeMetrics m = declare_edge_metrics(registry);
-  m.frame(FrameMode::dsekp, FrameOutcome::accepted);
+  m.frame(Mode::dsekp, FrameOutcome::accepted);
   m.rejection(dsekp::Error::replay);
 
   MetricsServer server(registry, any_port());
@@ -71,7 +71,7 @@ TEST(MetricsServer, ServesMetricsInTheTextFormat) {
   EXPECT_TRUE(testing::find_sample(e, "dsekp_frame_processing_seconds_count").has_value());
 
   // A second scrape sees new values (nothing is cached between scrapes).
-  m.frame(FrameMode::dsekp, FrameOutcome::accepted);
+  m.frame(Mode::dsekp, FrameOutcome::accepted);
   res = client.Get("/metrics");
   ASSERT_TRUE(res) << httplib::to_string(res.error());
   EXPECT_EQ(testing::find_sample(testing::parse_exposition(res->body), "dsekp_frames_total",

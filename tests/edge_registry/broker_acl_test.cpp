@@ -25,9 +25,9 @@
 
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_registry.hpp"
-#include "mosquitto_broker.hpp"
-#include "mqtt_test_client.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge {
 namespace {

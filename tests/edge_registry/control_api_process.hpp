@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "child_process.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::test {
 

@@ -14,11 +14,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "child_process.hpp"
 #include "control_api_process.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/text_encoding.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
 
 #ifndef DSEKP_CLI_PATH
 #error "DSEKP_CLI_PATH must name the dsekp binary"

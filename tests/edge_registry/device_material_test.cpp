@@ -7,7 +7,7 @@
 
 #include "edge/registry/device_material.hpp"
 #include "edge/registry/text_encoding.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge {
 namespace {

@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "child_process.hpp"
 #include "control_api_process.hpp"
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_registry.hpp"
-#include "mosquitto_broker.hpp"
-#include "mqtt_test_client.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/temp_dir.hpp"
 
 #ifndef DSEKP_CLI_PATH
 #error "DSEKP_CLI_PATH must name the dsekp binary"

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "child_process.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/text_encoding.hpp"
 #include "edge/store/sqlite_session_store.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
 
 #ifndef DSEKP_CLI_PATH
 #error "DSEKP_CLI_PATH must name the dsekp binary"

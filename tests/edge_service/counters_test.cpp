@@ -45,8 +45,8 @@ TEST_F(EdgeServiceTest, CountersMatchAScriptedMix) {
   EXPECT_EQ(of(c.messages, MessageKind::downlink), 2u);
   EXPECT_EQ(c.handshakes, 1u);
   EXPECT_EQ(c.ack_retransmissions, 2u);
-  EXPECT_EQ(of(c.frames_accepted, FrameMode::dsekp), 2u);
-  EXPECT_EQ(of(c.frames_accepted, FrameMode::psk), 2u);
+  EXPECT_EQ(of(c.frames_accepted, Mode::dsekp), 2u);
+  EXPECT_EQ(of(c.frames_accepted, Mode::psk), 2u);
   EXPECT_EQ(c.downlinks, 1u);
   EXPECT_EQ(c.sessions_confirmed, 1u);
   EXPECT_EQ(c.sessions_evicted, 0u);
@@ -92,7 +92,7 @@ TEST_F(EdgeServiceTest, SnapshotsFromAnotherThreadWhileHandling) {
   bool monotonic = true;
   std::thread reader([&] {
     while (!done.load()) {
-      const std::uint64_t n = of(service_->snapshot().frames_accepted, FrameMode::dsekp);
+      const std::uint64_t n = of(service_->snapshot().frames_accepted, Mode::dsekp);
       monotonic = monotonic && n >= last_seen;
       last_seen = n;
     }
@@ -103,7 +103,7 @@ TEST_F(EdgeServiceTest, SnapshotsFromAnotherThreadWhileHandling) {
   done = true;
   reader.join();
   EXPECT_TRUE(monotonic);
-  EXPECT_EQ(of(service_->snapshot().frames_accepted, FrameMode::dsekp), 200u);
+  EXPECT_EQ(of(service_->snapshot().frames_accepted, Mode::dsekp), 200u);
 }
 
 }  // namespace

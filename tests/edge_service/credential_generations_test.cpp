@@ -7,7 +7,7 @@
 #include <string>
 
 #include "edge/service/sqlite_credential_generations.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
 namespace {

@@ -44,7 +44,7 @@ TEST_P(HandshakeAndData, HundredFramesBecomeHundredCorrectRows) {
     EXPECT_EQ(r.session_confirmed, i == 0);  // the first frame confirms the session
     ASSERT_TRUE(r.frame.has_value());
     const AcceptedFrame& row = *r.frame;
-    EXPECT_EQ(row.mode, FrameMode::dsekp);
+    EXPECT_EQ(row.mode, Mode::dsekp);
     EXPECT_EQ(row.encoding, enc);
     EXPECT_EQ(row.dev_id, "esp32-01");
     EXPECT_EQ(row.sessctr, device.session().sessctr());
@@ -176,7 +176,7 @@ TEST_F(EdgeServiceTest, AnEmptyConfirmingFrameConfirmsTheSessionButIsNoReading) 
   ASSERT_TRUE(deliver(kDataTopic, device.data(kReading, kNowMs + 2, Encoding::compact)).ok());
   ASSERT_EQ(sink_.rows.size(), 1u);
   EXPECT_EQ(sink_.table_rows(), 1);
-  EXPECT_EQ(service_->snapshot().frames_accepted[static_cast<std::size_t>(FrameMode::dsekp)], 3u);
+  EXPECT_EQ(service_->snapshot().frames_accepted[static_cast<std::size_t>(Mode::dsekp)], 3u);
 }
 
 TEST_F(EdgeServiceTest, RowsCarryTheMicrosecondReceptionTime) {

@@ -71,7 +71,7 @@ TEST_F(EdgeServiceTest, PskFramesRoundTripInBothEncodings) {
     EXPECT_TRUE(r.publishes.empty());
     ASSERT_TRUE(r.frame.has_value());
     const AcceptedFrame& row = *r.frame;
-    EXPECT_EQ(row.mode, FrameMode::psk);
+    EXPECT_EQ(row.mode, Mode::psk);
     EXPECT_EQ(row.encoding, enc);
     EXPECT_EQ(row.dev_id, "esp32-01");
     EXPECT_EQ(row.sessctr, 0);

@@ -15,9 +15,9 @@
 #include "edge/service/edge_service.hpp"
 #include "edge/service/sqlite_credential_generations.hpp"
 #include "edge/store/sqlite_session_store.hpp"
-#include "scripted_device.hpp"
 #include "test_doubles.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/scripted_device.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
 

@@ -53,7 +53,8 @@ class RecordingSink final : public SinkWriter {
     for (const AcceptedFrame& row : staged_) {
       sqlite3_stmt* s = nullptr;
       sqlite3_prepare_v2(db_, "INSERT INTO test_rows VALUES(?1, ?2, ?3, ?4)", -1, &s, nullptr);
-      sqlite3_bind_text(s, 1, frame_mode_name(row.mode), -1, SQLITE_STATIC);
+      const std::string_view mode = mode_name(row.mode);
+      sqlite3_bind_text(s, 1, mode.data(), static_cast<int>(mode.size()), SQLITE_STATIC);
       sqlite3_bind_text(s, 2, row.dev_id.c_str(), -1, SQLITE_TRANSIENT);
       sqlite3_bind_int64(s, 3, row.sessctr);
       sqlite3_bind_int64(s, 4, row.seq);

@@ -11,7 +11,7 @@
 
 #include "edge/store/downlink_journal.hpp"
 #include "edge/store/session_tag.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge {
 namespace {

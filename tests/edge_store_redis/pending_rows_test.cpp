@@ -24,7 +24,7 @@ constexpr std::uint64_t kNow = 1'764'460'800'000;
 
 AcceptedFrame make_row(std::uint32_t seq, std::uint64_t recvts_us) {
   AcceptedFrame r;
-  r.mode = FrameMode::dsekp;
+  r.mode = Mode::dsekp;
   r.encoding = seq % 2 == 0 ? Encoding::json : Encoding::compact;
   r.dev_id = "esp32-01";
   r.sessctr = 7;
@@ -161,7 +161,7 @@ TEST_F(PendingRows, EachCommitReplacesTheListWithItsRowsInTheSameRoundTrip) {
   EXPECT_EQ(llen(), "0");
   // PSK rows are never written ahead (no shared state).
   AcceptedFrame psk = make_row(5, 1005);
-  psk.mode = FrameMode::psk;
+  psk.mode = Mode::psk;
   ASSERT_TRUE(commit_in_redis({psk, make_row(6, 1006)}).ok());
   EXPECT_EQ(llen(), "1");
 }

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "edge/store/redis/redis_store_url.hpp"
-#include "redis_server.hpp"
 #include "store_backends.hpp"
+#include "tests/support/redis_server.hpp"
 
 namespace dsekp::edge::testing {
 namespace {

@@ -11,12 +11,12 @@
 #include <string>
 #include <thread>
 
-#include "child_process.hpp"
 #include "edge/store/redis/redis_session_store.hpp"
-#include "loopback_port.hpp"
-#include "redis_server.hpp"
 #include "store_backends.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/loopback_port.hpp"
+#include "tests/support/redis_server.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
 namespace {

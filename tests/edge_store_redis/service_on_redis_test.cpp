@@ -14,8 +14,8 @@
 #include "edge/store/redis/redis_credential_generations.hpp"
 #include "edge/store/redis/split_session_store.hpp"
 #include "store_backends.hpp"
-#include "tests/edge_service/scripted_device.hpp"
 #include "tests/edge_service/test_doubles.hpp"
+#include "tests/support/scripted_device.hpp"
 
 namespace dsekp::edge::testing {
 namespace {

@@ -14,9 +14,9 @@
 
 #include "edge/store/redis/redis_session_store.hpp"
 #include "edge/store/sqlite_session_store.hpp"
-#include "redis_server.hpp"
 #include "store_test_support.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/redis_server.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
 

@@ -22,9 +22,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "child_process.hpp"
-#include "mosquitto_broker.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/temp_dir.hpp"
 
 #ifndef DSEKP_CLI_PATH
 #error "DSEKP_CLI_PATH must name the dsekp binary"

@@ -7,7 +7,7 @@
 
 #include <fstream>
 
-#include "temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::experiment {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "experiment/options.hpp"
 #include "experiment/results_dir.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::experiment {
 namespace {

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <thread>
 
-#include "temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::experiment {
 namespace {

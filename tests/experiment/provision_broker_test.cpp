@@ -11,8 +11,8 @@
 #include "edge/registry/device_registry.hpp"
 #include "experiment/broker.hpp"
 #include "experiment/provision.hpp"
-#include "mqtt_test_client.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::experiment {
 namespace {

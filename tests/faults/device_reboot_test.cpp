@@ -14,8 +14,8 @@
 #include <iostream>
 
 #include "fault_bed.hpp"
-#include "mosquitto_broker.hpp"
-#include "mqtt_test_client.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/mqtt_test_client.hpp"
 
 namespace dsekp::faults {
 namespace {

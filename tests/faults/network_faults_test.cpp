@@ -22,7 +22,7 @@
 
 #include "fault_bed.hpp"
 #include "linkemu/link_emulator.hpp"
-#include "mosquitto_broker.hpp"
+#include "tests/support/mosquitto_broker.hpp"
 
 namespace dsekp::faults {
 namespace {

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tests/edge_registry/loopback_port.hpp"
+#include "tests/support/loopback_port.hpp"
 
 #ifndef DSEKP_MOSQUITTO_PATH
 #error "DSEKP_MOSQUITTO_PATH must name the mosquitto binary"

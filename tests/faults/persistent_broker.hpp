@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "child_process.hpp"
+#include "tests/support/child_process.hpp"
 
 namespace dsekp::test {
 

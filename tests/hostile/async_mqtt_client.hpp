@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "mqtt_test_client.hpp"
+#include "tests/support/mqtt_test_client.hpp"
 
 struct mosquitto;
 struct mosquitto_message;

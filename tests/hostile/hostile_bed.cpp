@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tests/edge_daemon/registry_bed.hpp"
+#include "tests/support/registry_bed.hpp"
 
 namespace dsekp::hostile {
 namespace {

@@ -23,10 +23,10 @@
 
 #include "async_mqtt_client.hpp"
 #include "hostile_device.hpp"
-#include "mosquitto_broker.hpp"
-#include "mqtt_test_client.hpp"
-#include "tests/edge_daemon/edge_runner.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/edge_runner.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::hostile {
 

@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "linkemu/link_emulator.hpp"
-#include "mosquitto_broker.hpp"
-#include "mqtt_test_client.hpp"
-#include "temp_dir.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::linkemu {
 namespace {

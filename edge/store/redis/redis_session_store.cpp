@@ -5,7 +5,7 @@
 #include <charconv>
 #include <utility>
 
-#include "redis_commit_script.hpp"
+#include "edge/store/redis/redis_commit_script.hpp"
 #include "redis_window_field.hpp"
 
 namespace dsekp::edge {

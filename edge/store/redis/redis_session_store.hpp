@@ -4,7 +4,7 @@
 // Layout. Each device is one hash, key `<prefix>dev2:{<dev_id>}` (2: the layout with window
 // fields; an edge of the earlier layout, which read windows from the state, finds nothing under
 // these keys and so refuses frames instead of judging them on stale windows), fields state (the
-// device_state_codec encoding), gen and updated_ms (redis_commit_script.hpp), cred (the
+// device_state_codec encoding), gen and updated_ms (commit_script.lua), cred (the
 // registry credential generation) and w:<sessctr> per established session: its replay window,
 // which is authoritative over the copy in the state (redis_window_field.hpp). The braces are a
 // Redis Cluster hash tag: everything of one device lands in one slot. The prefix (e.g.
@@ -176,7 +176,7 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
 
  private:
-  // The commit script's operation kinds (redis_commit_script.hpp).
+  // The commit script's operation kinds (commit_script.lua).
   enum class Kind : std::uint8_t { save, remove, cred, wput, wacc, wkeep };
   struct Staged {
     std::string key;

@@ -1,6 +1,6 @@
 // How the Redis store keeps an established session's uplink replay window apart from the
 // device's state blob, so that a DATA frame is accepted by one small atomic operation on the
-// window (redis_commit_script.hpp, kind "wacc") instead of a compare-and-set of the whole state,
+// window (commit_script.lua, kind "wacc") instead of a compare-and-set of the whole state,
 // and edges that cache the session's keys never need to read the blob for it
 // (edge/store/uplink_session_cache.hpp).
 //

@@ -1,5 +1,5 @@
 // Starting and stopping a Mosquitto broker for a test (see mosquitto_broker.hpp).
-#include "mosquitto_broker.hpp"
+#include "tests/support/mosquitto_broker.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,7 +14,7 @@
 #include <thread>
 #include <utility>
 
-#include "tests/edge_registry/loopback_port.hpp"
+#include "tests/support/loopback_port.hpp"
 
 #ifndef DSEKP_MOSQUITTO_PATH
 #error "DSEKP_MOSQUITTO_PATH must name the mosquitto binary"

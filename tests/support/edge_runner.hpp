@@ -13,9 +13,9 @@
 
 #include <gtest/gtest.h>
 
-#include "child_process.hpp"
-#include "daemon_test_support.hpp"
-#include "tests/edge_registry/temp_dir.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/daemon_test_support.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "child_process.hpp"
+#include "tests/support/child_process.hpp"
 
 namespace dsekp::test {
 

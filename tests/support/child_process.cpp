@@ -1,5 +1,5 @@
 // Spawning, waiting for and killing child processes (see child_process.hpp).
-#include "child_process.hpp"
+#include "tests/support/child_process.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,58 +1,52 @@
-// The Lua script through which every write of the Redis session store reaches Redis: the staged
-// saves and removes of one transaction (or a single save/remove outside one) are checked and
-// applied by one script run, which Redis executes atomically (no other command runs in between).
-//
-// Arguments. ARGV[1] is n, the number of operations. KEYS[i] (i <= n) is the hash of the i-th
-// operation's device; ARGV[2..4n+1] hold four arguments per operation: kind ("save", "remove",
-// or one of the kinds below), the expected generation ("any", or a decimal generation, "0" meaning
-// "must not exist"), the update time in ms and the encoded state (the last two empty for a remove).
-// Operations apply in order, so a transaction may touch a device twice.
-//
-// Write-ahead of the sink rows (docs/SCALING.md "Running several edges"): if KEYS has an entry
-// n+1, it is the committing edge's pending-rows list. When every condition holds, the script
-// replaces that list with ARGV[4n+2..] (the unit's accepted rows, one encoded row per element;
-// none: the list is deleted), in the same atomic run as the states. The edge then commits the
-// rows locally; the list is what a restarted edge re-inserts if it died in between. Without a
-// KEYS[n+1] nothing else is written (single saves and removes outside a transaction).
-//
-// Two phases: first every generation condition is checked against the stored generations (as
-// updated by the earlier operations of the same run), and only if all hold is anything written.
-// A failed condition returns {0, i} (operation i conflicted, nothing written); success returns
-// {1, g1, ..., gn}, the generation each operation left (0 after a remove). A key that is not
-// such a hash (WRONGTYPE) or holds a non-numeric generation raises an error in the first
-// phase, also before anything is written. The `#!lua` line makes Redis 7 refuse the whole script
-// up front under an out-of-memory condition instead of failing at a write half-way.
-//
-// Window kinds (edge/store/redis/redis_window_field.hpp has the field layout; the four arguments
-// are kind, field name, tag, value):
-//   "wput"  sets window field `w:<sessctr>` to the given value (a session the state establishes);
-//   "wacc"  accepts seqs into a window: the value is "W seq1 seq2 ...". Each seq must be new and
-//           within W of the highest, and the field must exist with the given session tag;
-//           otherwise the operation conflicts ({0, i}, nothing written), like a failed
-//           generation condition. It leaves the generation alone, so frames of one session
-//           accepted by different edges never conflict with each other;
-//   "wkeep" deletes every window field not named in the space-separated value (the sessions a
-//           saved state no longer holds).
-// Window operations are simulated in the first phase on the fields as the earlier operations of
-// the run leave them (a remove deletes them all), so a run that accepts a seq twice conflicts.
-// Their result entries are 0.
-//
-// A third kind, "cred", records the device's registry credential generation next to its state
-// (field cred; the fourth argument is the decimal generation, or empty to delete the field). It
-// checks nothing and leaves the save counter alone; it exists so that the record commits with the
-// state it describes (edge/store/redis/redis_credential_generations.hpp). Its result entry is the
-// counter as it stands.
-//
-// Hash fields: state (device_state_codec encoding), gen (decimal, 1 after the first save, +1 per
-// save; a remove deletes the hash, so generations restart at 1 as in the SQLite store),
-// updated_ms (decimal), cred (see above), w:<sessctr> (window fields).
-#pragma once
-
-#include <string_view>
-
-namespace dsekp::edge::redis {
-
-inline constexpr std::string_view kCommitScript = R"lua(#!lua
+#!lua
+-- The Lua script through which every write of the Redis session store reaches Redis: the staged
+-- saves and removes of one transaction (or a single save/remove outside one) are checked and
+-- applied by one script run, which Redis executes atomically (no other command runs in between).
+--
+-- Arguments. ARGV[1] is n, the number of operations. KEYS[i] (i <= n) is the hash of the i-th
+-- operation's device; ARGV[2..4n+1] hold four arguments per operation: kind ("save", "remove",
+-- or one of the kinds below), the expected generation ("any", or a decimal generation, "0" meaning
+-- "must not exist"), the update time in ms and the encoded state (the last two empty for a remove).
+-- Operations apply in order, so a transaction may touch a device twice.
+--
+-- Write-ahead of the sink rows (docs/SCALING.md "Running several edges"): if KEYS has an entry
+-- n+1, it is the committing edge's pending-rows list. When every condition holds, the script
+-- replaces that list with ARGV[4n+2..] (the unit's accepted rows, one encoded row per element;
+-- none: the list is deleted), in the same atomic run as the states. The edge then commits the
+-- rows locally; the list is what a restarted edge re-inserts if it died in between. Without a
+-- KEYS[n+1] nothing else is written (single saves and removes outside a transaction).
+--
+-- Two phases: first every generation condition is checked against the stored generations (as
+-- updated by the earlier operations of the same run), and only if all hold is anything written.
+-- A failed condition returns {0, i} (operation i conflicted, nothing written); success returns
+-- {1, g1, ..., gn}, the generation each operation left (0 after a remove). A key that is not
+-- such a hash (WRONGTYPE) or holds a non-numeric generation raises an error in the first
+-- phase, also before anything is written. The `#!lua` line makes Redis 7 refuse the whole script
+-- up front under an out-of-memory condition instead of failing at a write half-way.
+--
+-- Window kinds (edge/store/redis/redis_window_field.hpp has the field layout; the four arguments
+-- are kind, field name, tag, value):
+--   "wput"  sets window field `w:<sessctr>` to the given value (a session the state establishes);
+--   "wacc"  accepts seqs into a window: the value is "W seq1 seq2 ...". Each seq must be new and
+--           within W of the highest, and the field must exist with the given session tag;
+--           otherwise the operation conflicts ({0, i}, nothing written), like a failed
+--           generation condition. It leaves the generation alone, so frames of one session
+--           accepted by different edges never conflict with each other;
+--   "wkeep" deletes every window field not named in the space-separated value (the sessions a
+--           saved state no longer holds).
+-- Window operations are simulated in the first phase on the fields as the earlier operations of
+-- the run leave them (a remove deletes them all), so a run that accepts a seq twice conflicts.
+-- Their result entries are 0.
+--
+-- A third kind, "cred", records the device's registry credential generation next to its state
+-- (field cred; the fourth argument is the decimal generation, or empty to delete the field). It
+-- checks nothing and leaves the save counter alone; it exists so that the record commits with the
+-- state it describes (edge/store/redis/redis_credential_generations.hpp). Its result entry is the
+-- counter as it stands.
+--
+-- Hash fields: state (device_state_codec encoding), gen (decimal, 1 after the first save, +1 per
+-- save; a remove deletes the hash, so generations restart at 1 as in the SQLite store),
+-- updated_ms (decimal), cred (see above), w:<sessctr> (window fields).
 local n = tonumber(ARGV[1])
 if n == nil or n < 0 or #KEYS < n or #KEYS > n + 1 then
   return redis.error_reply('DSEKPBADARGS operation count does not match the keys')
@@ -203,6 +197,3 @@ if #KEYS == n + 1 then
   end
 end
 return result
-)lua";
-
-}  // namespace dsekp::edge::redis

@@ -1,5 +1,5 @@
 // libmosquitto-driven synchronous test client (see mqtt_test_client.hpp).
-#include "mqtt_test_client.hpp"
+#include "tests/support/mqtt_test_client.hpp"
 
 #include <mosquitto.h>
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "child_process.hpp"
+#include "tests/support/child_process.hpp"
 
 namespace dsekp::test {
 

@@ -1,5 +1,5 @@
 // Starting, killing and restarting a redis-server for the tests (see redis_server.hpp).
-#include "redis_server.hpp"
+#include "tests/support/redis_server.hpp"
 
 #include <arpa/inet.h>
 #include <hiredis/hiredis.h>
@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tests/edge_registry/loopback_port.hpp"
+#include "tests/support/loopback_port.hpp"
 
 #ifndef DSEKP_REDIS_SERVER_PATH
 #error "DSEKP_REDIS_SERVER_PATH must name the redis-server binary"

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "child_process.hpp"
-#include "tests/edge_service/scripted_device.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/scripted_device.hpp"
 
 namespace dsekp::edge::testing {
 
