@@ -1,0 +1,104 @@
+// broker_options (see broker_options.hpp).
+#include "edge/daemon/broker_options.hpp"
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "edge/admin/admin_protocol.hpp"
+#include "edge/daemon/secret_option.hpp"
+#include "edge/logging/edge_logger.hpp"
+#include "edge/mqtt/mqtt_limits.hpp"
+#include "edge/service/edge_topics.hpp"
+#include "edge/service/message_batch.hpp"
+
+namespace dsekp::edge::daemon {
+namespace {
+
+// "$share/GROUP/" for --shared-group, "" without. The group is one topic level: no '/', and no
+// wildcard (MQTT 5 4.8.2: a ShareName must not contain "/", "+" or "#").
+std::string shared_subscription_prefix(const EdgeDaemonOptions& o) {
+  if (o.shared_group.empty()) return {};
+  if (o.shared_group.find_first_of("/+#") != std::string::npos)
+    throw std::runtime_error("--shared-group: a group name may not contain '/', '+' or '#'");
+  if (o.mqtt_version == "3.1.1" || o.mqtt_version == "311")
+    throw std::runtime_error(
+        "--shared-group needs MQTT 5 shared subscriptions; it cannot be used with "
+        "--mqtt-version 3.1.1");
+  return "$share/" + o.shared_group + "/";
+}
+
+// The broker login: --username with --password (or --password-file); --username alone takes
+// that account's password from the registry (`dsekp keys account add NAME --role edge`);
+// nothing at all, the registry's default edge account, else anonymous.
+void resolve_broker_login(const EdgeDaemonOptions& o, DeviceRegistry& registry,
+                          mqtt::MqttOptions& out) {
+  std::string password = o.password;
+  if (!o.password_file.empty()) password = read_secret_option(o.password_file, "--password-file");
+  if (o.username) {
+    out.username = *o.username;
+    out.password = password;
+    if (password.empty()) {
+      if (ServiceAccount account; registry.account(*o.username, account).ok())
+        out.password = account.login.password;
+    }
+  } else if (BrokerAccount account; registry.edge_broker_account(account).ok()) {
+    out.username = account.username;
+    out.password = account.password;
+  }
+}
+
+}  // namespace
+
+mqtt::MqttOptions broker_options(const EdgeDaemonOptions& o, DeviceRegistry& registry,
+                                 const std::optional<RepublishTopics>& republished) {
+  mqtt::MqttOptions mqtt_options;
+  mqtt_options.host = o.broker_host;
+  mqtt_options.port = o.broker_port;
+  mqtt_options.client_id = o.client_id;
+  if (!mqtt::parse_mqtt_version(o.mqtt_version, mqtt_options.version))
+    throw std::runtime_error("--mqtt-version: expected 5, 3.1.1 or auto, got \"" + o.mqtt_version +
+                             "\"");
+  mqtt_options.tls = {o.tls_ca, o.tls_cert, o.tls_key, o.tls_insecure};
+  resolve_broker_login(o, registry, mqtt_options);
+  if (republished)
+    mqtt_options.availability = {
+        republished->edge_availability(o.client_id), std::string(kAvailabilityOnline),
+        std::string(kAvailabilityOffline), o.republish_retain || o.home_assistant};
+  mqtt_options.batch_max = o.batch_max;
+  mqtt_options.maximum_packet_size = mqtt::kMaxMqttPacketSize;
+  mqtt_options.fatal = fail_stop_process;
+  mqtt_options.batch_time = std::chrono::milliseconds(o.batch_time_ms);
+  // With a shared group every topic, the admin requests included, goes through the share: each
+  // message reaches one edge of the group (an admin request sent by all would send the downlink
+  // once per edge). The broker delivers a shared message under its own topic name, so the
+  // service's topic dispatch is the same either way.
+  const std::string share = shared_subscription_prefix(o);
+  if (!share.empty() && mqtt_options.version == mqtt::MqttVersion::automatic) {
+    mqtt_options.version = mqtt::MqttVersion::v5;
+    logging::logger().info("--shared-group: MQTT 5 only (no fallback to 3.1.1)");
+  }
+  // The PSK baseline's topic only when it is on: otherwise its frames never reach the edge.
+  // `dsekp edge send` requests (edge/admin/admin_protocol.hpp); the ACL limits them to the edge
+  // account.
+  const EdgeTopics topics(o.topic_prefix);
+  const std::vector<std::string> filters = {topics.init(),
+                                            topics.data(),
+                                            topics.per_device_init_filter(),
+                                            topics.per_device_data_filter(),
+                                            topics.psk(),
+                                            admin::request_topic(o.topic_prefix)};
+  for (const std::string& filter : filters) {
+    const bool used = filter != topics.psk() || o.psk_baseline;
+    if (used) mqtt_options.subscriptions.push_back(share + filter);
+    // The persistent session keeps what an earlier run of this client id subscribed to: the
+    // plain filters of an edge that now shares (every message would come twice), the PSK topic
+    // of one that served the baseline. A group left for another is not known here.
+    if (!used) mqtt_options.stale_subscriptions.push_back(share + filter);
+    if (!share.empty()) mqtt_options.stale_subscriptions.push_back(filter);
+  }
+  return mqtt_options;
+}
+
+}  // namespace dsekp::edge::daemon
