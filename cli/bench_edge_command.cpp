@@ -28,7 +28,11 @@ nlohmann::json drain_json(const bench::edge::DrainFigures& r) {
           {"seconds", r.seconds},
           {"messages_per_s", r.rate},
           {"cpu_s", r.cpu_s},
-          {"edge_cpu_us_per_frame", r.cpu_us_per_frame}};
+          {"edge_cpu_us_per_frame", r.cpu_us_per_frame},
+          {"user_cpu_us_per_frame", r.user_us_per_frame},
+          {"system_cpu_us_per_frame", r.system_us_per_frame},
+          {"read_calls_per_frame", r.reads_per_frame},
+          {"write_calls_per_frame", r.writes_per_frame}};
 }
 
 const char* verdict(bool met) {
@@ -38,9 +42,12 @@ const char* verdict(bool met) {
 void print_text(const bench::edge::EdgeBenchResult& r, const BenchEdgeArgs& a) {
   using bench::edge::EdgeBenchResult;
   const auto line = [](const char* name, const bench::edge::DrainFigures& f) {
-    std::printf("  %-7s %9.0f msg/s  (%zu of %zu in %.3f s%s)  CPU %.3f s = %.2f us/frame\n", name,
-                f.rate, f.delivered, f.messages, f.seconds, f.complete ? "" : ", INCOMPLETE",
-                f.cpu_s, f.cpu_us_per_frame);
+    std::printf(
+        "  %-7s %9.0f msg/s  (%zu of %zu in %.3f s%s)  CPU %.3f s = %.2f us/frame (user %.2f, "
+        "system %.2f); system calls per frame: %.2f reads, %.2f writes\n",
+        name, f.rate, f.delivered, f.messages, f.seconds, f.complete ? "" : ", INCOMPLETE", f.cpu_s,
+        f.cpu_us_per_frame, f.user_us_per_frame, f.system_us_per_frame, f.reads_per_frame,
+        f.writes_per_frame);
   };
   std::printf(
       "dsekp bench edge: a backlog of %zu frames drained, %zu devices, %s frames (DSEKP %.0f B, "

@@ -72,8 +72,56 @@ bool BenchProcess::running() noexcept {
   return true;
 }
 
-int BenchProcess::stop(std::chrono::milliseconds grace, double* cpu_s) noexcept {
+namespace {
+
+double seconds_of(const timeval& t) {
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+}
+
+}  // namespace
+
+ProcessCost ProcessCost::minus(const ProcessCost& earlier) const noexcept {
+  return {user_s - earlier.user_s, system_s - earlier.system_s, read_calls - earlier.read_calls,
+          write_calls - earlier.write_calls};
+}
+
+bool read_system_calls(const std::string& pid, ProcessCost& cost) {
+  std::ifstream io("/proc/" + pid + "/io");
+  std::string key;
+  std::uint64_t value = 0;
+  bool reads = false;
+  bool writes = false;
+  while (io >> key >> value) {
+    if (key == "syscr:") {
+      cost.read_calls = value;
+      reads = true;
+    } else if (key == "syscw:") {
+      cost.write_calls = value;
+      writes = true;
+    }
+  }
+  return reads && writes;
+}
+
+ProcessCost own_cost() {
+  ProcessCost cost;
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  cost.user_s = seconds_of(usage.ru_utime);
+  cost.system_s = seconds_of(usage.ru_stime);
+  (void)read_system_calls("self", cost);
+  return cost;
+}
+
+int BenchProcess::stop(std::chrono::milliseconds grace, ProcessCost* cost) noexcept {
   if (pid_ <= 0) return -1;
+  ProcessCost counted;
+  if (cost != nullptr) {
+    try {
+      (void)read_system_calls(std::to_string(pid_), counted);
+    } catch (...) {  // out of memory: the counts stay 0
+    }
+  }
   ::kill(pid_, SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() + grace;
   int status = 0;
@@ -87,11 +135,10 @@ int BenchProcess::stop(std::chrono::milliseconds grace, double* cpu_s) noexcept 
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   pid_ = -1;
-  if (cpu_s != nullptr) {
-    const auto seconds = [](const timeval& t) {
-      return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-    };
-    *cpu_s = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  if (cost != nullptr) {
+    counted.user_s = seconds_of(usage.ru_utime);
+    counted.system_s = seconds_of(usage.ru_stime);
+    *cost = counted;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

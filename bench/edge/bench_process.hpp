@@ -6,10 +6,30 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace dsekp::bench::edge {
+
+/// What a process spent: CPU time, user and system, and its read- and write-type system calls
+/// (/proc/PID/io syscr and syscw: read, recv, pread, ... and write, send, pwrite, ...).
+struct ProcessCost {
+  double user_s = 0;
+  double system_s = 0;
+  std::uint64_t read_calls = 0;
+  std::uint64_t write_calls = 0;
+
+  [[nodiscard]] double cpu_s() const noexcept { return user_s + system_s; }
+  [[nodiscard]] ProcessCost minus(const ProcessCost& earlier) const noexcept;
+};
+
+/// The system-call counts of process `pid` ("self": this one) so far; false if /proc/PID/io
+/// cannot be read (the counts are then left as they are).
+bool read_system_calls(const std::string& pid, ProcessCost& cost);
+
+/// This process' cost so far (getrusage and /proc/self/io).
+[[nodiscard]] ProcessCost own_cost();
 
 class BenchProcess {
  public:
@@ -21,9 +41,10 @@ class BenchProcess {
   BenchProcess& operator=(BenchProcess&& other) noexcept;
 
   /// SIGTERM, then SIGKILL after `grace`; the exit status (128 + signal if killed), -1 if none.
-  /// `cpu_s`, if given, receives the process' CPU time over its life (user + system, wait4).
+  /// `cost`, if given, receives the process' cost over its life: its CPU (wait4) and its system
+  /// calls up to the SIGTERM (its shutdown's are not counted).
   int stop(std::chrono::milliseconds grace = std::chrono::milliseconds(5000),
-           double* cpu_s = nullptr) noexcept;
+           ProcessCost* cost = nullptr) noexcept;
   /// True while the process runs.
   bool running() noexcept;
 

@@ -132,17 +132,17 @@ std::int64_t unix_us() {
       .count();
 }
 
-double process_cpu_s() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
-void finish(DrainFigures& r) {
+void finish(DrainFigures& r, const ProcessCost& cost) {
   r.complete = r.delivered == r.messages;
   r.rate = r.complete && r.seconds > 0 ? static_cast<double>(r.delivered) / r.seconds : 0;
-  r.cpu_us_per_frame = r.messages > 0 ? r.cpu_s / static_cast<double>(r.messages) * 1e6 : 0;
+  r.cpu_s = cost.cpu_s();
+  if (r.messages == 0) return;
+  const auto per_frame = [&r](double total) { return total / static_cast<double>(r.messages); };
+  r.cpu_us_per_frame = per_frame(r.cpu_s) * 1e6;
+  r.user_us_per_frame = per_frame(cost.user_s) * 1e6;
+  r.system_us_per_frame = per_frame(cost.system_s) * 1e6;
+  r.reads_per_frame = per_frame(static_cast<double>(cost.read_calls));
+  r.writes_per_frame = per_frame(static_cast<double>(cost.write_calls));
 }
 
 // Queues every frame on `topic` (QoS 1), then waits until the broker acknowledged all of them.
@@ -185,7 +185,7 @@ class LightSubscriber {
     std::atomic<std::int64_t> last_us{0};
     DrainFigures r;
     r.messages = expected;
-    const double cpu0 = process_cpu_s();
+    const ProcessCost before = own_cost();
     {
       ::dsekp::edge::mqtt::MqttClient client(
           options_, [&](std::string_view, ByteView, const ::dsekp::edge::mqtt::MessageProperties&) {
@@ -199,10 +199,10 @@ class LightSubscriber {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // anything beyond N
       client.stop();
     }
-    r.cpu_s = process_cpu_s() - cpu0;
+    const ProcessCost cost = own_cost().minus(before);
     r.delivered = received.load();
     r.seconds = static_cast<double>(last_us.load() - first_us.load()) / 1e6;
-    finish(r);
+    finish(r, cost);
     return r;
   }
 
@@ -241,21 +241,21 @@ class EdgeRunner {
     }
     return edge;
   }
-  static double stop(BenchProcess& edge, const std::string& dir, bool any_status = false) {
-    double cpu = 0;
-    if (const int code = edge.stop(std::chrono::seconds(30), &cpu); code != 0 && !any_status)
+  static ProcessCost stop(BenchProcess& edge, const std::string& dir, bool any_status = false) {
+    ProcessCost cost;
+    if (const int code = edge.stop(std::chrono::seconds(30), &cost); code != 0 && !any_status)
       throw std::runtime_error("the edge exited with " + std::to_string(code) + " (see " + dir +
                                "/edge.log)");
-    return cpu;
+    return cost;
   }
-  /// CPU of an edge started (until ready) and stopped with nothing queued.
-  double idle_cpu() const {
+  /// The cost of an edge started (until ready) and stopped with nothing queued.
+  ProcessCost idle_cost() const {
     BenchProcess edge = start();
     return stop(edge, dir_);
   }
   /// Starts the edge on `expected` queued frames of `mode` and stops it once they are stored.
   DrainFigures drain(TelemetryReader& telemetry, const char* mode, std::size_t expected,
-                     double idle_cpu_s, std::chrono::milliseconds timeout) const {
+                     const ProcessCost& idle, std::chrono::milliseconds timeout) const {
     DrainFigures r;
     r.messages = expected;
     const std::int64_t before = telemetry.count(mode);
@@ -270,11 +270,11 @@ class EdgeRunner {
     stored_us = unix_us();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // anything beyond N
     // A wrapper (a profiler) may end with the SIGTERM's status.
-    r.cpu_s = stop(edge, dir_, drain_argv_.size() > argv_.size()) - idle_cpu_s;
+    const ProcessCost cost = stop(edge, dir_, drain_argv_.size() > argv_.size()).minus(idle);
     r.delivered = static_cast<std::size_t>(telemetry.count(mode) - before);
     const std::int64_t first_us = telemetry.first_received_us(mode, started_us);
     r.seconds = first_us > 0 ? static_cast<double>(stored_us - first_us) / 1e6 : 0;
-    finish(r);
+    finish(r, cost);
     return r;
   }
 
@@ -421,12 +421,13 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
     result.broker = light.drain(dsekp_frames.size(), timeout);
   }
 
-  result.idle_edge_cpu_s = runner.idle_cpu();
+  const ProcessCost idle = runner.idle_cost();
+  result.idle_edge_cpu_s = idle.cpu_s();
   TelemetryReader telemetry(registry_path + ".state");
   queue_all(publisher, acked, "dsekp/data", dsekp_frames, timeout);
-  result.dsekp = runner.drain(telemetry, "dsekp", o.count, result.idle_edge_cpu_s, timeout);
+  result.dsekp = runner.drain(telemetry, "dsekp", o.count, idle, timeout);
   queue_all(publisher, acked, "psk/data", psk_frames, timeout);
-  result.psk = runner.drain(telemetry, "psk", o.count, result.idle_edge_cpu_s, timeout);
+  result.psk = runner.drain(telemetry, "psk", o.count, idle, timeout);
 
   if (result.broker.rate > 0) {
     result.ratio_dsekp = result.dsekp.rate / result.broker.rate;

@@ -43,8 +43,12 @@ struct DrainFigures {
   bool complete = false;      // delivered == messages within the timeout (and not more)
   double seconds = 0;         // first message received -> last one received / stored
   double rate = 0;            // delivered / seconds; 0 if incomplete
-  double cpu_s = 0;           // process CPU over the drain (see above)
+  double cpu_s = 0;           // process CPU over the drain (see above): user + system
   double cpu_us_per_frame = 0;
+  double user_us_per_frame = 0;    // of which in the process itself
+  double system_us_per_frame = 0;  // and in the kernel on its behalf
+  double reads_per_frame = 0;      // read-type system calls (read, recv, pread, ...)
+  double writes_per_frame = 0;     // write-type system calls (write, send, pwrite, ...)
 };
 
 struct EdgeBenchResult {

@@ -326,7 +326,8 @@ TEST(BenchE2eCli, CtrlCStopsEverything) {
 }
 
 // `bench edge` drains a small backlog in every mode: each drain complete (every queued frame
-// stored once), the CPU figures and the three targets present, nothing left running. The drain
+// stored once), the CPU figures (user and system) and system-call counts and the three targets
+// present, nothing left running. The drain
 // CPU is net of an idle start and stop, so the backlog must be large enough that the drain, not
 // the variation of start-up, decides the figure (300 frames under ASan were not).
 TEST(BenchEdgeCli, ADrainOfEachModeIsCompleteAndJudgedAgainstItsTargets) {
@@ -344,6 +345,14 @@ TEST(BenchEdgeCli, ADrainOfEachModeIsCompleteAndJudgedAgainstItsTargets) {
     EXPECT_EQ(m.at("delivered"), kFrames) << mode;
     EXPECT_GT(m.at("edge_cpu_us_per_frame").get<double>(), 0.0) << mode;
     EXPECT_GT(m.at("messages_per_s").get<double>(), 0.0) << mode;
+    // The CPU split into the process' own and the kernel's, and the system calls behind the
+    // latter: a drain reads its frames from a socket, so it made read calls.
+    EXPECT_NEAR(
+        m.at("user_cpu_us_per_frame").get<double>() + m.at("system_cpu_us_per_frame").get<double>(),
+        m.at("edge_cpu_us_per_frame").get<double>(), 1e-6)
+        << mode;
+    EXPECT_GT(m.at("read_calls_per_frame").get<double>(), 0.0) << mode;
+    EXPECT_GT(m.at("write_calls_per_frame").get<double>(), 0.0) << mode;
   }
   for (const char* target : {"edge_cpu_us_per_dsekp_frame", "cpu_dsekp_over_psk"}) {
     const json& t = j.at("targets").at(target);
