@@ -67,7 +67,6 @@ HandleResult EdgeService::handle(std::string_view topic, ByteView payload, std::
     HandleResult r;
     r.kind = kind;
     dispatch(kind, topic_dev_id, payload, now_ms, recvts_us, r);
-    counters_.record(r);
     return r;
   } catch (const std::exception& e) {
     return internal_error(kind, e.what());
@@ -90,7 +89,6 @@ HandleResult EdgeService::send_downlink(std::string_view dev_id, ByteView plaint
     } else {
       fail(r, EdgeReason::mode_disabled, "DSEKP is disabled");
     }
-    counters_.record(r);
     return r;
   } catch (const std::exception& e) {
     return internal_error(MessageKind::downlink, e.what());
@@ -154,19 +152,15 @@ HandleResult EdgeService::internal_error(MessageKind kind, const char* what) noe
   r.reason = EdgeReason::internal_error;
   try {
     r.detail = what;
-    std::lock_guard lock(mutex_);
-    counters_.record(r);
   } catch (...) {
-    // Out of memory or a broken mutex: the result alone must do.
+    // Out of memory: the result without its detail must do.
   }
   return r;
 }
 
-EdgeCounters EdgeService::snapshot() const {
+SimdJsonDecoder::Stats EdgeService::decoder_stats() const {
   std::lock_guard lock(mutex_);
-  EdgeCounters copy = counters_;
-  copy.json_decoder = decoder_.stats();
-  return copy;
+  return decoder_.stats();
 }
 
 void EdgeService::dispatch(MessageKind kind, std::string_view topic_dev_id, ByteView payload,

@@ -60,8 +60,8 @@
 // quarantined (refused until `dsekp keys reset-state` removes its state) while every other
 // device goes on.
 //
-// Threads: handle(), send_downlink() and snapshot() serialise on one mutex, so the service (and
-// the registry, store and sink it drives, none of which is thread-safe) may be called from the
+// Threads: handle(), send_downlink() and decoder_stats() serialise on one mutex, so the service
+// (and the registry, store and sink it drives, none of which is thread-safe) may be called from the
 // MQTT thread and, e.g., an admin thread. This also makes the service the single writer of each
 // device's state within the process (6.5); across processes, the store's generation check turns
 // a concurrent save into a store_failure instead of a lost update.
@@ -85,7 +85,6 @@
 #include "edge/registry/device_registry.hpp"
 #include "edge/store/downlink_journal.hpp"
 #include "edge/store/session_store.hpp"
-#include "edge_counters.hpp"
 #include "edge_topics.hpp"
 #include "handle_result.hpp"
 #include "sink_writer.hpp"
@@ -164,8 +163,9 @@ class EdgeService {
   /// window size applies to sessions established from now on.
   void reconfigure(const EdgeServiceConfig& config);
 
-  /// A consistent copy of the counters, taken under the service's lock.
-  [[nodiscard]] EdgeCounters snapshot() const;
+  /// How the JSON hot frames were decoded so far (fast path, portable fallbacks), under the
+  /// service's lock.
+  [[nodiscard]] SimdJsonDecoder::Stats decoder_stats() const;
 
   [[nodiscard]] const EdgeTopics& topics() const noexcept { return topics_; }
 
@@ -220,8 +220,7 @@ class EdgeService {
   SimdJsonDecoder decoder_;
   std::array<std::uint8_t, kMaxPayloadSize> plaintext_{};  // wiped after every frame
 
-  mutable std::mutex mutex_;  // guards everything above, counters_ and batch_open_
-  EdgeCounters counters_;
+  mutable std::mutex mutex_;  // guards everything above and batch_open_
   bool batch_open_ = false;
   DeviceIntervalLimiter ack_resends_{500};
   DeviceIntervalLimiter rekey_requests_{10'000};

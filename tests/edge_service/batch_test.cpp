@@ -171,11 +171,11 @@ TEST_F(BatchTest, DownlinksAreRefusedInsideABatch) {
   ScriptedDevice device(material_, 64);
   confirmed_session(device);
   ASSERT_TRUE(service_->begin_batch().ok());
-  const HandleResult r = service_->send_downlink("esp32-01", bytes_of("x"), kNowMs + 10);
+  const HandleResult r = send_downlink("esp32-01", bytes_of("x"), kNowMs + 10);
   EXPECT_EQ(r.reason, EdgeReason::internal_error);
   EXPECT_FALSE(r.processed());
   ASSERT_TRUE(service_->commit_batch().ok());
-  EXPECT_TRUE(service_->send_downlink("esp32-01", bytes_of("x"), kNowMs + 10).ok());
+  EXPECT_TRUE(send_downlink("esp32-01", bytes_of("x"), kNowMs + 10).ok());
 }
 
 TEST_F(BatchTest, AFailedCommitIsRetriedMessageByMessage) {

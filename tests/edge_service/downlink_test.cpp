@@ -14,7 +14,7 @@ TEST_F(EdgeServiceTest, DownlinkRoundTripsToTheDevice) {
   confirmed_session(device);
   for (int i = 0; i < 5; ++i) {
     const std::string command = R"({"relay":")" + std::to_string(i) + R"("})";
-    const HandleResult r = service_->send_downlink("esp32-01", bytes_of(command), kNowMs + i);
+    const HandleResult r = send_downlink("esp32-01", bytes_of(command), kNowMs + i);
     ASSERT_TRUE(r.ok()) << r.reason_name();
     EXPECT_EQ(r.kind, MessageKind::downlink);
     EXPECT_FALSE(r.frame.has_value());
@@ -28,7 +28,7 @@ TEST_F(EdgeServiceTest, DownlinkRoundTripsToTheDevice) {
     // The device refuses the same frame twice: the seqs really advance.
     EXPECT_EQ(device.open_down(r.publishes[0].payload, text), Error::replay);
   }
-  EXPECT_EQ(service_->snapshot().downlinks, 5u);
+  EXPECT_EQ(tally_.downlinks, 5u);
 }
 
 // A device that speaks compact gets its downlink in compact (it was JSON for every device, even
@@ -37,14 +37,14 @@ TEST_F(EdgeServiceTest, DownlinkRoundTripsToTheDevice) {
 TEST_F(EdgeServiceTest, DownlinkGoesOutInTheEncodingOfTheDevicesInit) {
   ScriptedDevice device(material_, 62);
   confirmed_session(device, Encoding::compact);
-  HandleResult r = service_->send_downlink("esp32-01", bytes_of(""), kNowMs);
+  HandleResult r = send_downlink("esp32-01", bytes_of(""), kNowMs);
   ASSERT_TRUE(r.ok()) << r.reason_name();
   EXPECT_EQ(r.publishes[0].payload[0], static_cast<std::uint8_t>(FrameType::down));
   std::string text;
   EXPECT_EQ(device.open_down(r.publishes[0].payload, text), Error::ok);
   EXPECT_EQ(text, "");
   start_edge();  // the encoding is in the stored state
-  r = service_->send_downlink("esp32-01", bytes_of("x"), kNowMs);
+  r = send_downlink("esp32-01", bytes_of("x"), kNowMs);
   ASSERT_TRUE(r.ok()) << r.reason_name();
   EXPECT_EQ(r.publishes[0].payload[0], static_cast<std::uint8_t>(FrameType::down));
   // The device's next session in JSON: downlinks in JSON from then on.
@@ -52,7 +52,7 @@ TEST_F(EdgeServiceTest, DownlinkGoesOutInTheEncodingOfTheDevicesInit) {
   ASSERT_TRUE(
       deliver(kDataTopic, device.data(kReading, kNowMs + 2'001, Encoding::json), kNowMs + 2'002)
           .ok());
-  r = service_->send_downlink("esp32-01", bytes_of("y"), kNowMs + 2'003);
+  r = send_downlink("esp32-01", bytes_of("y"), kNowMs + 2'003);
   ASSERT_TRUE(r.ok()) << r.reason_name();
   EXPECT_EQ(r.publishes[0].payload[0], '{');
   EXPECT_EQ(device.open_down(r.publishes[0].payload, text), Error::ok);
@@ -61,18 +61,18 @@ TEST_F(EdgeServiceTest, DownlinkGoesOutInTheEncodingOfTheDevicesInit) {
 
 TEST_F(EdgeServiceTest, DownlinkRefusals) {
   ScriptedDevice device(material_, 63);
-  expect_rejected(service_->send_downlink("esp32-01", bytes_of("x"), kNowMs), "no_session");
+  expect_rejected(send_downlink("esp32-01", bytes_of("x"), kNowMs), "no_session");
   handshake(device, Encoding::json);
   // Pending until the device's first frame confirms it (PROTOCOL.md 6.1 step 4).
-  expect_rejected(service_->send_downlink("esp32-01", bytes_of("x"), kNowMs), "no_session");
-  expect_rejected(service_->send_downlink("ghost-01", bytes_of("x"), kNowMs), "unknown_device");
-  expect_rejected(service_->send_downlink("not valid!", bytes_of("x"), kNowMs), "bad_dev_id");
-  expect_rejected(service_->send_downlink("", bytes_of("x"), kNowMs), "bad_dev_id");
+  expect_rejected(send_downlink("esp32-01", bytes_of("x"), kNowMs), "no_session");
+  expect_rejected(send_downlink("ghost-01", bytes_of("x"), kNowMs), "unknown_device");
+  expect_rejected(send_downlink("not valid!", bytes_of("x"), kNowMs), "bad_dev_id");
+  expect_rejected(send_downlink("", bytes_of("x"), kNowMs), "bad_dev_id");
   ASSERT_TRUE(deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json)).ok());
   const Bytes big(kMaxPayloadSize + 1, 'x');
-  expect_rejected(service_->send_downlink("esp32-01", big, kNowMs), "payload_too_large");
+  expect_rejected(send_downlink("esp32-01", big, kNowMs), "payload_too_large");
   const Bytes largest(kMaxPayloadSize, 'x');
-  const HandleResult r = service_->send_downlink("esp32-01", largest, kNowMs);
+  const HandleResult r = send_downlink("esp32-01", largest, kNowMs);
   ASSERT_TRUE(r.ok()) << r.reason_name();
   std::string text;
   EXPECT_EQ(device.open_down(r.publishes[0].payload, text), Error::ok);

@@ -64,11 +64,11 @@ TEST_F(EdgeServiceTest, AnExceptionBelowIsAnInternalErrorNotACrash) {
   const HandleResult r = deliver(kDataTopic, frame);
   expect_not_processed(r, EdgeReason::internal_error);
   EXPECT_EQ(r.kind, MessageKind::data);
-  expect_not_processed(service_->send_downlink("esp32-01", bytes_of("x"), kNowMs),
+  expect_not_processed(send_downlink("esp32-01", bytes_of("x"), kNowMs),
                        EdgeReason::internal_error);
   store_->throw_on_load = false;
   EXPECT_TRUE(deliver(kDataTopic, frame).ok());
-  const EdgeCounters c = service_->snapshot();
+  const dsekp::test::ResultTally& c = tally_;
   EXPECT_EQ(c.edge_rejections[static_cast<std::size_t>(EdgeReason::internal_error)], 2u);
 }
 
@@ -141,10 +141,9 @@ TEST_F(EdgeServiceTest, StoreFailuresOnEveryStepAreReportedAndChangeNothing) {
 
   // A downlink whose state cannot be saved is not published, and its seq is not consumed.
   store_->fail_commit = true;
-  expect_not_processed(service_->send_downlink("esp32-01", bytes_of("a"), kNowMs),
-                       EdgeReason::store_failure);
+  expect_not_processed(send_downlink("esp32-01", bytes_of("a"), kNowMs), EdgeReason::store_failure);
   store_->fail_commit = false;
-  const HandleResult down = service_->send_downlink("esp32-01", bytes_of("b"), kNowMs);
+  const HandleResult down = send_downlink("esp32-01", bytes_of("b"), kNowMs);
   ASSERT_TRUE(down.ok());
   DataFrame frame;
   ASSERT_EQ(decode_data(down.publishes[0].payload, Direction::downlink, frame), Error::ok);
@@ -176,7 +175,7 @@ TEST_F(EdgeServiceTest, ACorruptStoredStateQuarantinesThatDeviceOnly) {
   };
   expect_quarantined(deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::json)));
   expect_quarantined(deliver(kInitTopic, device.init(Encoding::json, kNowMs / 1000 + 1)));
-  expect_quarantined(service_->send_downlink("esp32-01", bytes_of("x"), kNowMs));
+  expect_quarantined(send_downlink("esp32-01", bytes_of("x"), kNowMs));
   // Anyone can name the device in an unauthenticated frame: still only a refusal.
   Bytes forged = device.data(kReading, kNowMs, Encoding::compact);
   forged.back() ^= 1;
@@ -184,7 +183,7 @@ TEST_F(EdgeServiceTest, ACorruptStoredStateQuarantinesThatDeviceOnly) {
   // Everyone else flows.
   for (std::uint64_t i = 1; i <= 3; ++i)
     ASSERT_TRUE(deliver(kDataTopic, other.data(kReading, kNowMs + i, Encoding::json)).ok());
-  ASSERT_TRUE(service_->send_downlink("esp32-02", bytes_of("y"), kNowMs).ok());
+  ASSERT_TRUE(send_downlink("esp32-02", bytes_of("y"), kNowMs).ok());
 
   // The reset: the state and its credential record go; the device handshakes from nothing.
   {
@@ -208,7 +207,7 @@ TEST_F(EdgeServiceTest, RestartedEdgeContinuesWhereItStopped) {
     ASSERT_TRUE(deliver(kDataTopic, sent.back()).ok());
   }
   std::string text;
-  const HandleResult down0 = service_->send_downlink("esp32-01", bytes_of("before"), kNowMs);
+  const HandleResult down0 = send_downlink("esp32-01", bytes_of("before"), kNowMs);
   ASSERT_TRUE(down0.ok());
   ASSERT_EQ(device.open_down(down0.publishes[0].payload, text), Error::ok);
 
@@ -220,11 +219,11 @@ TEST_F(EdgeServiceTest, RestartedEdgeContinuesWhereItStopped) {
     EXPECT_FALSE(r.session_confirmed);  // the session was confirmed before the restart
   }
   // The downlink seq continues: the device would refuse a reused one as a replay.
-  const HandleResult down1 = service_->send_downlink("esp32-01", bytes_of("after"), kNowMs);
+  const HandleResult down1 = send_downlink("esp32-01", bytes_of("after"), kNowMs);
   ASSERT_TRUE(down1.ok());
   ASSERT_EQ(device.open_down(down1.publishes[0].payload, text), Error::ok);
   EXPECT_EQ(text, "after");
-  EXPECT_EQ(service_->snapshot().handshakes, 0u);
+  EXPECT_EQ(tally_.handshakes, 0u);
   EXPECT_EQ(sink_.table_rows(), 20);
 }
 

@@ -176,7 +176,7 @@ TEST_F(EdgeServiceTest, AnEmptyConfirmingFrameConfirmsTheSessionButIsNoReading) 
   ASSERT_TRUE(deliver(kDataTopic, device.data(kReading, kNowMs + 2, Encoding::compact)).ok());
   ASSERT_EQ(sink_.rows.size(), 1u);
   EXPECT_EQ(sink_.table_rows(), 1);
-  EXPECT_EQ(service_->snapshot().frames_accepted[static_cast<std::size_t>(Mode::dsekp)], 3u);
+  EXPECT_EQ(tally_.frames_accepted[static_cast<std::size_t>(Mode::dsekp)], 3u);
 }
 
 TEST_F(EdgeServiceTest, RowsCarryTheMicrosecondReceptionTime) {
@@ -224,7 +224,7 @@ TEST_F(EdgeServiceTest, TopicPrefixAppliesToEveryTopic) {
   ASSERT_EQ(device.take_ack(r.publishes[0].payload), Error::ok);
   EXPECT_TRUE(deliver("site1/dsekp/data", device.data(kReading, kNowMs, Encoding::json)).ok());
   EXPECT_TRUE(deliver("site1/psk/data", device.psk(kReading, 0, kNowMs, Encoding::json)).ok());
-  const HandleResult down = service_->send_downlink("esp32-01", bytes_of("on"), kNowMs);
+  const HandleResult down = send_downlink("esp32-01", bytes_of("on"), kNowMs);
   ASSERT_TRUE(down.ok()) << down.reason_name();
   EXPECT_EQ(down.publishes[0].topic, "site1/dsekp/down/esp32-01");
   EXPECT_EQ(service_->topics().data(), "site1/dsekp/data");

@@ -38,7 +38,7 @@ TEST_F(EdgeServiceTest, RotationEndsTheOldSessionAndANewHandshakeWorks) {
   ASSERT_TRUE(r.ok()) << r.reason_name();
   EXPECT_TRUE(r.session_confirmed);
   EXPECT_TRUE(deliver(kPskTopic, new_device.psk(kReading, 0, kNowMs, Encoding::json)).ok());
-  EXPECT_EQ(service_->snapshot().stale_states_dropped, 1u);
+  EXPECT_EQ(tally_.stale_states_dropped, 1u);
 }
 
 TEST_F(EdgeServiceTest, AnInitUnderRotatedKeysReplacesTheStaleState) {
@@ -58,7 +58,7 @@ TEST_F(EdgeServiceTest, AnInitUnderRotatedKeysReplacesTheStaleState) {
                   "unknown_session");
   EXPECT_TRUE(deliver(kDataTopic, new_device.data(kReading, kNowMs, Encoding::json)).ok());
   // No downlink goes out under the old session either (none is confirmed but the new one).
-  const HandleResult down = service_->send_downlink("esp32-01", bytes_of("x"), kNowMs);
+  const HandleResult down = send_downlink("esp32-01", bytes_of("x"), kNowMs);
   ASSERT_TRUE(down.ok());
   std::string text;
   EXPECT_EQ(new_device.open_down(down.publishes[0].payload, text), Error::ok);
@@ -74,7 +74,7 @@ TEST_F(EdgeServiceTest, RemovedDeviceIsUnknownAndReAddingIsANewDevice) {
   expect_rejected(deliver(kInitTopic, device.init(Encoding::json, kNowS + 1)), "unknown_device");
   expect_rejected(deliver(kPskTopic, device.psk(kReading, 0, kNowMs, Encoding::json)),
                   "unknown_device");
-  expect_rejected(service_->send_downlink("esp32-01", bytes_of("x"), kNowMs), "unknown_device");
+  expect_rejected(send_downlink("esp32-01", bytes_of("x"), kNowMs), "unknown_device");
 
   // Added again: a new generation and a new secret. The old state is stale for it.
   const DeviceMaterial again = add_device("esp32-01");

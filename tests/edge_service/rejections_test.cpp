@@ -134,8 +134,7 @@ TEST_F(EdgeServiceTest, DisabledModesAreRefusedByName) {
             EdgeReason::mode_disabled);
   EXPECT_EQ(deliver(kDataTopic, device.init_again(Encoding::json)).reason,
             EdgeReason::mode_disabled);
-  EXPECT_EQ(service_->send_downlink("esp32-01", bytes_of("x"), kNowMs).reason,
-            EdgeReason::mode_disabled);
+  EXPECT_EQ(send_downlink("esp32-01", bytes_of("x"), kNowMs).reason, EdgeReason::mode_disabled);
   EXPECT_TRUE(deliver(kPskTopic, device.psk(kReading, 1, kNowMs, Encoding::json)).ok());
 }
 

@@ -58,7 +58,7 @@ TEST_F(RekeyRequestTest, ADeviceWhoseSessionTheEdgeLostIsAskedToRekeyAndGetsBack
     EXPECT_TRUE(back.ok()) << back.reason_name();
     EXPECT_TRUE(back.session_confirmed);
   }
-  EXPECT_EQ(service_->snapshot().rekey_requests, 2u);
+  EXPECT_EQ(tally_.rekey_requests, 2u);
 }
 
 TEST_F(RekeyRequestTest, AtMostOneRequestPerDevicePerInterval) {
@@ -100,7 +100,7 @@ TEST_F(RekeyRequestTest, NoRequestForASessionTheEdgeHoldsOrADeviceItDoesNotKnow)
   DataFrame unknown = frame;
   ASSERT_EQ(unknown.dev_id.assign("ghost-01"), Error::ok);
   expect_rejected(deliver(kDataTopic, encoded(unknown, Encoding::compact)), "unknown_device");
-  EXPECT_EQ(service_->snapshot().rekey_requests, 0u);
+  EXPECT_EQ(tally_.rekey_requests, 0u);
 }
 
 // What an attacker who may publish on dsekp/data gets from forged frames: requests for sessions

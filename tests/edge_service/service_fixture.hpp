@@ -16,6 +16,7 @@
 #include "edge/service/sqlite_credential_generations.hpp"
 #include "edge/store/sqlite_session_store.hpp"
 #include "test_doubles.hpp"
+#include "tests/support/result_tally.hpp"
 #include "tests/support/scripted_device.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -66,11 +67,21 @@ class EdgeServiceTest : public ::testing::Test {
     sink_.attach(sqlite_->connection());
     service_ = std::make_unique<EdgeService>(
         EdgeServiceParts{*registry_, *store_, *generations_, sink_, crypto_, rng_}, config);
+    tally_ = {};
   }
 
+  /// The service's handle() and send_downlink(), their results counted in tally_ (since the
+  /// edge was last started).
   HandleResult deliver(std::string_view topic, const Bytes& payload,
                        std::uint64_t now_ms = kNowMs) {
-    return service_->handle(topic, payload, now_ms);
+    HandleResult r = service_->handle(topic, payload, now_ms);
+    tally_.record(r);
+    return r;
+  }
+  HandleResult send_downlink(std::string_view dev_id, ByteView plaintext, std::uint64_t now_ms) {
+    HandleResult r = service_->send_downlink(dev_id, plaintext, now_ms);
+    tally_.record(r);
+    return r;
   }
 
   /// INIT -> ACK -> the device takes the ACK. Returns the INIT's result.
@@ -122,6 +133,7 @@ class EdgeServiceTest : public ::testing::Test {
   std::unique_ptr<SqliteCredentialGenerations> generations_;
   std::unique_ptr<ScriptableStore> store_;
   std::unique_ptr<EdgeService> service_;
+  dsekp::test::ResultTally tally_;
 };
 
 }  // namespace dsekp::edge::testing
