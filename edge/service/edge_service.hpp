@@ -28,23 +28,21 @@
 // durable in the journal (fsync) and in the state (a transaction), and returns the frame for
 // {prefix}dsekp/down/{dev_id} (QoS 1, in the encoding of the device's newest accepted INIT).
 //
-// Persistence (PROTOCOL.md 6.5, ARCHITECTURE.md "The edge's durability"): a result's publishes
-// and frame exist only after the transaction that produced them has committed. A rejected
-// message changes nothing and writes nothing. A transient failure (store_failure, sink_failure,
-// registry_failure, internal_error; HandleResult::processed() is false) has rolled everything
-// back: the message counts as NOT processed, and a redelivery of the same bytes is handled
-// afresh, so a frame is accepted exactly once however often it arrives. What the daemon does
-// with such a message (e.g. not acknowledge it to the broker) is the daemon's decision.
+// Persistence: the contract the daemon's exactly-once argument rests on (docs/ARCHITECTURE.md,
+// "The edge's durability", tells that argument once). A result's publishes and frame exist only
+// after the transaction that produced them has committed. A rejected message changes nothing and
+// writes nothing. A transient failure (store_failure, sink_failure, registry_failure,
+// internal_error; HandleResult::processed() is false) has rolled everything back: the message
+// counts as NOT processed, and a redelivery of the same bytes is handled afresh.
 //
-// Batches (the daemon's way, ARCHITECTURE.md "The edge's durability"): begin_batch() opens one
-// store transaction; every handle() until commit_batch() then works in a savepoint of it (a
-// rejected or failed message undoes only its own writes and rows); commit_batch() commits them
-// all at once and only then do the sinks act on the rows (CSV append, republish), in message
-// order. A result's `processed()` inside a batch means "its writes are in the batch": the
-// caller must not publish (or acknowledge) anything of the batch before commit_batch() returned
-// ok; if it fails, nothing of the batch was stored. Without begin_batch() every handle() is its
-// own transaction, as before. send_downlink() is refused (internal_error) while a batch is open:
-// its frame could otherwise go out before the seq it uses is durable.
+// Batches: begin_batch() opens one store transaction; every handle() until commit_batch() then
+// works in a savepoint of it (a rejected or failed message undoes only its own writes and rows);
+// commit_batch() commits them all at once and only then do the sinks act on the rows (CSV
+// append, republish), in message order. A result's `processed()` inside a batch means "its writes
+// are in the batch": the caller must not publish (or acknowledge) anything of the batch before
+// commit_batch() returned ok; if it fails, nothing of the batch was stored. Without begin_batch()
+// every handle() is its own transaction, as before. send_downlink() is refused (internal_error)
+// while a batch is open: its frame could otherwise go out before the seq it uses is durable.
 //
 // Credentials: the registry is read once per device per batch (burst_credentials.hpp) and on
 // every message outside one, so added, removed and rotated devices take effect without a

@@ -2,25 +2,18 @@
 // implementations: the SQLite store of a single edge and the Redis store through which several
 // edges serve one fleet (redis/redis_session_store.hpp).
 //
-// Why transactions are part of the interface: PROTOCOL.md 6.5 requires the edge to persist a
-// state change before it publishes anything that change produced (an ACK, a downlink frame), and
-// the edge must never accept a frame twice, not even across a SIGKILL. Accepting a DATA frame
-// changes two things: the session's replay window (state) and the record of the frame (the sink
-// row handed to the application). If they committed separately, a kill between the two commits
-// would either lose an accepted reading (window saved, row not) or, worse, accept the same frame
-// again after the restart (row saved, window not) and hand it to the application twice. So the
-// edge opens a Transaction, saves the state and writes its sink rows through the same
-// transaction, and commits them as one unit; only then does it publish.
+// Transactions are part of the interface because a frame's moved replay window and its sink row
+// must commit as one unit, before anything they produced is published (docs/ARCHITECTURE.md,
+// "The edge's durability", tells why and how; PROTOCOL.md 6.5).
 //
 // Generations: every stored state carries a counter that each save increments. load() returns
 // it; save() with the loaded generation fails with generation_conflict if another writer saved
 // the device in between. That is how "one writer per device at a time" (6.5) is enforced once
 // several edges share a store; a single edge may save unconditionally (kAnyGeneration).
 //
-// Savepoints (the daemon's batches, ARCHITECTURE.md "The edge's durability"): the daemon opens
-// one transaction for a burst of received messages and gives each message a savepoint inside
-// it, so a message that fails or is refused half-way is undone alone (rollback_to_savepoint())
-// and the others still commit together. One level only: a savepoint inside a savepoint is
+// Savepoints (the daemon's batches): one per message inside the burst's transaction, so a
+// message that fails or is refused half-way is undone alone (rollback_to_savepoint()) and the
+// others still commit together. One level only: a savepoint inside a savepoint is
 // transaction_misuse. The Redis store implements a transaction as a client-side write set
 // applied at commit by one Lua script that checks the conditions and writes; a savepoint is a
 // mark in that write set, and rollback_to_savepoint() drops the writes after the mark. Nothing
