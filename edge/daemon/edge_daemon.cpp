@@ -186,7 +186,7 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
     test_hold(o.test_hold_ms, "before");
     // In the open batch; its ACKs go out after the batch's commit (or the process fail-stops).
     // Metrics and logs follow from the batch's settled/failed_attempt callbacks (below).
-    (void)batch_ptr->handle(topic, payload, now_ms, recvts_us, retained);
+    batch_ptr->handle(topic, payload, now_ms, recvts_us, retained);
     after_store_use();
   };
   // Last-seen times for dsekp_devices_silent; asks the registry (a connection of its own: it is

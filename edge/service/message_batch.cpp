@@ -75,11 +75,11 @@ std::optional<HandleResult> MessageBatch::refuse_unread(std::string_view topic, 
   return r;
 }
 
-HandleResult MessageBatch::handle(std::string_view topic, ByteView payload, std::uint64_t now_ms,
-                                  std::uint64_t recvts_us, bool retained) {
+void MessageBatch::handle(std::string_view topic, ByteView payload, std::uint64_t now_ms,
+                          std::uint64_t recvts_us, bool retained) {
   if (std::optional<HandleResult> refused = refuse_unread(topic, payload, retained)) {
     settle(topic, *refused, now_ms, {});
-    return std::move(*refused);
+    return;
   }
   if (!service_.batch_open()) open();
   // A copy, in case the batch's commit fails and its messages must be handled again.
@@ -94,9 +94,10 @@ HandleResult MessageBatch::handle(std::string_view topic, ByteView payload, std:
   HandleResult r = service_.handle(topic, payload, now_ms, recvts_us);
   held.handling = std::chrono::steady_clock::now() - started;
   if (r.processed()) {
-    for (Publish& p : r.publishes) pending_.push_back(p);
-    if (options_.settled) held.result = r;
-    return r;
+    for (Publish& p : r.publishes) pending_.push_back(std::move(p));
+    r.publishes.clear();  // the batch's now: published after its commit
+    if (options_.settled) held.result = std::move(r);
+    return;
   }
   // Its savepoint is undone (or SQLite lost the whole transaction): keep the batch so far,
   // then try the message alone.
@@ -106,7 +107,7 @@ HandleResult MessageBatch::handle(std::string_view topic, ByteView payload, std:
   logging::logger().warn("message on {} failed: {}; retrying it alone", logging::printable(topic),
                          describe(r));
   end();
-  return handle_alone(topic, payload, now_ms, recvts_us, options_.attempts - 1, true);
+  (void)handle_alone(topic, payload, now_ms, recvts_us, options_.attempts - 1, true);
 }
 
 void MessageBatch::end() {

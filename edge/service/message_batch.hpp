@@ -9,13 +9,13 @@
 //             stored (retained_message: a frame replayed to every edge that subscribes). Such
 //             a message settles at once, changes nothing and is acknowledged with the burst.
 //             Otherwise it opens the batch on the first message (EdgeService::begin_batch), handles
-//             the message in its own savepoint and keeps its publishes (ACKs) for later. It returns
-//             that first result, which is not necessarily the message's outcome: if the batch's
-//             commit fails, the message is handled again (below), and with a store shared by
-//             several edges the second handling may decide otherwise (a frame the first handling
-//             accepted from a stale cache is a replay). Metrics and logs take the outcome from the
-//             `settled` callback, called once per message with its final result: at end() for the
-//             batch's messages, at once for a message retried alone.
+//             the message in its own savepoint and keeps its publishes (ACKs) for later. Its
+//             outcome is known only when the batch ends: if the batch's commit fails, the message
+//             is handled again (below), and with a store shared by several edges the second
+//             handling may decide otherwise (a frame the first handling accepted from a stale
+//             cache is a replay). So handle() returns nothing; the `settled` callback gets each
+//             message's final result once: at end() for the batch's messages, at once for a
+//             message refused unread or retried alone.
 //   end()     commits the batch, then publishes the kept messages in order. Nothing of a
 //             batch is published before its commit (PROTOCOL.md 6.5).
 // Transient failures (store/sink/registry/internal; HandleResult::processed() false):
@@ -85,10 +85,11 @@ class MessageBatch {
   MessageBatch& operator=(const MessageBatch&) = delete;
   ~MessageBatch();
 
-  /// Handles one message in the open batch (opening it if needed); see above. `retained`: the
+  /// Handles one message in the open batch (opening it if needed); see above. Its outcome is
+  /// final only once the batch is: it reaches the `settled` callback then. `retained`: the
   /// broker delivered it as a stored retained message (MQTT retain flag on delivery).
-  HandleResult handle(std::string_view topic, ByteView payload, std::uint64_t now_ms,
-                      std::uint64_t recvts_us, bool retained = false);
+  void handle(std::string_view topic, ByteView payload, std::uint64_t now_ms,
+              std::uint64_t recvts_us, bool retained = false);
   /// Commits the open batch and publishes what it produced. No-op without one.
   void end();
   /// Messages in the open batch.

@@ -33,6 +33,7 @@ class BatchTest : public EdgeServiceTest {
       fail_stops.push_back(why);
       throw FailStopped(why);
     };
+    o.settled = [this](const SettledMessage& m) { outcomes.push_back(m.result); };
     return o;
   }
   MessageBatch make_batch() {
@@ -42,6 +43,7 @@ class BatchTest : public EdgeServiceTest {
 
   std::vector<Publish> published;
   std::vector<std::string> fail_stops;
+  std::vector<HandleResult> outcomes;  // each message's final result (settled)
 };
 
 TEST_F(BatchTest, AFailedMessageIsUndoneAloneAndTheOthersCommitTogether) {
@@ -155,14 +157,15 @@ TEST_F(BatchTest, ARolledBackBatchLeavesNothing) {
 TEST_F(BatchTest, AcksArePublishedOnlyAfterTheCommit) {
   MessageBatch batch = make_batch();
   ScriptedDevice device(material_, 63);
-  const HandleResult r = batch.handle(
-      kInitTopic, device.init(Encoding::json, static_cast<std::uint32_t>(kNowMs / 1000)), kNowMs,
-      kNowMs * 1000);
-  EXPECT_TRUE(r.ok()) << r.reason_name();
+  batch.handle(kInitTopic, device.init(Encoding::json, static_cast<std::uint32_t>(kNowMs / 1000)),
+               kNowMs, kNowMs * 1000);
   EXPECT_TRUE(published.empty());
+  EXPECT_TRUE(outcomes.empty());  // nothing is final before the commit
   EXPECT_TRUE(service_->batch_open());
   batch.end();
   EXPECT_FALSE(service_->batch_open());
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_TRUE(outcomes[0].ok()) << outcomes[0].reason_name();
   ASSERT_EQ(published.size(), 1u);
   EXPECT_EQ(device.take_ack(published[0].payload), Error::ok);
 }
@@ -183,14 +186,13 @@ TEST_F(BatchTest, AFailedCommitIsRetriedMessageByMessage) {
   ScriptedDevice device(material_, 65);
   handshake(device, Encoding::json);
   for (int i = 0; i < 3; ++i)
-    EXPECT_TRUE(batch
-                    .handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs,
-                            kNowMs * 1000)
-                    .ok());
+    batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs, kNowMs * 1000);
   EXPECT_EQ(batch.size(), 3u);
   store_->fail_next_commits = 1;
   batch.end();
   EXPECT_TRUE(fail_stops.empty());
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (const HandleResult& r : outcomes) EXPECT_TRUE(r.ok()) << r.reason_name();
   EXPECT_EQ(sink_.rows.size(), 3u);
   EXPECT_EQ(sink_.table_rows(), 3);
 }
@@ -208,27 +210,32 @@ TEST_F(BatchTest, EachMessageSettlesOnceWithItsFinalOutcome) {
       *service_, [this](const Publish& p) { published.push_back(p); }, o);
   ScriptedDevice device(material_, 68);
   handshake(device, Encoding::json);
+  // A frame twice in one batch: the second is a replay, seen in the batch's own writes.
+  const Bytes first = device.data(kReading, kNowMs, Encoding::json);
+  batch.handle(kDataTopic, first, kNowMs, kNowMs * 1000);
+  batch.handle(kDataTopic, first, kNowMs, kNowMs * 1000);
+  EXPECT_TRUE(settled.empty());  // nothing is final before the commit
+  batch.end();
+  EXPECT_EQ(settled, (std::vector<std::string>{"ok", "replay"}));
+  EXPECT_EQ(sink_.table_rows(), 1);
+
+  settled.clear();
   const Bytes f0 = device.data(kReading, kNowMs, Encoding::json);
-  EXPECT_TRUE(batch.handle(kDataTopic, f0, kNowMs, kNowMs * 1000).ok());
-  EXPECT_EQ(batch.handle(kDataTopic, f0, kNowMs, kNowMs * 1000).reason,
-            EdgeReason::protocol_error);  // the replay, seen in the batch's own writes
-  EXPECT_TRUE(settled.empty());           // nothing is final before the commit
+  batch.handle(kDataTopic, f0, kNowMs, kNowMs * 1000);
+  batch.handle(kDataTopic, f0, kNowMs, kNowMs * 1000);
   store_->fail_next_commits = 1;
   batch.end();  // fails: both are handled again, alone
   EXPECT_EQ(settled, (std::vector<std::string>{"ok", "replay"}));
   EXPECT_TRUE(failed.empty());
-  EXPECT_EQ(sink_.table_rows(), 1);
+  EXPECT_EQ(sink_.table_rows(), 2);
 
   settled.clear();
   sink_.fail_next = 1;  // the sink refuses the next row once: retried alone, then stored
-  EXPECT_EQ(
-      batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs, kNowMs * 1000)
-          .reason,
-      EdgeReason::ok);
+  batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs, kNowMs * 1000);
   batch.end();
   EXPECT_EQ(failed, (std::vector<std::string>{"sink_failure"}));
   EXPECT_EQ(settled, (std::vector<std::string>{"ok"}));
-  EXPECT_EQ(sink_.table_rows(), 2);
+  EXPECT_EQ(sink_.table_rows(), 3);
 }
 
 // A conflict (another edge on the shared store was first for one device) re-handles the batch
@@ -245,10 +252,8 @@ TEST_F(BatchTest, AConflictedCommitIsHandledAgainAsOneBatchThenOneByOne) {
   for (int round = 1; round <= 2; ++round) {
     settled.clear();
     for (int i = 0; i < 4; ++i)
-      ASSERT_TRUE(batch
-                      .handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs,
-                              kNowMs * 1000)
-                      .ok());
+      batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs,
+                   kNowMs * 1000);
     store_->conflict_next_commits = round;
     const int before = store_->commits;
     batch.end();
@@ -264,12 +269,10 @@ TEST_F(BatchTest, AMessageThatCannotBeStoredFailStopsAfterTheBatchBeforeItCommit
   MessageBatch batch = make_batch();
   ScriptedDevice device(material_, 66);
   handshake(device, Encoding::json);
-  EXPECT_TRUE(
-      batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs, kNowMs * 1000)
-          .ok());
+  batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs, kNowMs * 1000);
   store_->fail_save = true;  // a broken disk: every save fails from now on
-  EXPECT_THROW((void)batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs,
-                                  kNowMs * 1000),
+  EXPECT_THROW(batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs,
+                            kNowMs * 1000),
                FailStopped);
   ASSERT_EQ(fail_stops.size(), 1u);
   EXPECT_NE(fail_stops[0].find("NOT PROCESSED after 3 attempts"), std::string::npos)
@@ -282,9 +285,7 @@ TEST_F(BatchTest, ACommitThatKeepsFailingFailStops) {
   MessageBatch batch = make_batch();
   ScriptedDevice device(material_, 67);
   handshake(device, Encoding::json);
-  EXPECT_TRUE(
-      batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs, kNowMs * 1000)
-          .ok());
+  batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs, kNowMs * 1000);
   store_->fail_commit = true;
   EXPECT_THROW(batch.end(), FailStopped);
   EXPECT_EQ(sink_.table_rows(), 0);
