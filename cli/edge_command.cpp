@@ -7,9 +7,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "crypto/openssl/openssl_crypto.hpp"
@@ -17,6 +20,7 @@
 #include "edge/admin/admin_client.hpp"
 #include "edge/daemon/edge_config_file.hpp"
 #include "edge/daemon/edge_daemon.hpp"
+#include "edge/daemon/edge_options.hpp"
 #include "edge/logging/log_options.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/republish_topics.hpp"
@@ -34,12 +38,6 @@ struct EdgeArgs {
   std::string username;
   bool no_csv = false;
   bool no_republish = false;
-  bool republish = false;
-  bool home_assistant = false;
-  bool republish_retain = false;
-  bool psk_baseline = false;
-  std::string password_file;
-  bool tls_insecure = false;
   std::string log_format = "text";
   std::string log_level = "info";
 };
@@ -208,53 +206,23 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   const auto given = [&cmd](const char* flag) { return cmd.count(flag) > 0; };
   const edge::daemon::EdgeDaemonOptions& f = a.options;
   if (given("--broker")) broker = a.broker;
-  if (given("--db")) o.registry_db = f.registry_db;
-  if (given("--state-db")) o.state_db = f.state_db;
-  if (given("--downlink-journal")) o.downlink_journal = f.downlink_journal;
-  if (given("--store")) o.store = f.store;
-  if (given("--store-password-file")) o.store_password_file = f.store_password_file;
+  // The plain options (edge/daemon/edge_options.hpp): each flag given overrides the file.
+  for (const edge::daemon::OptionSpec& spec : edge::daemon::edge_option_specs())
+    if (spec.on_command_line && given(edge::daemon::flag_of(spec).c_str()))
+      edge::daemon::copy_option(spec, f, o);
   if (const char* env = std::getenv("DSEKP_REDIS_PASSWORD");
       env != nullptr && o.store_password_file.empty())
     o.store_password = env;
-  if (given("--shared-group")) o.shared_group = f.shared_group;
-  if (given("--downlink-lane")) o.downlink_lane = f.downlink_lane;
-  if (given("--session-cache-devices")) o.session_cache_devices = f.session_cache_devices;
-  if (given("--logs-dir")) o.logs_dir = f.logs_dir;
   if (given("--username")) o.username = a.username;
-  if (given("--password")) o.password = f.password;
-  if (given("--password-file")) o.password_file = f.password_file;
   // The environment keeps the password out of argv (and so out of ps and /proc/PID/cmdline).
   if (const char* env = std::getenv("DSEKP_BROKER_PASSWORD");
       env != nullptr && o.password.empty() && o.password_file.empty())
     o.password = env;
-  if (given("--client-id")) o.client_id = f.client_id;
-  if (given("--metrics")) o.metrics = f.metrics;
-  if (given("--prefix")) o.topic_prefix = f.topic_prefix;
-  if (given("--max-skew")) o.max_skew_s = f.max_skew_s;
-  if (given("--ready-file")) o.ready_file = f.ready_file;
-  if (given("--init-burst")) o.init_burst = f.init_burst;
-  if (given("--init-refill-ms")) o.init_refill_ms = f.init_refill_ms;
-  if (given("--replay-window")) o.replay_window = f.replay_window;
-  if (given("--batch-max")) o.batch_max = f.batch_max;
-  if (given("--batch-time-ms")) o.batch_time_ms = f.batch_time_ms;
-  if (given("--test-hold-ms")) o.test_hold_ms = f.test_hold_ms;
-  if (given("--mqtt-version")) o.mqtt_version = f.mqtt_version;
-  if (given("--tls-ca")) o.tls_ca = f.tls_ca;
-  if (given("--tls-cert")) o.tls_cert = f.tls_cert;
-  if (given("--tls-key")) o.tls_key = f.tls_key;
-  if (a.tls_insecure) o.tls_insecure = true;
   // Checked by the flags' validators (log_choice), so these parses succeed.
   if (given("--log-format")) (void)edge::logging::parse_log_format(a.log_format, o.log_format);
   if (given("--log-level")) (void)edge::logging::parse_log_level(a.log_level, o.log_level);
   if (a.no_csv) o.csv = false;
-  if (a.republish) o.republish = true;
   if (a.no_republish) o.republish = false;
-  if (a.home_assistant) o.home_assistant = true;
-  if (a.republish_retain) o.republish_retain = true;
-  if (given("--republish-topic")) o.republish_topic = f.republish_topic;
-  if (given("--downlink-queue-ttl")) o.downlink_queue_ttl_s = f.downlink_queue_ttl_s;
-  if (given("--retention-days")) o.retention_days = f.retention_days;
-  if (given("--device-offline-after")) o.device_offline_after_s = f.device_offline_after_s;
   if ((o.republish_retain || !o.republish_topic.empty()) && !o.republish)
     throw UsageError(
         "--republish-topic and --republish-retain shape the republish: they need "
@@ -266,7 +234,6 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   }
   if (o.home_assistant && !o.republish)
     throw UsageError("--home-assistant announces the republished readings: it needs --republish");
-  if (a.psk_baseline) o.psk_baseline = true;
   if (broker.empty()) throw UsageError("--broker is required (on the command line or in --config)");
   if (o.registry_db.empty()) throw UsageError("--db is required");
   parse_broker(broker, o.broker_host, o.broker_port);
@@ -304,80 +271,37 @@ void add_edge_command(CLI::App& app) {
                   "TOML file with these options (keys with underscores; flags override it)");
   // Required for the daemon, checked in its callback (CLI11 would also demand them of `send`).
   cmd->add_option("--broker", args->broker, "MQTT broker HOST:PORT (required)");
-  cmd->add_option("--db", args->options.registry_db,
-                  "Device registry (from `dsekp keys`; required)");
-  cmd->add_option("--state-db", args->options.state_db,
-                  "Session state + telemetry database (default: <db>.state)");
-  cmd->add_option("--downlink-journal", args->options.downlink_journal,
-                  "The downlink seqs used, kept apart from the state so that no nonce is used "
-                  "twice after the state is restored from an older copy (default: "
-                  "<state-db>.downlinks; never restore it from a backup)");
-  cmd->add_option(
-      "--store", args->options.store,
-      "Session states: sqlite (the state db, default) or redis://[USER@]HOST[:PORT][/PREFIX] "
-      "shared by several edges");
-  cmd->add_option("--store-password-file", args->options.store_password_file,
-                  "With --store redis://USER@...: a file whose first line is USER's password "
-                  "(or DSEKP_REDIS_PASSWORD)");
-  cmd->add_option("--downlink-lane", args->options.downlink_lane,
-                  "K/N: this edge's own index K among the N edges sharing one store; downlinks "
-                  "use only seqs = K mod N, so that a store restored from an older copy cannot "
-                  "make two edges seal under one nonce (default 0/1: one edge)")
-      ->capture_default_str();
-  cmd->add_option("--shared-group", args->options.shared_group,
-                  "Share the uplink with the other edges of GROUP ($share/GROUP/..., MQTT 5)");
-  cmd->add_option("--session-cache-devices", args->options.session_cache_devices,
-                  "With --store redis: devices whose session keys stay in memory (at most about "
-                  "0.75 KB each; 0: none)")
-      ->check(CLI::Range(0u, 100'000'000u))
-      ->capture_default_str();
-  cmd->add_option("--logs-dir", args->options.logs_dir,
-                  "Directory of server_logs_psk.csv / server_logs_dsekp.csv");
   cmd->add_option("--username", args->username,
                   "Broker user (default: the registry's edge account, else anonymous)");
-  cmd->add_option("--password", args->options.password,
-                  "Broker password (visible in ps: prefer --password-file or the "
-                  "DSEKP_BROKER_PASSWORD environment variable)");
-  cmd->add_option("--password-file", args->options.password_file,
-                  "File whose first line is the broker password");
-  cmd->add_option("--client-id", args->options.client_id, "MQTT client id (persistent session)")
-      ->capture_default_str();
-  cmd->add_option("--metrics", args->options.metrics, "Metrics endpoint HOST:PORT, or off")
-      ->capture_default_str();
-  cmd->add_option("--prefix", args->options.topic_prefix, "Topic prefix, e.g. site1/");
-  cmd->add_option("--max-skew", args->options.max_skew_s,
-                  "INIT freshness window in seconds (0: clockless devices)")
-      ->capture_default_str();
-  cmd->add_option("--ready-file", args->options.ready_file,
-                  "Write this file (with the pid) once connected and subscribed");
-  cmd->add_option("--init-burst", args->options.init_burst,
-                  "INITs a device may send in a burst (token bucket capacity; 0: unlimited)")
-      ->capture_default_str();
-  cmd->add_option("--init-refill-ms", args->options.init_refill_ms,
-                  "One more INIT allowed per this many ms (0: unlimited)")
-      ->capture_default_str();
-  cmd->add_option("--replay-window", args->options.replay_window, "Replay window size in frames")
-      ->check(CLI::Range(1u, static_cast<unsigned>(ReplayWindow::kMaxSize)))
-      ->capture_default_str();
-  cmd->add_option("--batch-max", args->options.batch_max,
-                  "Messages per store transaction and PUBACK burst (1: one commit per message)")
-      ->check(CLI::Range(1u, 65535u))
-      ->capture_default_str();
-  cmd->add_option("--batch-time-ms", args->options.batch_time_ms,
-                  "A burst of messages stops after MS and commits (0: no time limit)")
-      ->check(CLI::Range(0u, 60000u))
-      ->capture_default_str();
-  cmd->add_option("--mqtt-version", args->options.mqtt_version,
-                  "MQTT protocol: auto (5, else 3.1.1), 5 or 3.1.1")
-      ->check(CLI::IsMember({"auto", "5", "3.1.1"}))
-      ->capture_default_str();
-  cmd->add_option("--tls-ca", args->options.tls_ca,
-                  "TLS to the broker: CA certificate(s), PEM (default: plain TCP)");
-  cmd->add_option("--tls-cert", args->options.tls_cert,
-                  "TLS client certificate, PEM (with --tls-key)");
-  cmd->add_option("--tls-key", args->options.tls_key, "TLS client key, PEM (with --tls-cert)");
-  cmd->add_flag("--tls-insecure", args->tls_insecure,
-                "Do not check the broker's host name (the chain is still verified)");
+  // The plain options, from their table (edge/daemon/edge_options.hpp).
+  for (const edge::daemon::OptionSpec& spec : edge::daemon::edge_option_specs()) {
+    if (!spec.on_command_line) continue;
+    const std::string flag = edge::daemon::flag_of(spec);
+    const std::string help(spec.help);
+    CLI::Option* option = std::visit(
+        [&](auto member) -> CLI::Option* {
+          using Member = decltype(member);
+          auto& value = args->options.*member;
+          if constexpr (std::is_same_v<Member, bool edge::daemon::EdgeDaemonOptions::*>) {
+            return cmd->add_flag(flag, value, help);
+          } else if constexpr (std::is_same_v<Member,
+                                              std::string edge::daemon::EdgeDaemonOptions::*>) {
+            CLI::Option* o = cmd->add_option(flag, value, help);
+            if (!spec.choices.empty())
+              o->check(CLI::IsMember(
+                  std::vector<std::string>(spec.choices.begin(), spec.choices.end())));
+            if (!value.empty()) o->capture_default_str();
+            return o;
+          } else {
+            CLI::Option* o = cmd->add_option(flag, value, help)->capture_default_str();
+            if (spec.min > 0 || spec.max < std::numeric_limits<std::uint32_t>::max())
+              o->check(CLI::Range(spec.min, spec.max));
+            return o;
+          }
+        },
+        spec.member);
+    if (spec.help.empty()) option->group("");  // hidden
+  }
   cmd->add_option("--log-format", args->log_format,
                   "Log as text lines on stderr or to journald (the systemd journal)")
       ->check(log_choice(edge::logging::parse_log_format, edge::logging::log_format_error,
@@ -387,42 +311,8 @@ void add_edge_command(CLI::App& app) {
       ->check(log_choice(edge::logging::parse_log_level, edge::logging::log_level_error,
                          "trace|debug|info|warn|error"))
       ->capture_default_str();
-  // Hidden (empty group): fault injection for the durability test only.
-  cmd->add_option("--test-hold-ms", args->options.test_hold_ms, "")->group("");
   cmd->add_flag("--no-csv", args->no_csv, "Do not write the server CSV logs");
-  cmd->add_flag("--republish", args->republish,
-                "Republish every accepted reading IN CLEAR on BASE/{dev_id}, and availability on "
-                "BASE/{dev_id}/availability and BASE/edge/{client-id}/availability: whoever the "
-                "broker lets read BASE/# reads them (off by default)");
   cmd->add_flag("--no-republish", args->no_republish, "Do not republish (the default)");
-  cmd->add_option("--republish-topic", args->options.republish_topic,
-                  "BASE for --republish (default: {prefix}plain)");
-  cmd->add_flag("--republish-retain", args->republish_retain,
-                "With --republish: the broker retains each device's last reading and "
-                "availability (it must allow retained messages: dsekp keys broker-config "
-                "--retain)");
-  cmd->add_option("--device-offline-after", args->options.device_offline_after_s,
-                  "With --republish: a device is offline after this many seconds without an "
-                  "accepted frame")
-      ->check(CLI::Range(1u, 30u * 86400u))
-      ->capture_default_str();
-  cmd->add_option("--downlink-queue-ttl", args->options.downlink_queue_ttl_s,
-                  "Seconds a downlink for an offline device is held for its next frame (at most "
-                  "16 per device, 4096 in all; 0: sent at once, lost if the device is offline)")
-      ->check(CLI::Range(0u, 7u * 86400u))
-      ->capture_default_str();
-  cmd->add_option("--retention-days", args->options.retention_days,
-                  "Delete telemetry rows received more than this many days ago (0: keep them "
-                  "all; the CSV logs rotate with logrotate)")
-      ->check(CLI::Range(0u, 36'500u))
-      ->capture_default_str();
-  cmd->add_flag("--home-assistant", args->home_assistant,
-                "With --republish: Home Assistant discovery configs (homeassistant/sensor/...), "
-                "readings and availability retained (dsekp keys broker-config "
-                "--home-assistant)");
-  cmd->add_flag("--psk-baseline", args->psk_baseline,
-                "Also serve the paper's static-PSK baseline on {prefix}psk/data (for the "
-                "comparison experiment: no replay protection; off by default)");
 
   auto send = std::make_shared<SendArgs>();
   CLI::App* send_cmd = cmd->add_subcommand(

@@ -2,12 +2,19 @@
 #include "edge/daemon/edge_config_file.hpp"
 
 #include <toml++/toml.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <map>
+#include <span>
 #include <stdexcept>
 #include <string_view>
+#include <type_traits>
+#include <variant>
+
+#include "edge/daemon/edge_options.hpp"
 
 namespace dsekp::edge::daemon {
 namespace {
@@ -18,10 +25,17 @@ using Setter = std::function<void(const toml::node&, const std::string& key)>;
   throw std::runtime_error(key + ": " + what);
 }
 
-Setter text(std::string& out) {
-  return [&out](const toml::node& n, const std::string& key) {
+// `choices` not empty: the string must be one of them.
+Setter text(std::string& out, std::span<const std::string_view> choices = {}) {
+  return [&out, choices](const toml::node& n, const std::string& key) {
     const auto v = n.value_exact<std::string>();
     if (!v) bad(key, "expected a string");
+    if (!choices.empty() && std::find(choices.begin(), choices.end(), *v) == choices.end()) {
+      std::string allowed;
+      for (const std::string_view c : choices)
+        allowed += (allowed.empty() ? "" : ", ") + std::string(c);
+      bad(key, "expected one of " + allowed);
+    }
     out = *v;
   };
 }
@@ -70,52 +84,32 @@ void read_config_file(const std::string& path, EdgeDaemonOptions& o, std::string
   }
   std::string username;
   bool has_username = false;
-  const std::map<std::string, Setter> keys = {
-      {"broker", text(broker)},
-      {"db", text(o.registry_db)},
-      {"state_db", text(o.state_db)},
-      {"downlink_journal", text(o.downlink_journal)},
-      {"store", text(o.store)},
-      {"store_password_file", text(o.store_password_file)},
-      {"shared_group", text(o.shared_group)},
-      {"downlink_lane", text(o.downlink_lane)},
-      {"session_cache_devices", number(o.session_cache_devices, 0, 100'000'000)},
-      {"logs_dir", text(o.logs_dir)},
-      {"username",
-       [&](const toml::node& n, const std::string& key) {
-         text(username)(n, key);
-         has_username = true;
-       }},
-      {"password", text(o.password)},
-      {"password_file", text(o.password_file)},
-      {"client_id", text(o.client_id)},
-      {"metrics", text(o.metrics)},
-      {"prefix", text(o.topic_prefix)},
-      {"max_skew", number(o.max_skew_s)},
-      {"ready_file", text(o.ready_file)},
-      {"init_burst", number(o.init_burst)},
-      {"init_refill_ms", number(o.init_refill_ms)},
-      {"replay_window", number(o.replay_window, 1, ReplayWindow::kMaxSize)},
-      {"batch_max", number(o.batch_max, 1, 65535)},
-      {"batch_time_ms", number(o.batch_time_ms, 0, 60'000)},
-      {"csv", flag(o.csv)},
-      {"republish", flag(o.republish)},
-      {"home_assistant", flag(o.home_assistant)},
-      {"republish_topic", text(o.republish_topic)},
-      {"republish_retain", flag(o.republish_retain)},
-      {"downlink_queue_ttl", number(o.downlink_queue_ttl_s, 0, 7 * 86400)},
-      {"retention_days", number(o.retention_days, 0, 36'500)},
-      {"device_offline_after", number(o.device_offline_after_s, 1, 30 * 86400)},
-      {"psk_baseline", flag(o.psk_baseline)},
-      {"mqtt_version", text(o.mqtt_version)},
-      {"tls_ca", text(o.tls_ca)},
-      {"tls_cert", text(o.tls_cert)},
-      {"tls_key", text(o.tls_key)},
-      {"tls_insecure", flag(o.tls_insecure)},
-      {"rejection_lines_per_second", number(o.rejection_lines_per_second, 1, 1'000'000)},
-      {"log_format", choice(o.log_format, logging::parse_log_format, logging::log_format_error)},
-      {"log_level", choice(o.log_level, logging::parse_log_level, logging::log_level_error)},
-  };
+  // The plain options from their table (edge_options.hpp), then the ones of their own shape.
+  std::map<std::string, Setter> keys;
+  for (const OptionSpec& spec : edge_option_specs()) {
+    if (!spec.in_config_file) continue;
+    keys.emplace(std::string(spec.key),
+                 std::visit(
+                     [&](auto member) -> Setter {
+                       using Member = decltype(member);
+                       if constexpr (std::is_same_v<Member, std::string EdgeDaemonOptions::*>)
+                         return text(o.*member, spec.choices);
+                       else if constexpr (std::is_same_v<Member, bool EdgeDaemonOptions::*>)
+                         return flag(o.*member);
+                       else
+                         return number(o.*member, spec.min, spec.max);
+                     },
+                     spec.member));
+  }
+  keys.emplace("broker", text(broker));
+  keys.emplace("username", [&](const toml::node& n, const std::string& key) {
+    text(username)(n, key);
+    has_username = true;
+  });
+  keys.emplace("log_format",
+               choice(o.log_format, logging::parse_log_format, logging::log_format_error));
+  keys.emplace("log_level",
+               choice(o.log_level, logging::parse_log_level, logging::log_level_error));
   for (const auto& [key, node] : table) {
     const std::string name(key.str());
     const auto it = keys.find(name);

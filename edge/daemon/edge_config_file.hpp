@@ -1,22 +1,16 @@
 // `dsekp edge --config FILE`: the daemon's options from a TOML file (toml++). Every key is one
-// of the flags, spelled with underscores; command-line flags override the file. An unknown key,
-// a value of the wrong type or out of range is an error that names the file and the key.
+// of the flags, spelled with underscores (the plain ones are edge_options.hpp's table, with
+// their ranges and whether SIGHUP reloads them; besides them broker, username, log_format and
+// log_level); command-line flags override the file. An unknown key, a value of the wrong type,
+// out of range or not among a key's choices is an error that names the file and the key.
 //
 //   broker = "127.0.0.1:1883"        db = "/var/lib/dsekp/edge.db"    state_db = "..."
-//   logs_dir = "/var/log/dsekp"      username = "edge"                password = "..."
-//   client_id = "dsekp-edge"         metrics = "127.0.0.1:9464"       prefix = "site1/"
-//   max_skew = 300                   ready_file = "/run/dsekp/ready"  init_burst = 8
-//   init_refill_ms = 30000           replay_window = 64               csv = true
-//   republish = true                 republish_topic = "home/dsekp"   republish_retain = true
-//   device_offline_after = 300       home_assistant = true            downlink_queue_ttl = 3600
-//   rejection_lines_per_second = 5   batch_max = 256
-//   batch_time_ms = 10               store = "redis://10.0.0.5:6379/fleet1:"
-//   shared_group = "edges"           session_cache_devices = 65536
+//   logs_dir = "/var/log/dsekp"      username = "edge"                max_skew = 300
+//   store = "redis://10.0.0.5:6379/fleet1:"                           csv = true
 //   log_format = "text"              log_level = "info"   (edge/logging/log_options.hpp)
 //
-// Reloaded on SIGHUP (edge_daemon.hpp): max_skew, init_burst, init_refill_ms, replay_window (for
-// sessions established from then on), rejection_lines_per_second and log_level. The rest needs a
-// restart; a changed value is reported and ignored.
+// Reloaded on SIGHUP (reloadable_options.hpp): the table's `sighup` options and log_level. The
+// rest needs a restart; a changed value is reported and ignored.
 #pragma once
 
 #include <string>

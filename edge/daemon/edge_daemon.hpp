@@ -146,8 +146,8 @@ struct EdgeDaemonOptions {
 /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (and so in every thread it starts).
 ///
 /// SIGHUP: the CSV logs are reopened before the next accepted frame (log rotation), and with
-/// `reload` set the reloadable options are applied (edge_config_file.hpp lists them: the INIT
-/// token bucket, max_skew, replay_window, rejection_lines_per_second, log_level); a change to any
+/// `reload` set the reloadable options are applied (edge_options.hpp marks them: the INIT token
+/// bucket, max_skew, replay_window, rejection_lines_per_second; and log_level); a change to any
 /// other option is reported as needing a restart. A reload that fails keeps the running values.
 int run_edge_daemon(const EdgeDaemonOptions& options);
 

@@ -14,7 +14,10 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <variant>
 
+#include "edge/daemon/edge_options.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/mosquitto_broker.hpp"
@@ -170,6 +173,8 @@ TEST(EdgeConfigFile, BadFilesAreRefusedNamingTheKey) {
   EXPECT_EQ(read_error(path), path + ": replay_window: out of range 1..1024");
   write(path, "init_burst = -1\n");
   EXPECT_EQ(read_error(path), path + ": init_burst: out of range 0..4294967295");
+  write(path, "mqtt_version = \"4\"\n");
+  EXPECT_EQ(read_error(path), path + ": mqtt_version: expected one of auto, 5, 3.1.1");
   write(path, "[broker]\nhost = \"x\"\n");
   EXPECT_EQ(read_error(path), path + ": broker: expected a string");
   write(path, "db = \n");
@@ -263,6 +268,45 @@ TEST(EdgeConfigFile, AnUnknownKeyStopsTheDaemonWithAMessage) {
       dsekp::test::run_command({DSEKP_CLI_PATH, "edge", "--config", config}, dir.path().string());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("brokr: unknown key"), std::string::npos) << r.err;
+}
+
+// One table (edge_options.hpp) drives the file and the command line: every plain option is a
+// key the file sets and, unless it is file-only or hidden, a flag `dsekp edge --help` lists.
+TEST(EdgeConfigFile, EveryPlainOptionIsAKeyOfTheFileAndAFlag) {
+  dsekp::test::TempDir dir;
+  const std::string path = dir.file("edge.toml");
+  const auto help =
+      dsekp::test::run_command({DSEKP_CLI_PATH, "edge", "--help"}, dir.path().string());
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  for (const daemon::OptionSpec& spec : daemon::edge_option_specs()) {
+    const std::string key(spec.key);
+    if (spec.on_command_line && !spec.help.empty()) {
+      EXPECT_NE(help.out.find(daemon::flag_of(spec)), std::string::npos) << key;
+    }
+    if (!spec.in_config_file) continue;
+    daemon::EdgeDaemonOptions o;
+    std::string broker;
+    std::visit(
+        [&](auto member) {
+          using Member = decltype(member);
+          if constexpr (std::is_same_v<Member, std::string daemon::EdgeDaemonOptions::*>) {
+            const std::string value = spec.choices.empty() ? "v" : std::string(spec.choices.back());
+            write(path, key + " = \"" + value + "\"\n");
+            daemon::read_config_file(path, o, broker);
+            EXPECT_EQ(o.*member, value) << key;
+          } else if constexpr (std::is_same_v<Member, bool daemon::EdgeDaemonOptions::*>) {
+            write(path, key + " = " + (o.*member ? "false" : "true") + "\n");
+            const bool before = o.*member;
+            daemon::read_config_file(path, o, broker);
+            EXPECT_NE(o.*member, before) << key;
+          } else {
+            write(path, key + " = " + std::to_string(spec.max) + "\n");
+            daemon::read_config_file(path, o, broker);
+            EXPECT_EQ(o.*member, spec.max) << key;
+          }
+        },
+        spec.member);
+  }
 }
 
 }  // namespace
