@@ -622,28 +622,23 @@ class Run {
     s.accepted = true;
   }
 
-  std::array<std::uint64_t, kErrorCount> rejections{};
-  std::array<std::uint64_t, edge::kEdgeReasonCount> edge_rejections{};
-  std::uint64_t frames = 0;
-};
-
-fuzz::ByteReader& in_;
-EdgeFixture& fixture_;
-OpenSslCrypto& edge_crypto_;
-OpenSslCrypto& device_crypto_;
-std::uint64_t seed_;
-SeededRng edge_rng_;
-edge::EdgeServiceConfig config_;
-bool clockless_ = false;
-CheckingSink sink_;
-std::unique_ptr<edge::EdgeService> service_;
-std::array<Device, EdgeFixture::kDevices> devices_;
-std::size_t reboots_ = 0;
-std::vector<Message> history_;
-std::map<std::string, Sealed> sealed_;
-std::uint64_t now_ms_ = kStartMs;
-std::uint64_t readings_ = 0;
-std::uint64_t commands_ = 0;
+  fuzz::ByteReader& in_;
+  EdgeFixture& fixture_;
+  OpenSslCrypto& edge_crypto_;
+  OpenSslCrypto& device_crypto_;
+  std::uint64_t seed_;
+  SeededRng edge_rng_;
+  edge::EdgeServiceConfig config_;
+  bool clockless_ = false;
+  CheckingSink sink_;
+  std::unique_ptr<edge::EdgeService> service_;
+  std::array<Device, EdgeFixture::kDevices> devices_;
+  std::size_t reboots_ = 0;
+  std::vector<Message> history_;
+  std::map<std::string, Sealed> sealed_;
+  std::uint64_t now_ms_ = kStartMs;
+  std::uint64_t readings_ = 0;
+  std::uint64_t commands_ = 0;
 };
 
 }  // namespace
