@@ -140,18 +140,21 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
       !s.ok())
     throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
   resolve_topic_prefix(o, *registry);
+  // Every option checked before the storage changes anything (its recovery and retention
+  // write): a start that is refused leaves the files as they were.
+  const std::optional<RepublishTopics> republished = republish_topics(o);
+  const bool retain = o.republish_retain || o.home_assistant;
+  const mqtt::MqttOptions mqtt_options = broker_options(o, *registry, republished);
   std::string error;
   EdgeStorage storage(o);
   RedisSessionStore* const redis_store = storage.shared();
-  // Declared before everything that updates them; the store metrics with the fail-closed pause.
+  // Declared before everything that updates them (the store metrics with the fail-closed
+  // pause), so destroyed after them; the metrics server that reads them all, and the
+  // operational metrics' callbacks into the client, is declared last and stopped first.
   std::atomic<bool> stopping{false};
   metrics::Registry metric_registry;
   metrics::EdgeMetrics edge_metrics = metrics::declare_edge_metrics(metric_registry);
   StoreWatch store_watch(metric_registry, redis_store, storage.shared_endpoint(), stopping);
-
-  const std::optional<RepublishTopics> republished = republish_topics(o);
-  const bool retain = o.republish_retain || o.home_assistant;
-  const mqtt::MqttOptions mqtt_options = broker_options(o, *registry, republished);
   // The client is created before the sinks that publish through it and started after the
   // service exists, so no message can arrive before there is someone to handle it.
   RejectionLog rejections(o.rejection_lines_per_second);

@@ -9,7 +9,8 @@ namespace {
 using O = EdgeDaemonOptions;
 using namespace std::string_view_literals;
 
-constexpr std::array kMqttVersions = {"auto"sv, "5"sv, "3.1.1"sv};
+// "311": an alias of 3.1.1 (edge/mqtt parse_mqtt_version) that config files may hold.
+constexpr std::array kMqttVersions = {"auto"sv, "5"sv, "3.1.1"sv, "311"sv};
 constexpr std::uint32_t kDay = 86400;
 
 // Struct order is --help order.

@@ -174,7 +174,7 @@ TEST(EdgeConfigFile, BadFilesAreRefusedNamingTheKey) {
   write(path, "init_burst = -1\n");
   EXPECT_EQ(read_error(path), path + ": init_burst: out of range 0..4294967295");
   write(path, "mqtt_version = \"4\"\n");
-  EXPECT_EQ(read_error(path), path + ": mqtt_version: expected one of auto, 5, 3.1.1");
+  EXPECT_EQ(read_error(path), path + ": mqtt_version: expected one of auto, 5, 3.1.1, 311");
   write(path, "[broker]\nhost = \"x\"\n");
   EXPECT_EQ(read_error(path), path + ": broker: expected a string");
   write(path, "db = \n");
@@ -270,6 +270,19 @@ TEST(EdgeConfigFile, AnUnknownKeyStopsTheDaemonWithAMessage) {
   EXPECT_NE(r.err.find("brokr: unknown key"), std::string::npos) << r.err;
 }
 
+// A bool option's flag only turns it on: `--republish=false` does not undo the file's
+// `republish = true` (had it, --home-assistant would be refused for want of --republish).
+TEST(EdgeConfigFile, ABoolFlagDoesNotTurnOffWhatTheFileTurnedOn) {
+  dsekp::test::TempDir dir;
+  const std::string config = dir.file("edge.toml");
+  write(config, "db = \"x.db\"\nrepublish = true\nhome_assistant = true\n");
+  const auto r = dsekp::test::run_command(
+      {DSEKP_CLI_PATH, "edge", "--config", config, "--republish=false"}, dir.path().string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find("needs --republish"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--broker is required"), std::string::npos) << r.err;
+}
+
 // One table (edge_options.hpp) drives the file and the command line: every plain option is a
 // key the file sets and, unless it is file-only or hidden, a flag `dsekp edge --help` lists.
 TEST(EdgeConfigFile, EveryPlainOptionIsAKeyOfTheFileAndAFlag) {
@@ -281,7 +294,7 @@ TEST(EdgeConfigFile, EveryPlainOptionIsAKeyOfTheFileAndAFlag) {
   for (const daemon::OptionSpec& spec : daemon::edge_option_specs()) {
     const std::string key(spec.key);
     if (spec.on_command_line && !spec.help.empty()) {
-      EXPECT_NE(help.out.find(daemon::flag_of(spec)), std::string::npos) << key;
+      EXPECT_NE(help.out.find("  " + daemon::flag_of(spec) + " "), std::string::npos) << key;
     }
     if (!spec.in_config_file) continue;
     daemon::EdgeDaemonOptions o;

@@ -286,6 +286,7 @@ TEST_F(BatchTest, ACommitThatKeepsFailingFailStops) {
   ScriptedDevice device(material_, 67);
   handshake(device, Encoding::json);
   batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs, kNowMs * 1000);
+  EXPECT_EQ(batch.size(), 1u);  // handled and kept in the batch, not refused
   store_->fail_commit = true;
   EXPECT_THROW(batch.end(), FailStopped);
   EXPECT_EQ(sink_.table_rows(), 0);
