@@ -165,7 +165,6 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   // messages created minus those they removed since it started.
   auto active_sessions = static_cast<std::int64_t>(storage.count_local_sessions());
   edge_metrics.set_active_sessions(static_cast<std::size_t>(active_sessions));
-  const auto after_store_use = [&store_watch] { store_watch.after_store_use(); };
   auto on_message = [&](std::string_view topic, ByteView payload,
                         const mqtt::MessageProperties& properties) {
     const bool retained = properties.retained;
@@ -183,14 +182,14 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
       const std::string answer = admin_ptr->handle(
           payload, {properties.response_topic, properties.correlation_data}, now_ms);
       logging::logger().info("admin downlink: {}", answer);
-      after_store_use();
+      store_watch.after_store_use();
       return;
     }
     test_hold(o.test_hold_ms, "before");
     // In the open batch; its ACKs go out after the batch's commit (or the process fail-stops).
     // Metrics and logs follow from the batch's settled/failed_attempt callbacks (below).
     batch_ptr->handle(topic, payload, now_ms, recvts_us, retained);
-    after_store_use();
+    store_watch.after_store_use();
   };
   // Last-seen times for dsekp_devices_silent; asks the registry (a connection of its own: it is
   // read on the scraping thread) whether a silent device was removed.
@@ -227,12 +226,12 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   // After the burst's last message, before libmosquitto writes its PUBACKs.
   auto on_batch_end = [&] {
     batch_ptr->end();
-    after_store_use();
+    store_watch.after_store_use();
     if (!deliver_to.empty()) {
       const std::uint64_t now_ms = unix_ms_now();
       for (const std::string& dev_id : deliver_to) admin_ptr->deliver(dev_id, now_ms);
       deliver_to.clear();
-      after_store_use();
+      store_watch.after_store_use();
     }
     storage.prune_telemetry(unix_ms_now());
     test_hold(o.test_hold_ms, "after");

@@ -346,11 +346,10 @@ TEST(BenchEdgeCli, ADrainOfEachModeIsCompleteAndJudgedAgainstItsTargets) {
     EXPECT_GT(m.at("edge_cpu_us_per_frame").get<double>(), 0.0) << mode;
     EXPECT_GT(m.at("messages_per_s").get<double>(), 0.0) << mode;
     // The CPU split into the process' own and the kernel's, and the system calls behind the
-    // latter: a drain reads its frames from a socket, so it made read calls.
-    EXPECT_NEAR(
-        m.at("user_cpu_us_per_frame").get<double>() + m.at("system_cpu_us_per_frame").get<double>(),
-        m.at("edge_cpu_us_per_frame").get<double>(), 1e-6)
-        << mode;
+    // latter: a drain reads its frames from a socket, so it spent time in both and made read
+    // and write (PUBACK) calls.
+    EXPECT_GT(m.at("user_cpu_us_per_frame").get<double>(), 0.0) << mode;
+    EXPECT_GT(m.at("system_cpu_us_per_frame").get<double>(), 0.0) << mode;
     EXPECT_GT(m.at("read_calls_per_frame").get<double>(), 0.0) << mode;
     EXPECT_GT(m.at("write_calls_per_frame").get<double>(), 0.0) << mode;
   }
