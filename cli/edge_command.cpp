@@ -206,16 +206,11 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   const auto given = [&cmd](const char* flag) { return cmd.count(flag) > 0; };
   const edge::daemon::EdgeDaemonOptions& f = a.options;
   if (given("--broker")) broker = a.broker;
-  // The plain options (edge/daemon/edge_options.hpp): each flag given overrides the file.
-  // A bool option's flag only turns it on (--tls-insecure=false does not undo the file's true).
+  // The plain options (edge/daemon/edge_options.hpp): each flag given overrides the file,
+  // a bool flag either way (--republish=false turns off the file's republish = true).
   for (const edge::daemon::OptionSpec& spec : edge::daemon::edge_option_specs()) {
-    if (!spec.on_command_line || !given(edge::daemon::flag_of(spec).c_str())) continue;
-    if (const auto* member = std::get_if<bool edge::daemon::EdgeDaemonOptions::*>(&spec.member)) {
-      const auto flag = *member;
-      if (f.*flag) o.*flag = true;
-    } else {
+    if (spec.on_command_line && given(edge::daemon::flag_of(spec).c_str()))
       edge::daemon::copy_option(spec, f, o);
-    }
   }
   if (const char* env = std::getenv("DSEKP_REDIS_PASSWORD");
       env != nullptr && o.store_password_file.empty())

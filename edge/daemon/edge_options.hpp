@@ -41,8 +41,8 @@ struct OptionSpec {
   std::span<const std::string_view> choices = {};  // strings: the values allowed ({} = any)
 };
 
-/// Every plain option, in --help order. A bool option's flag only turns it on (its default is
-/// off); the config file sets it to true or false.
+/// Every plain option, in --help order. A bool option's default is off; its flag (`--x`,
+/// `--x=true`, `--x=false`) and its config-file key set it either way, the flag winning.
 [[nodiscard]] std::span<const OptionSpec> edge_option_specs() noexcept;
 
 /// "--state-db" for the key "state_db".
