@@ -285,6 +285,7 @@ int MqttClient::drive() {
       (void)!::read(wake_fd_, &count, sizeof count);
     }
     int rc = MOSQ_ERR_SUCCESS;
+    const std::uint64_t delivered_before = delivered_;
     handlers_since_ns_ = std::max<std::int64_t>(1, steady_ns());
     if (tls_pending || (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       rc = read_burst(sock);
@@ -303,10 +304,12 @@ int MqttClient::drive() {
     if (mosquitto_want_write(mosq_)) {
       // libmosquitto writes each queued packet with its own write(2): corked, a burst's PUBACKs
       // and ACKs leave as few segments instead of one each (on loopback each segment also costs
-      // this thread the receiver's side of the stack).
-      set_cork(sock, true);
+      // this thread the receiver's side of the stack). A lone message's PUBACK (with its ACK,
+      // if any) is not worth the two system calls.
+      const bool cork = delivered_ - delivered_before > 1;
+      if (cork) set_cork(sock, true);
       rc = mosquitto_loop_write(mosq_, 1);
-      set_cork(sock, false);
+      if (cork) set_cork(sock, false);
       if (rc != MOSQ_ERR_SUCCESS) return rc;
     }
     rc = mosquitto_loop_misc(mosq_);  // keep-alive (a PINGREQ is written next round)

@@ -77,7 +77,13 @@ RegistryStatus DeviceRegistry::initialize(bool may_create) {
                            find_stmt_);
       !s.ok())
     return s;
-  return db_.prepare("SELECT generation FROM deployment WHERE id = 1", generation_stmt_);
+  if (auto s = db_.prepare("SELECT generation FROM deployment WHERE id = 1", generation_stmt_);
+      !s.ok())
+    return s;
+  return db_.prepare(
+      "SELECT generation, (SELECT data_version FROM pragma_data_version) FROM deployment "
+      "WHERE id = 1",
+      change_mark_stmt_);
 }
 
 RegistryStatus DeviceRegistry::load_edge_salt() {
@@ -284,6 +290,19 @@ RegistryStatus DeviceRegistry::list(std::vector<DeviceInfo>& out) {
     out.push_back({stmt.column_text(0), stmt.column_int64(1), stmt.column_optional_int64(2),
                    static_cast<std::uint64_t>(stmt.column_int64(3))});
   }
+}
+
+RegistryStatus DeviceRegistry::change_mark(RegistryChangeMark& out) {
+  change_mark_stmt_.reset();
+  bool row = false;
+  auto s = change_mark_stmt_.step(row);
+  if (s.ok() && !row) s = {RegistryErrc::corrupt, "the deployment row is missing"};
+  if (s.ok()) {
+    out.generation = static_cast<std::uint64_t>(change_mark_stmt_.column_int64(0));
+    out.data_version = change_mark_stmt_.column_int64(1);
+  }
+  change_mark_stmt_.reset();
+  return s;
 }
 
 RegistryStatus DeviceRegistry::generation(std::uint64_t& out) {

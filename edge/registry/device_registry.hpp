@@ -162,6 +162,16 @@ struct RegistryChange {
   bool removed = false;  // false: added or rotated (find() returns the new credentials)
 };
 
+/// Marks the registry's state: equal marks, read by the same DeviceRegistry, mean nothing the
+/// edge reads changed in between. The generation moves with every add, rotate and remove (by
+/// any connection); SQLite's data_version with any commit by another connection (for instance
+/// a registry file overwritten in place from an older copy, whose generation may repeat).
+struct RegistryChangeMark {
+  std::uint64_t generation = 0;
+  std::int64_t data_version = 0;
+  friend bool operator==(const RegistryChangeMark&, const RegistryChangeMark&) = default;
+};
+
 /// The registry's changes after a given generation, oldest first.
 struct ChangeSet {
   std::uint64_t generation = 0;  // the registry's generation when read: pass it next time
@@ -221,6 +231,8 @@ class DeviceRegistry {
 
   /// The registry's current change counter (0 for a registry that never changed).
   RegistryStatus generation(std::uint64_t& out);
+  /// The current mark (one single-row read): what caches of find() are checked against.
+  RegistryStatus change_mark(RegistryChangeMark& out);
   /// Devices added, rotated or removed after generation `since`.
   RegistryStatus changes_since(std::uint64_t since, ChangeSet& out);
 
@@ -279,8 +291,9 @@ class DeviceRegistry {
 
   std::string path_;
   SqliteDb db_;
-  RegistryStatement find_stmt_;        // kept prepared: the edge's per-INIT lookup
-  RegistryStatement generation_stmt_;  // kept prepared: the edge's periodic change poll
+  RegistryStatement find_stmt_;         // kept prepared: the edge's per-INIT lookup
+  RegistryStatement generation_stmt_;   // kept prepared: the edge's periodic change poll
+  RegistryStatement change_mark_stmt_;  // kept prepared: read at the start of every burst
   EdgeSalt edge_salt_;
   OpenSslRng rng_;
 };

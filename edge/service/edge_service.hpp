@@ -44,12 +44,13 @@
 // every handle() is its own transaction, as before. send_downlink() is refused (internal_error)
 // while a batch is open: its frame could otherwise go out before the seq it uses is durable.
 //
-// Credentials: the registry is read once per device per batch (burst_credentials.hpp) and on
-// every message outside one, so added, removed and rotated devices take effect without a
-// restart, at the latest with the next batch. The registry
-// generation a state was built with is recorded next to it (credential_generations.hpp); a
-// state from other credentials is stale: an INIT replaces it, and DATA or a downlink deletes it
-// and is refused (unknown_session / no_session). A removed device is unknown_device.
+// Credentials: inside a batch they are answered from memory while the registry is unchanged
+// (its change mark is read once per batch, credential_cache.hpp), outside one the registry is
+// read on every message, so added, removed and rotated devices take effect without a restart,
+// at the latest with the next batch. The registry generation a state was built with is recorded
+// next to it (credential_generations.hpp); a state from other credentials is stale: an INIT
+// replaces it, and DATA or a downlink deletes it and is refused (unknown_session / no_session). A
+// removed device is unknown_device.
 //
 // Hostile input: handle() never throws and never lets a message allocate without bound: the
 // decoders refuse any payload over kMaxFrameSize before looking at it, and every buffer is
@@ -72,8 +73,8 @@
 #include <string>
 #include <string_view>
 
-#include "burst_credentials.hpp"
 #include "codec_simdjson/simd_codec.hpp"
+#include "credential_cache.hpp"
 #include "credential_generations.hpp"
 #include "device_interval_limiter.hpp"
 #include "downlink_lane.hpp"
@@ -205,7 +206,7 @@ class EdgeService {
   bool commit(WriteUnit& unit, HandleResult& r);
 
   DeviceRegistry& registry_;
-  BurstCredentials credentials_{registry_};  // every lookup goes through it
+  CredentialCache credentials_{registry_};  // every lookup goes through it
   SessionStore& store_;
   CredentialGenerations& generations_;
   SinkWriter& sink_;

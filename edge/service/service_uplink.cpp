@@ -80,7 +80,7 @@ EdgeService::CachedPath EdgeService::on_cached_data(const DataFrame& frame, Byte
                                                     HandleResult& r) {
   UplinkSessionCache* cache = store_.uplink_cache();
   if (cache == nullptr) return CachedPath::miss;
-  // The registry is asked on every frame (answered once per burst, burst_credentials.hpp), as
+  // The registry is asked on every frame (answered once per burst, credential_cache.hpp), as
   // on the full path: a rotated credential changes the generation, the cached sessions no
   // longer match it, and the full path drops the old state.
   DeviceCredentials credentials;

@@ -1,9 +1,11 @@
 // Registry changes reach a running EdgeService without a restart: after a key rotation the old
 // session's frames are refused and its keys deleted, and the device gets back in with a new
 // handshake under the new secret; a removed device is unknown; a device added while the edge
-// runs is served at once.
+// runs is served at once. Inside batches, where the registry's answers are kept from one batch
+// to the next while it is unchanged, a change by another process takes effect at the next batch.
 #include <gtest/gtest.h>
 
+#include "edge/registry/sqlite_db.hpp"
 #include "service_fixture.hpp"
 
 namespace dsekp::edge::testing {
@@ -106,6 +108,47 @@ TEST_F(EdgeServiceTest, DeviceAddedWhileRunningIsServedAtOnce) {
   const HandleResult r = handshake(device, Encoding::compact);
   EXPECT_EQ(r.publishes[0].topic, "dsekp/init/ack/esp32-99");
   EXPECT_TRUE(deliver(kDataTopic, device.data(kReading, kNowMs, Encoding::compact)).ok());
+}
+
+// The first batch leaves esp32-01's credentials in the service's cache; a rotation by another
+// process (its own connection to the registry file) must reach the next batch all the same.
+TEST_F(EdgeServiceTest, ARotationByAnotherProcessTakesEffectAtTheNextBatch) {
+  ScriptedDevice old_device(material_, 57);
+  handshake(old_device, Encoding::json);
+  ASSERT_TRUE(service_->begin_batch().ok());
+  ASSERT_TRUE(deliver(kDataTopic, old_device.data(kReading, kNowMs, Encoding::json)).ok());
+  ASSERT_TRUE(service_->commit_batch().ok());
+
+  std::unique_ptr<DeviceRegistry> other;
+  ASSERT_TRUE(DeviceRegistry::open(dir_.file("registry.db"), OpenMode::existing_only, other).ok());
+  DeviceMaterial rotated;
+  ASSERT_TRUE(other->rotate("esp32-01", rotated).ok());
+
+  ASSERT_TRUE(service_->begin_batch().ok());
+  expect_rejected(deliver(kDataTopic, old_device.data(kReading, kNowMs + 1, Encoding::json)),
+                  "unknown_session");
+  expect_rejected(deliver(kInitTopic, old_device.init(Encoding::json, kNowS + 5)), "bad_proof");
+  ScriptedDevice new_device(rotated, 58);
+  handshake(new_device, Encoding::json);
+  ASSERT_TRUE(service_->commit_batch().ok());
+}
+
+// A registry overwritten in place from an older copy can repeat a generation the cache has seen
+// with other secrets in it; any commit by another connection makes the next batch read again.
+TEST_F(EdgeServiceTest, ASecretChangedWithoutANewGenerationIsReadAtTheNextBatch) {
+  ScriptedDevice device(material_, 59);
+  ASSERT_TRUE(service_->begin_batch().ok());
+  handshake(device, Encoding::json);
+  ASSERT_TRUE(service_->commit_batch().ok());
+
+  SqliteDb raw;
+  ASSERT_TRUE(raw.open(dir_.file("registry.db")).ok());
+  ASSERT_TRUE(
+      raw.exec("UPDATE devices SET dev_secret = zeroblob(32) WHERE dev_id = 'esp32-01'").ok());
+
+  ASSERT_TRUE(service_->begin_batch().ok());
+  expect_rejected(deliver(kInitTopic, device.init(Encoding::json, kNowS + 5)), "bad_proof");
+  ASSERT_TRUE(service_->commit_batch().ok());
 }
 
 }  // namespace
