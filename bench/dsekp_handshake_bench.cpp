@@ -25,21 +25,44 @@ Frame through_json(const Frame& f, Decode decode) {
   return out;
 }
 
+// A device's storage that keeps the secret in memory: the bench times the computation, not a
+// flash write.
+class MemoryStore final : public SecretStore {
+ public:
+  bool store_secret(const DevSecret& secret, std::uint32_t) noexcept override {
+    secret_ = secret.clone();
+    return true;
+  }
+
+ private:
+  DevSecret secret_;
+};
+
 }  // namespace
 
 DsekpHandshakeStats measure_dsekp_handshake(CryptoBackend& device_crypto,
                                             CryptoBackend& edge_crypto, Rng& rng,
-                                            std::size_t iterations, bool with_codec) {
+                                            std::size_t iterations, HandshakeScope scope) {
+  const bool with_codec = scope.with_codec;
+  const bool confirmation = scope.confirmation || scope.ratchet;
   const DeviceCredentials credentials = bench_credentials();
   EdgeConfig config;
   config.edge_salt = credentials.edge_salt;
   config.init_rate.capacity = 0;  // the bench measures crypto, not the rate limiter
   EdgeProtocol edge(edge_crypto, config);
   const auto now_s = static_cast<std::uint32_t>(std::time(nullptr));
+  MemoryStore store;
+  const std::array<std::uint8_t, 19> reading{};
+  std::array<std::uint8_t, kMaxPayloadSize> plaintext{};
 
   const auto one = [&]() {
-    DeviceSession device(device_crypto, credentials);
+    DeviceRatchet ratchet(store);
+    DeviceConfig device_config;
+    if (scope.ratchet) device_config.ratchet = &ratchet;
+    DeviceSession device(device_crypto, credentials, device_config);
     EdgeDeviceState state;
+    if (scope.ratchet && !enable_ratchet(state, credentials.dev_id, credentials.dev_secret))
+      throw std::runtime_error("enable_ratchet");
     InitFrame init;
     require(device.start_handshake(now_s, rng, init), "start_handshake");
     if (with_codec)
@@ -52,6 +75,13 @@ DsekpHandshakeStats measure_dsekp_handshake(CryptoBackend& device_crypto,
     if (with_codec)
       ack = through_json(ack, [](ByteView w, AckFrame& o) { return decode_ack(w, o); });
     require(device.handle_ack(ack), "handle_ack");
+    if (!confirmation) return;
+    DataFrame frame;
+    require(device.seal(reading, std::uint64_t{now_s} * 1000, frame), "seal");
+    DataOutcome opened;
+    require(edge.open_data(frame, state, std::uint64_t{now_s} * 1000, plaintext, opened),
+            "open_data");
+    if (opened.ratcheted != scope.ratchet) throw std::runtime_error("ratchet step");
   };
 
   for (std::size_t i = 0; i < 50; ++i) one();  // warm-up: caches, lazy library init
@@ -69,12 +99,34 @@ DsekpHandshakeStats measure_dsekp_handshake(CryptoBackend& device_crypto,
   DsekpHandshakeStats stats;
   stats.backend = std::string(device_crypto.name()) + "/" + edge_crypto.name();
   stats.with_codec = with_codec;
+  stats.confirmation = confirmation;
+  stats.ratchet = scope.ratchet;
   stats.iterations = batches * kBatch;
   stats.cpu_us_mean =
       std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
   stats.cpu_us_median = median_of(samples);
   stats.cpu_us_min = *std::min_element(samples.begin(), samples.end());
   return stats;
+}
+
+double measure_ratchet_step_ns(CryptoBackend& crypto, std::size_t iterations) {
+  const DeviceCredentials credentials = bench_credentials();
+  DevSecret secret = credentials.dev_secret.clone();
+  const auto step = [&] {
+    require(derive_next_secret(crypto, secret, credentials.edge_salt, credentials.dev_id, secret),
+            "derive_next_secret");
+  };
+  for (std::size_t i = 0; i < 100; ++i) step();  // warm-up
+  constexpr std::size_t kBatch = 100;
+  const std::size_t batches = iterations < kBatch ? 1 : iterations / kBatch;
+  std::vector<double> samples;
+  samples.reserve(batches);
+  for (std::size_t b = 0; b < batches; ++b) {
+    const std::uint64_t start = thread_cpu_ns();
+    for (std::size_t i = 0; i < kBatch; ++i) step();
+    samples.push_back(static_cast<double>(thread_cpu_ns() - start) / kBatch);
+  }
+  return median_of(samples);
 }
 
 }  // namespace dsekp::bench

@@ -49,6 +49,8 @@ struct SessionsOptions {
 json to_json(const bench::DsekpHandshakeStats& s) {
   return {{"backend", s.backend},
           {"with_json_codec", s.with_codec},
+          {"with_confirmation", s.confirmation},
+          {"ratchet", s.ratchet},
           {"iterations", s.iterations},
           {"cpu_us_mean", s.cpu_us_mean},
           {"cpu_us_median", s.cpu_us_median},
@@ -72,11 +74,23 @@ void run_handshake(const HandshakeOptions& options) {
   MbedtlsCrypto mbedtls;
   OpenSslRng rng;
   const auto dsekp_openssl =
-      bench::measure_dsekp_handshake(openssl, openssl, rng, options.iterations, false);
-  const auto dsekp_openssl_json =
-      bench::measure_dsekp_handshake(openssl, openssl, rng, options.iterations, true);
+      bench::measure_dsekp_handshake(openssl, openssl, rng, options.iterations, {});
+  const auto dsekp_openssl_json = bench::measure_dsekp_handshake(
+      openssl, openssl, rng, options.iterations, {.with_codec = true});
   const auto dsekp_mbedtls =
-      bench::measure_dsekp_handshake(mbedtls, mbedtls, rng, options.iterations, false);
+      bench::measure_dsekp_handshake(mbedtls, mbedtls, rng, options.iterations, {});
+  // The ratchet (PROTOCOL.md 6.6): a session to its first DATA frame without and with it; the
+  // difference is one step on each side. And one step alone, per backend.
+  const auto confirmed_openssl = bench::measure_dsekp_handshake(
+      openssl, openssl, rng, options.iterations, {.confirmation = true});
+  const auto ratchet_openssl =
+      bench::measure_dsekp_handshake(openssl, openssl, rng, options.iterations, {.ratchet = true});
+  const auto confirmed_mbedtls = bench::measure_dsekp_handshake(
+      mbedtls, mbedtls, rng, options.iterations, {.confirmation = true});
+  const auto ratchet_mbedtls =
+      bench::measure_dsekp_handshake(mbedtls, mbedtls, rng, options.iterations, {.ratchet = true});
+  const double step_openssl_ns = bench::measure_ratchet_step_ns(openssl, options.iterations * 4);
+  const double step_mbedtls_ns = bench::measure_ratchet_step_ns(mbedtls, options.iterations * 4);
 
   bench::TlsHandshakeBench tls;
   std::vector<bench::TlsHandshakeStats> tls_stats;
@@ -90,6 +104,14 @@ void run_handshake(const HandshakeOptions& options) {
     json out = {
         {"unit", "thread CPU microseconds per handshake, both sides"},
         {"dsekp", {to_json(dsekp_openssl), to_json(dsekp_openssl_json), to_json(dsekp_mbedtls)}},
+        {"ratchet",
+         {{"sessions",
+           {to_json(confirmed_openssl), to_json(ratchet_openssl), to_json(confirmed_mbedtls),
+            to_json(ratchet_mbedtls)}},
+          {"step_ns", {{"openssl", step_openssl_ns}, {"mbedtls", step_mbedtls_ns}}},
+          {"extra_us_per_session_both_sides",
+           {{"openssl", ratchet_openssl.cpu_us_median - confirmed_openssl.cpu_us_median},
+            {"mbedtls", ratchet_mbedtls.cpu_us_median - confirmed_mbedtls.cpu_us_median}}}}},
         {"tls13", json::array()},
         {"ratio_basis", "TLS median / DSEKP (openssl, no codec) median"},
         {"target_ecdhe_ratio_min", 100},
@@ -123,6 +145,21 @@ void run_handshake(const HandshakeOptions& options) {
               tls_stats[2].negotiated_group.c_str());
   std::printf("Target: TLS 1.3 ECDHE >= 100x DSEKP: %.0fx, %s\n", ecdhe_ratio,
               ecdhe_ratio >= 100 ? "met" : "NOT met");
+
+  std::printf("\nThe ratchet (PROTOCOL.md 6.6): a session to its first DATA frame, both sides\n\n");
+  std::printf("%-44s %10s %10s %10s\n", "session", "median us", "mean us", "min us");
+  const auto session_row = [&](const char* label, const bench::DsekpHandshakeStats& s) {
+    std::printf("%-44s %10.2f %10.2f %10.2f\n", label, s.cpu_us_median, s.cpu_us_mean,
+                s.cpu_us_min);
+  };
+  session_row("v1 (openssl both sides)", confirmed_openssl);
+  session_row("ratchet (openssl both sides)", ratchet_openssl);
+  session_row("v1 (mbedtls both sides)", confirmed_mbedtls);
+  session_row("ratchet (mbedtls both sides)", ratchet_mbedtls);
+  std::printf(
+      "One ratchet step (derive_next_secret): openssl %.0f ns, mbedtls %.0f ns; each side "
+      "takes one per session (the edge one more per look-ahead step of an INIT).\n",
+      step_openssl_ns, step_mbedtls_ns);
 }
 
 void run_frames(const FramesOptions& options) {

@@ -49,6 +49,9 @@ void add_device_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--logs-dir", o->logs_dir,
                   "Write client_logs_{psk,dsekp}.csv (and client_handshakes_dsekp.csv) here");
+  cmd->add_option("--ratchet-dir", o->ratchet_dir,
+                  "Where devices provisioned with `keys add --ratchet` keep their secret (one "
+                  "file each, replaced after every session; kept across runs and reboots)");
   cmd->add_option("--reset-every", o->reset_every,
                   "Reboot each device after every K DATA frames (0 = never; DSEKP only)")
       ->capture_default_str();

@@ -26,6 +26,7 @@
 #include "edge/broker_admin/dynsec_sync.hpp"
 #include "edge/broker_admin/fleet_change.hpp"
 #include "edge/control_api/device_json.hpp"
+#include "edge/daemon/state_inspect.hpp"
 #include "edge/daemon/state_reset.hpp"
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_material.hpp"
@@ -71,6 +72,8 @@ struct KeysOptions {
   bool reveal = false;
   bool as_json = false;
   bool psk_baseline = false;
+  bool ratchet = false;      // add: the device ratchets its secret (PROTOCOL.md 6.6)
+  std::string ratchet_mode;  // rotate: "on", "off"; empty keeps the recorded mode
   std::string out_dir;
   std::string out_file;  // material to this file (0600) instead of stdout
   std::string edge_user;
@@ -194,7 +197,18 @@ void check_header_possible(edge::DeviceRegistry& registry, const KeysOptions& op
         std::to_string(edge::kFirmwareTopicPrefixMax) + " characters the device SDK holds");
 }
 
+/// The device SDK's C header carries no ratchet mode yet: a ratcheting device's firmware would
+/// not store its secrets and would be locked out after its first session. Refused before the
+/// registry changes.
+void check_header_ratchet(bool ratchet, const KeysOptions& options) {
+  if (ratchet && options.format == "header")
+    throw UsageError(
+        "--format header: the device SDK does not ratchet its secret yet; provision a "
+        "ratcheting device with the JSON material (dsekp device) or without --ratchet");
+}
+
 void run_add(const KeysOptions& options) {
+  check_header_ratchet(options.ratchet, options);
   const std::string broker = options.broker.empty() ? kDefaultDeviceBroker : options.broker;
   (void)broker_argument(broker);  // before anything is created
   check_out_file_writable(options);
@@ -202,7 +216,7 @@ void run_add(const KeysOptions& options) {
   check_header_possible(*registry, options);
   check_broker_name_free(*registry, options.dev_id);
   edge::DeviceMaterial material;
-  check(registry->add(options.dev_id, material, broker));
+  check(registry->add(options.dev_id, material, broker, options.ratchet));
   print_material(material, options);
   apply_to_broker(*registry, "added " + options.dev_id + " (generation " +
                                  std::to_string(material.credentials.generation) + ")");
@@ -213,8 +227,14 @@ void run_rotate(const KeysOptions& options) {
   check_out_file_writable(options);
   auto registry = open_registry(options.db, OpenMode::existing_only);
   check_header_possible(*registry, options);
+  edge::DeviceInfo existing;
+  check(registry->info(options.dev_id, existing));
+  check_header_ratchet(
+      options.ratchet_mode.empty() ? existing.ratchet : options.ratchet_mode == "on", options);
   edge::DeviceMaterial material;
-  check(registry->rotate(options.dev_id, material, options.broker));
+  std::optional<bool> ratchet;
+  if (!options.ratchet_mode.empty()) ratchet = options.ratchet_mode == "on";
+  check(registry->rotate(options.dev_id, material, options.broker, ratchet));
   print_material(material, options);
   std::fprintf(stderr,
                "dsekp keys: DEV_SECRET, PSK key and broker password of %s are new; the edge drops "
@@ -410,12 +430,25 @@ void run_show(const KeysOptions& options) {
     check_header_possible(*registry, options);
     edge::DeviceMaterial material;
     check(registry->material(options.dev_id, material));
+    check_header_ratchet(material.credentials.ratchet, options);
     print_material(material, options);
     return;
   }
   edge::DeviceInfo info;
   check(registry->info(options.dev_id, info));
-  std::cout << info_json(info).dump(2) << "\n";
+  nlohmann::ordered_json out = info_json(info);
+  if (info.ratchet) {
+    // Where the device's secret is now: the edge's stored state (PROTOCOL.md 6.6).
+    edge::daemon::StateLocation where = options.state;
+    where.registry_db = options.db;
+    if (const char* password = std::getenv("DSEKP_REDIS_PASSWORD")) where.store_password = password;
+    std::optional<std::uint32_t> epoch;
+    std::string error;
+    if (!edge::daemon::read_ratchet_epoch(where, options.dev_id, epoch, error))
+      throw std::runtime_error("state of " + options.dev_id + ": " + error);
+    out["ratchet_epoch"] = epoch ? nlohmann::ordered_json(*epoch) : nlohmann::ordered_json(nullptr);
+  }
+  std::cout << out.dump(2) << "\n";
 }
 
 void run_list(const KeysOptions& options) {
@@ -429,13 +462,14 @@ void run_list(const KeysOptions& options) {
     return;
   }
   // Times in UTC, to the second (the JSON keeps milliseconds).
-  std::printf("%-40s %10s  %-20s  %-20s\n", "dev_id", "generation", "created (UTC)",
-              "rotated (UTC)");
+  std::printf("%-40s %10s  %-20s  %-20s  %s\n", "dev_id", "generation", "created (UTC)",
+              "rotated (UTC)", "ratchet");
   for (const auto& d : devices) {
     const std::string created = utc_time(d.created_ms).substr(0, 19) + "Z";
     const std::string rotated = d.rotated_ms ? utc_time(*d.rotated_ms).substr(0, 19) + "Z" : "-";
-    std::printf("%-40s %10llu  %-20s  %-20s\n", d.dev_id.c_str(),
-                static_cast<unsigned long long>(d.generation), created.c_str(), rotated.c_str());
+    std::printf("%-40s %10llu  %-20s  %-20s  %s\n", d.dev_id.c_str(),
+                static_cast<unsigned long long>(d.generation), created.c_str(), rotated.c_str(),
+                d.ratchet ? "yes" : "no");
   }
 }
 
@@ -746,6 +780,9 @@ void add_keys_command(CLI::App& app) {
   add_dev_id(add, *o);
   add_db_option(add, *o);
   add_material_options(add, *o);
+  add->add_flag("--ratchet", o->ratchet,
+                "The device ratchets its secret after every session (forward secrecy, PROTOCOL.md "
+                "6.6); its firmware must store each new secret");
   add->callback([o] { run_add(*o); });
 
   CLI::App* list = keys->add_subcommand("list", "List registered devices (no secrets)");
@@ -758,6 +795,7 @@ void add_keys_command(CLI::App& app) {
   add_db_option(show, *o);
   show->add_flag("--reveal", o->reveal, "Print the device's provisioning material (secret)");
   add_material_options(show, *o);
+  add_state_options(show, *o);
   show->callback([o] { run_show(*o); });
 
   CLI::App* remove = keys->add_subcommand(
@@ -781,6 +819,10 @@ void add_keys_command(CLI::App& app) {
   add_dev_id(rotate, *o);
   add_db_option(rotate, *o);
   add_material_options(rotate, *o);
+  rotate
+      ->add_option("--ratchet", o->ratchet_mode,
+                   "on or off: change whether the device ratchets its secret (default: keep)")
+      ->check(CLI::IsMember({"on", "off"}));
   rotate->callback([o] { run_rotate(*o); });
 
   CLI::App* broker = keys->add_subcommand(

@@ -21,7 +21,8 @@ Error random_u16(Rng& rng, std::uint16_t& out) noexcept {
 DeviceSession::DeviceSession(CryptoBackend& crypto, const DeviceCredentials& credentials,
                              const DeviceConfig& config) noexcept
     : crypto_(crypto),
-      credentials_{credentials.dev_id, credentials.dev_secret.clone(), credentials.edge_salt},
+      credentials_{credentials.dev_id, credentials.dev_secret.clone(), credentials.edge_salt,
+                   credentials.epoch},
       config_(config),
       downlink_window_(config.downlink_window) {}
 
@@ -122,6 +123,8 @@ Error DeviceSession::handle_ack(const AckFrame& ack) noexcept {
   TrafficKeys fresh;
   if (e == Error::ok)
     e = derive_traffic_keys(crypto_, handshake_keys_.session_secret, ack.edge_nonce, fresh);
+  if (e == Error::ok && config_.ratchet != nullptr)
+    e = config_.ratchet->step(crypto_, credentials_);
   crypto_.forget_keys();
   if (e != Error::ok) return e;  // still pending: a genuine ACK may yet arrive
 
@@ -162,16 +165,23 @@ Error DeviceSession::handle_rekey(const RekeyFrame& request, std::uint64_t now_m
       now_ms - rekey_request_ms_ < config_.rekey_request_interval_ms)
     return Error::rate_limited;
 
-  Proof expected;
-  Error e = rekey_request_proof(crypto_, credentials_.dev_secret, credentials_.edge_salt, request,
-                                expected);
-  crypto_.forget_keys();
-  if (e == Error::ok && !expected.equals(request.proof)) e = Error::bad_rekey_proof;
-  if (e != Error::ok) return e;
+  if (Error e = check_rekey_proof(request); e != Error::ok) return e;
   rekey_requested_ = true;
   has_rekey_request_ms_ = true;
   rekey_request_ms_ = now_ms;
   return Error::ok;
+}
+
+Error DeviceSession::check_rekey_proof(const RekeyFrame& request) noexcept {
+  Proof expected;
+  Error e = rekey_request_proof(crypto_, credentials_.dev_secret, credentials_.edge_salt, request,
+                                expected);
+  bool authentic = e == Error::ok && expected.equals(request.proof);
+  if (e == Error::ok && !authentic && config_.ratchet != nullptr)
+    authentic = config_.ratchet->is_previous_secrets_request(crypto_, request);
+  crypto_.forget_keys();
+  if (e != Error::ok) return e;
+  return authentic ? Error::ok : Error::bad_rekey_proof;
 }
 
 Error DeviceSession::seal(ByteView plaintext, std::uint64_t sendts_ms, MutableByteView ciphertext,

@@ -89,6 +89,16 @@ bool superseded(std::uint32_t t, std::uint32_t newest_t, std::uint64_t now_s,
   return t <= newest_t;
 }
 
+// Derives the handshake keys under `secret` and checks the INIT's proof with them.
+Error check_init_proof(CryptoBackend& crypto, const DevSecret& secret, const EdgeSalt& edge_salt,
+                       const InitParams& params, const Proof& proof, HandshakeKeys& keys) noexcept {
+  Proof expected;
+  Error e = derive_handshake_keys(crypto, secret, edge_salt, params, keys);
+  if (e == Error::ok) e = compute_init_proof(crypto, keys.k_init, params, expected);
+  if (e == Error::ok && !expected.equals(proof)) e = Error::bad_proof;
+  return e;
+}
+
 EdgeSession* find_by_serial(EdgeDeviceState& state, bool newest) noexcept {
   EdgeSession* found = nullptr;
   for (std::uint32_t i = 0; i < state.established_count; ++i) {
@@ -119,6 +129,9 @@ EdgeDeviceState& EdgeDeviceState::operator=(EdgeDeviceState&& other) noexcept {
   seen_inits = other.seen_inits;
   init_bucket = other.init_bucket;
   compact_replies = other.compact_replies;
+  ratchet.active = other.ratchet.active;
+  ratchet.epoch = other.ratchet.epoch;
+  ratchet.secret = std::move(other.ratchet.secret);
   // The source's keys were wiped by the moves; make it empty rather than keyless-but-"live".
   other.has_pending = false;
   other.established_count = 0;
@@ -130,6 +143,20 @@ EdgeProtocol::EdgeProtocol(CryptoBackend& crypto, const EdgeConfig& config) noex
   if (config_.max_established == 0) config_.max_established = 1;
   if (config_.max_established > kMaxEstablishedSessions)
     config_.max_established = kMaxEstablishedSessions;
+  if (config_.ratchet_lookahead == 0) config_.ratchet_lookahead = 1;
+  if (config_.ratchet_lookahead > kMaxRatchetLookahead)
+    config_.ratchet_lookahead = kMaxRatchetLookahead;
+}
+
+bool enable_ratchet(EdgeDeviceState& state, const DevId& dev_id,
+                    const DevSecret& provisioned) noexcept {
+  if (bound_elsewhere(state, dev_id)) return false;
+  if (state.ratchet.active) return true;
+  state.dev_id = dev_id;
+  state.ratchet.active = true;
+  state.ratchet.epoch = 0;
+  state.ratchet.secret = provisioned.clone();
+  return true;
 }
 
 Error EdgeProtocol::handle_init(const InitFrame& init, const DevSecret& dev_secret,
@@ -141,13 +168,28 @@ Error EdgeProtocol::handle_init(const InitFrame& init, const DevSecret& dev_secr
     return Error::stale_timestamp;
   if (bound_elsewhere(state, init.dev_id)) return Error::dev_id_mismatch;
 
-  // Authenticate before any state is touched.
+  // Authenticate before any state is touched. In ratchet mode under the state's secret, then
+  // under each next one up to the look-ahead: the device steps at the ACK and the edge only
+  // when it learns so, so the device may be ahead (by one, unless the state went back in time).
   const InitParams params{&init.dev_id, init.sessctr, init.t, init.dev_nonce};
   HandshakeKeys keys;
-  Proof expected;
-  Error e = derive_handshake_keys(crypto_, dev_secret, config_.edge_salt, params, keys);
-  if (e == Error::ok) e = compute_init_proof(crypto_, keys.k_init, params, expected);
-  if (e == Error::ok && !expected.equals(init.proof)) e = Error::bad_proof;
+  Error e = Error::ok;
+  DevSecret ratchet_secret;         // ratchet mode: the secret the proof verified under
+  std::uint32_t ratchet_steps = 0;  // ...and how far past the state's it is
+  if (!state.ratchet.active) {
+    e = check_init_proof(crypto_, dev_secret, config_.edge_salt, params, init.proof, keys);
+  } else {
+    ratchet_secret = state.ratchet.secret.clone();
+    e = check_init_proof(crypto_, ratchet_secret, config_.edge_salt, params, init.proof, keys);
+    while (e == Error::bad_proof && ratchet_steps < config_.ratchet_lookahead &&
+           state.ratchet.epoch + ratchet_steps < 0xFFFFFFFFu) {
+      e = derive_next_secret(crypto_, ratchet_secret, config_.edge_salt, init.dev_id,
+                             ratchet_secret);
+      if (e != Error::ok) break;
+      ++ratchet_steps;
+      e = check_init_proof(crypto_, ratchet_secret, config_.edge_salt, params, init.proof, keys);
+    }
+  }
   if (e != Error::ok) {
     crypto_.forget_keys();
     return e;
@@ -191,6 +233,12 @@ Error EdgeProtocol::handle_init(const InitFrame& init, const DevSecret& dev_secr
   pending.session.created_ms = now_ms;
   pending.session.last_seen_ms = now_ms;
   pending.session.serial = state.next_session_serial++;
+  if (state.ratchet.active && ratchet_steps > 0) {
+    // The device holds this later secret and never goes back: the earlier ones are of no use.
+    state.ratchet.secret = static_cast<DevSecret&&>(ratchet_secret);
+    state.ratchet.epoch += ratchet_steps;
+  }
+  pending.ratchet_epoch = state.ratchet.epoch;
 
   commit_seen(state.seen_inits, slot, init, config_.max_skew_s);
   state.dev_id = init.dev_id;
@@ -200,6 +248,7 @@ Error EdgeProtocol::handle_init(const InitFrame& init, const DevSecret& dev_secr
   state.has_pending = true;
   out.ack = make_ack(init, state.pending.edge_nonce, state.pending.ack_proof);
   out.retransmission = false;
+  out.ratchet_steps = ratchet_steps;
   return Error::ok;
 }
 
@@ -241,6 +290,23 @@ Error EdgeProtocol::open_data(const DataFrame& frame, EdgeDeviceState& state, st
   }
   if (session == nullptr) return e;
 
+  // Ratchet mode: the device took the ACK of a session only after it had stored the next
+  // secret (PROTOCOL.md 6.6), so a frame under that session is the proof that the edge can drop
+  // the secret the session's INIT verified under. Derived before anything changes.
+  DevSecret next_secret;
+  const bool steps = confirms_pending && state.ratchet.active &&
+                     state.pending.ratchet_epoch == state.ratchet.epoch &&
+                     state.ratchet.epoch < 0xFFFFFFFFu;
+  if (steps) {
+    if (Error r = derive_next_secret(crypto_, state.ratchet.secret, config_.edge_salt, frame.dev_id,
+                                     next_secret);
+        r != Error::ok) {
+      secure_wipe(plaintext.first(out.plaintext_size));
+      out.plaintext_size = 0;
+      return r;
+    }
+  }
+
   // Only an authenticated frame may move the window.
   if (Error w = session->uplink_window.accept(frame.seq); w != Error::ok) {
     secure_wipe(plaintext.first(out.plaintext_size));
@@ -267,6 +333,11 @@ Error EdgeProtocol::open_data(const DataFrame& frame, EdgeDeviceState& state, st
     *slot = static_cast<EdgeSession&&>(state.pending.session);
     state.pending = PendingSession{};
     state.has_pending = false;
+    if (steps) {
+      state.ratchet.secret = static_cast<DevSecret&&>(next_secret);
+      ++state.ratchet.epoch;
+      out.ratcheted = true;
+    }
   }
   return Error::ok;
 }

@@ -82,6 +82,8 @@ const char* error_name(Error e) noexcept {
       return "stale_rekey";
     case Error::bad_rekey_proof:
       return "bad_rekey_proof";
+    case Error::secret_store_failed:
+      return "secret_store_failed";
     case Error::no_session:
       return "no_session";
     case Error::session_exhausted:

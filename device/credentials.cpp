@@ -106,6 +106,10 @@ class Parser {
       d.has_psk_key = true;
     }
     if (!secret_ok || !salt_ok || !psk_ok) fail("internal error: key sizes");
+    if (const auto it = object.find("ratchet"); it != object.end()) {
+      if (!it->is_boolean()) fail("\"ratchet\" must be true or false");
+      d.ratchet = it->get<bool>();
+    }
 
     if (const auto it = object.find("broker"); it != object.end() && !it->is_null()) {
       if (!it->is_object()) fail("\"broker\" must be an object");

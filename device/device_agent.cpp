@@ -57,7 +57,14 @@ DeviceAgent::DeviceAgent(const ProvisionedDevice& device, std::uint64_t index,
       sensor_(config.sensor, SimRandom::derive(config.seed, index, kSensorStream).next()),
       events_(SimRandom::derive(config.seed, index, kEventStream)),
       start_offset_ms_(SimRandom::derive(config.seed, index, kStartStream)
-                           .below(std::max<std::uint32_t>(config.interval_ms, 1))) {}
+                           .below(std::max<std::uint32_t>(config.interval_ms, 1))) {
+  if (device.ratchet && config.mode == Mode::dsekp) {
+    if (config.ratchet_dir.empty())
+      throw SecretFileError(std::string(device.credentials.dev_id.str()) +
+                            " ratchets its secret: --ratchet-dir DIR must say where it keeps it");
+    secret_store_.emplace(config.ratchet_dir, device.credentials.dev_id);
+  }
+}
 
 void DeviceAgent::give_up(std::string reason) {
   if (failure_.empty()) {
@@ -112,6 +119,11 @@ void DeviceAgent::handle_ack(ByteView payload) {
       ever_established_ = true;
       init_wire_.clear();
       break;  // confirmation_pending(): step() sends the first DATA frame at once
+    case Error::secret_store_failed:
+      // Ratchet mode: nothing changed and the INIT stays open; its retransmission brings the
+      // same ACK back and the write is tried again.
+      ++context_.counters->secret_store_failures;
+      break;
     case Error::bad_ack_proof:
     case Error::ack_rejected:
       // The core keeps the handshake open (a genuine ACK may still come); if none does, the
@@ -221,7 +233,19 @@ void DeviceAgent::boot(std::uint64_t now_ms) {
     next_data_ms_ = now_ms;
     return;
   }
-  session_.emplace(crypto_, device_.credentials, config_.session);
+  if (secret_store_) {
+    // Ratchet mode: the secret the device stored last, which a reboot does not lose.
+    DeviceCredentials stored{device_.credentials.dev_id, device_.credentials.dev_secret.clone(),
+                             device_.credentials.edge_salt, 0};
+    (void)secret_store_->load(stored);
+    session_.reset();  // before the ratchet it points to
+    ratchet_.emplace(*secret_store_);
+    DeviceConfig session_config = config_.session;
+    session_config.ratchet = &*ratchet_;
+    session_.emplace(crypto_, stored, session_config);
+  } else {
+    session_.emplace(crypto_, device_.credentials, config_.session);
+  }
   start_handshake();
 }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,7 @@
 #include "device/client_logs.hpp"
 #include "device/credentials.hpp"
 #include "device/fleet_counters.hpp"
+#include "device/secret_file.hpp"
 #include "device/sensor_model.hpp"
 #include "device/sim_random.hpp"
 #include "dsekp/codec.hpp"
@@ -49,6 +51,9 @@ struct AgentConfig {
   double reset_prob = 0;          // reboot after a frame with this probability
   std::uint32_t max_handshake_failures = 3;
   DeviceConfig session;  // rekey_at_seq, retransmission timing, INIT lifetime
+  /// Where devices provisioned with "ratchet": true keep their secrets (secret_file.hpp);
+  /// required when there is one.
+  std::filesystem::path ratchet_dir;
   SensorSpec sensor = dht11();
   std::uint64_t seed = 1;
 };
@@ -142,6 +147,8 @@ class DeviceAgent {
   Publisher& publisher_;
 
   MbedtlsCrypto crypto_;  // one per device: it caches the keys of this device's session
+  std::optional<FileSecretStore> secret_store_;  // ratchet mode only
+  std::optional<DeviceRatchet> ratchet_;         // ratchet mode: new at each boot (RAM)
   std::optional<DeviceSession> session_;
   SensorModel sensor_;
   SimRandom events_;  // reset draws

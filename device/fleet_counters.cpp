@@ -22,6 +22,7 @@ std::string summary_json(const FleetSummary& s) {
         {"rejected", c.handshakes_rejected},
         {"retransmissions", c.retransmissions},
         {"stray_acks", c.stray_acks},
+        {"secret_store_failures", c.secret_store_failures},
         {"bad_acks", c.bad_acks}}},
       {"resets", c.resets},
       {"connect_failures", c.connect_failures},

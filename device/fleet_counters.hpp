@@ -21,7 +21,8 @@ struct FleetCounters {
   std::uint64_t handshakes_rejected = 0;
   std::uint64_t retransmissions = 0;  // INIT transmissions after the first
   std::uint64_t stray_acks = 0;       // ACK for no outstanding INIT or another sessctr (ignored)
-  std::uint64_t bad_acks = 0;         // ACK that did not decode, or failed verification
+  std::uint64_t secret_store_failures = 0;  // ratchet: the next secret not stored, ACK refused
+  std::uint64_t bad_acks = 0;               // ACK that did not decode, or failed verification
   // Downlink.
   std::uint64_t downlinks_received = 0;
   std::uint64_t downlinks_rejected = 0;

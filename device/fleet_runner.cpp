@@ -118,6 +118,21 @@ int run(const FleetOptions& o) {
         throw UsageError("--mode psk: " + std::string(d.credentials.dev_id.str()) +
                          " has no PSK key (provision it with `dsekp keys add --psk-baseline`)");
 
+  if (o.mode == Mode::dsekp)
+    for (const ProvisionedDevice& d : devices)
+      if (d.ratchet && o.ratchet_dir.empty())
+        throw UsageError(std::string(d.credentials.dev_id.str()) +
+                         " ratchets its secret (provisioned with `dsekp keys add --ratchet`): "
+                         "--ratchet-dir DIR must say where the devices keep their secrets");
+  if (!o.ratchet_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.ratchet_dir, ec);
+    if (!ec)
+      std::filesystem::permissions(o.ratchet_dir, std::filesystem::perms::owner_all,
+                                   std::filesystem::perm_options::replace, ec);
+    if (ec) throw std::runtime_error(o.ratchet_dir.string() + ": cannot create: " + ec.message());
+  }
+
   const rlim_t descriptors = raise_descriptor_limit();
   if (devices.size() + 64 > descriptors) {
     std::fprintf(stderr,
@@ -156,6 +171,7 @@ int run(const FleetOptions& o) {
   agent.session.retransmit_initial_ms = o.retransmit_initial_ms;
   agent.session.retransmit_max_ms = o.retransmit_max_ms;
   agent.session.init_max_age_ms = o.init_max_age_ms;
+  agent.ratchet_dir = o.ratchet_dir;
 
   FleetCounters counters;
   AgentContext context;

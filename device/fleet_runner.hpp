@@ -24,6 +24,9 @@ struct FleetOptions {
   std::uint32_t interval_ms = 2000;
   double duration_s = 0;
   std::filesystem::path logs_dir;  // empty: no logs
+  /// Where devices provisioned to ratchet keep their secrets (device/secret_file.hpp); created
+  /// 0700. Required when the credentials hold such a device.
+  std::filesystem::path ratchet_dir;
   std::uint32_t reset_every = 0;
   double reset_prob = 0;
   std::uint64_t seed = 1;

@@ -18,7 +18,12 @@
 //   * liveness: a genuine downlink frame delivered unmodified, in order, for the device's
 //     confirmed session opens;
 //   * REKEY (v1.1): handle_rekey() accepts only a request proven with DEV_SECRET, for the
-//     device's current session and a seq it sent, and only an accepted one makes a rekey due.
+//     device's current session and a seq it sent, and only an accepted one makes a rekey due;
+//   * the ratchet (v1.2, PROTOCOL.md 6.6; the config byte's top bit, the device's secret store
+//     failing on the writes the input picks): after every op the device's stored secret and the
+//     edge's are those of their epochs, the device is never behind the edge and at most one
+//     step ahead, and a REKEY request is accepted only under the device's secret or the one
+//     before it.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -99,6 +104,23 @@ const Provisioning& provisioning() {
   return p;
 }
 
+// The device's secret storage: remembers the last write; fails the writes whose bit is set in
+// the mask the input picked (a worn flash, a power cut during the write).
+class FuzzSecretStore final : public SecretStore {
+ public:
+  bool store_secret(const DevSecret& secret, std::uint32_t epoch) noexcept override {
+    const bool fail = ((fail_mask >> (calls++ % 8)) & 1u) != 0;
+    if (fail) return false;
+    stored = secret.clone();
+    stored_epoch = epoch;
+    return true;
+  }
+  std::uint8_t fail_mask = 0;
+  std::uint32_t calls = 0;
+  DevSecret stored;
+  std::uint32_t stored_epoch = 0;
+};
+
 struct SealedDown {
   DataFrame frame;
   Bytes plaintext;
@@ -114,20 +136,71 @@ class Run {
         device_rng_(seed ^ 1),
         edge_rng_(seed ^ 2),
         device_(device_crypto, provisioning().credentials, device_config(in.u8())),
-        edge_(edge_crypto, edge_config(in.u8())) {}
+        edge_(edge_crypto, edge_config(in.u8())) {
+    if (ratchet_mode_) {
+      store_.fail_mask = in_.u8();
+      check(enable_ratchet(edge_state_, provisioning().credentials.dev_id, provisioning().secret),
+            "enable_ratchet");
+      chain_.push_back(provisioning().secret.clone());
+    }
+  }
 
   void run() {
     InitFrame init;
     check(device_.start_handshake(now_s(), device_rng_, init) == Error::ok, "first INIT");
-    for (int steps = 0; !in_.empty() && steps < 256; ++steps) step();
+    for (int steps = 0; !in_.empty() && steps < 256; ++steps) {
+      step();
+      if (ratchet_mode_) check_ratchet();
+    }
   }
 
  private:
-  static DeviceConfig device_config(std::uint8_t b) {
+  DeviceConfig device_config(std::uint8_t b) {
     DeviceConfig c;
     c.downlink_window = 1u + (b & 0x3f);               // small windows reach too_old quickly
     c.first_seq = (b & 0x40) != 0 ? 0xFFFF'FFF0u : 0;  // near the end of the seq space
+    ratchet_mode_ = (b & 0x80) != 0;
+    if (ratchet_mode_) c.ratchet = &ratchet_;
     return c;
+  }
+
+  // ---- the ratchet (PROTOCOL.md 6.6) ----
+
+  /// S_epoch, stepped from the provisioned secret by the library's own step.
+  const DevSecret& secret_at(std::uint32_t epoch) {
+    while (chain_.size() <= epoch) {
+      DevSecret next;
+      check(derive_next_secret(edge_crypto_, chain_.back(), provisioning().salt,
+                               provisioning().credentials.dev_id, next) == Error::ok,
+            "derive_next_secret");
+      chain_.push_back(std::move(next));
+    }
+    return chain_[epoch];
+  }
+
+  void check_ratchet() {
+    const std::uint32_t device = device_.epoch();
+    const std::uint32_t edge = edge_state_.ratchet.epoch;
+    check(edge_state_.ratchet.active, "the edge's state left ratchet mode");
+    check(device >= edge, "the edge stepped past the device's secret");
+    check(device <= edge + 1, "the device is more than one step ahead of the edge");
+    check(store_.stored_epoch == device, "the device's epoch is not the one it stored");
+    check(device == 0 || constant_time_equal(secret_at(device).view(), store_.stored.view()),
+          "the device stored another secret than its epoch's");
+    check(constant_time_equal(secret_at(edge).view(), edge_state_.ratchet.secret.view()),
+          "the edge holds another secret than its epoch's");
+  }
+
+  /// The secret a REKEY request of the edge is proven under: the edge's current one.
+  const DevSecret& edge_secret() const {
+    return ratchet_mode_ ? edge_state_.ratchet.secret : provisioning().secret;
+  }
+  /// Whether `proof` is `r`'s under a secret the device may accept it under.
+  bool acceptable_rekey_proof(const RekeyFrame& r) {
+    if (!ratchet_mode_) return rekey_proof(r, provisioning().secret).equals(r.proof);
+    const std::uint32_t d = device_.epoch();
+    return rekey_proof(r, secret_at(d)).equals(r.proof) ||
+           (d > 0 && rekey_proof(r, secret_at(d - 1)).equals(r.proof));
   }
   static EdgeConfig edge_config(std::uint8_t b) {
     EdgeConfig c;
@@ -185,10 +258,9 @@ class Run {
 
   // ---- REKEY requests (PROTOCOL.md 6.1 step 7) ----
 
-  Proof rekey_proof(const RekeyFrame& r) {
+  Proof rekey_proof(const RekeyFrame& r, const DevSecret& secret) {
     Proof proof;
-    check(rekey_request_proof(edge_crypto_, provisioning().secret, provisioning().salt, r, proof) ==
-              Error::ok,
+    check(rekey_request_proof(edge_crypto_, secret, provisioning().salt, r, proof) == Error::ok,
           "rekey proof");
     return proof;
   }
@@ -207,7 +279,7 @@ class Run {
     const std::uint64_t next = device_.next_seq();
     r.seq = static_cast<std::uint32_t>(next > back ? next - back : back);
     if ((mode & 2) == 0) {
-      r.proof = rekey_proof(r);
+      r.proof = rekey_proof(r, edge_secret());
     } else {
       for (std::uint8_t& b : r.proof.mutable_view()) b = in_.u8();
     }
@@ -221,7 +293,7 @@ class Run {
     if (e == Error::ok) {
       check(got.dev_id == provisioning().credentials.dev_id && got.sessctr == device_.sessctr(),
             "a REKEY for another device or session was accepted");
-      check(rekey_proof(got).equals(got.proof), "a REKEY with a forged proof was accepted");
+      check(acceptable_rekey_proof(got), "a REKEY with a forged proof was accepted");
       check(got.seq < device_.next_seq(), "a REKEY for a seq never sent was accepted");
       check(device_.rekey_due(), "an accepted REKEY made no rekey due");
     } else {
@@ -443,6 +515,10 @@ class Run {
 
   fuzz::ByteReader& in_;
   OpenSslCrypto& edge_crypto_;  // the edge's side of REKEY requests
+  bool ratchet_mode_ = false;
+  FuzzSecretStore store_;
+  DeviceRatchet ratchet_{store_};
+  std::vector<DevSecret> chain_;  // ratchet mode: S_0, S_1, ... as far as needed
   std::uint64_t now_ms_ = std::uint64_t{kStartS} * 1000;
   SeededRng device_rng_;
   SeededRng edge_rng_;

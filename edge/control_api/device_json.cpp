@@ -24,7 +24,8 @@ nlohmann::ordered_json device_info_json(const DeviceInfo& info) {
           {"created", utc_time(info.created_ms)},
           {"rotated", optional(info.rotated_ms, true)},
           {"created_ms", info.created_ms},
-          {"rotated_ms", optional(info.rotated_ms, false)}};
+          {"rotated_ms", optional(info.rotated_ms, false)},
+          {"ratchet", info.ratchet}};
 }
 
 }  // namespace dsekp::edge::control_api

@@ -218,6 +218,14 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
       edge_metrics.set_active_sessions(static_cast<std::size_t>(active_sessions));
     }
     if (!r.ok()) rejections.log(r, m.topic, m.now_ms);
+    // Ratchet mode: an INIT more than one secret ahead means the state went back in time (a
+    // store restored from an older copy); the device got back in, the operator should know.
+    // At most one per accepted INIT, which the device's INIT budget bounds.
+    if (r.ok() && r.ratchet_steps > 1)
+      logging::logger().warn(
+          "device {}: its INIT was {} ratchet steps ahead of the stored state "
+          "(a state restored from an older copy?); caught up",
+          r.dev_id, r.ratchet_steps);
   };
   auto on_failed_attempt = [&](const SettledMessage& m) {
     record_failed_attempt(edge_metrics, m.result);

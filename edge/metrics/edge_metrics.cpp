@@ -97,6 +97,15 @@ EdgeMetrics declare_edge_metrics(Registry& registry) {
                                         {},
                                         {}})
                           .get();
+  m.ratchet_steps =
+      &registry
+           .add_counter({metric("ratchet_steps_total"),
+                         "Steps of ratcheting devices' secrets (PROTOCOL.md 6.6): one "
+                         "per confirmed session, more when an INIT showed the edge "
+                         "behind.",
+                         {},
+                         {}})
+           .get();
   m.sessions_confirmed =
       &registry
            .add_counter({metric("sessions_confirmed_total"),

@@ -66,6 +66,7 @@ struct EdgeMetrics {
   Counter* sessions_confirmed = nullptr;
   Counter* sessions_evicted = nullptr;
   Counter* rekey_requests = nullptr;
+  Counter* ratchet_steps = nullptr;
   Gauge* active_sessions = nullptr;
   Histogram* frame_processing_seconds = nullptr;
   Family<Counter>* rejections = nullptr;  // the whole family, for rejection_counter()
@@ -94,6 +95,7 @@ struct EdgeMetrics {
   void session_confirmed() noexcept { sessions_confirmed->inc(); }
   void session_evicted() noexcept { sessions_evicted->inc(); }
   void rekey_requested() noexcept { rekey_requests->inc(); }
+  void ratchet_stepped(std::uint32_t steps) noexcept { ratchet_steps->add(steps); }
   void set_active_sessions(std::size_t n) noexcept { active_sessions->set(static_cast<double>(n)); }
   void frame_processed(std::chrono::steady_clock::duration elapsed) noexcept {
     frame_processing_seconds->observe(std::chrono::duration<double>(elapsed).count());

@@ -77,6 +77,8 @@ std::string material_json(const DeviceMaterial& material, const BrokerAddress& b
                                 {"generation", c.generation},
                                 {"dev_secret_hex", to_hex(c.dev_secret.view())},
                                 {"edge_salt_hex", to_hex(material.edge_salt.view())}};
+  // The device must store every next secret (PROTOCOL.md 6.6); absent for a v1 device.
+  if (c.ratchet) out["ratchet"] = true;
   if (psk) out["psk_key_hex"] = to_hex(c.psk_key.view());
   out["broker"] = {{"host", broker.host},
                    {"port", broker.port},

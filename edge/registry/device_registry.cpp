@@ -31,12 +31,13 @@ RegistryStatus unknown(std::string_view dev_id) {
 /// Reads the secret columns of the current row into strong types, refusing wrong sizes (which
 /// the schema's CHECKs should make impossible, so a mismatch means the file was tampered with).
 RegistryStatus read_credentials(const RegistryStatement& row, int secret_col, int psk_col,
-                                int generation_col, DeviceCredentials& out) {
+                                int generation_col, int ratchet_col, DeviceCredentials& out) {
   if (!out.dev_secret.assign(row.column_blob(secret_col)) ||
       !out.psk_key.assign(row.column_blob(psk_col)))
     return {RegistryErrc::corrupt,
             "stored key of \"" + std::string(out.dev_id.str()) + "\" has the wrong size"};
   out.generation = static_cast<std::uint64_t>(row.column_int64(generation_col));
+  out.ratchet = row.column_int64(ratchet_col) != 0;
   return {};
 }
 
@@ -73,8 +74,9 @@ RegistryStatus DeviceRegistry::initialize(bool may_create) {
   }
   if (auto s = ensure_registry_schema(db_, may_create, rng_, unix_now_ms()); !s.ok()) return s;
   if (auto s = load_edge_salt(); !s.ok()) return s;
-  if (auto s = db_.prepare("SELECT dev_secret, psk_key, generation FROM devices WHERE dev_id = ?1",
-                           find_stmt_);
+  if (auto s = db_.prepare(
+          "SELECT dev_secret, psk_key, generation, ratchet FROM devices WHERE dev_id = ?1",
+          find_stmt_);
       !s.ok())
     return s;
   if (auto s = db_.prepare("SELECT generation FROM deployment WHERE id = 1", generation_stmt_);
@@ -129,9 +131,10 @@ RegistryStatus DeviceRegistry::store_device(const DeviceMaterial& material, bool
   const char* sql =
       is_rotation
           ? "UPDATE devices SET dev_secret = ?2, psk_key = ?3, broker_password = ?4, "
-            "rotated_ms = ?5, generation = ?6, broker = COALESCE(?7, broker) WHERE dev_id = ?1"
+            "rotated_ms = ?5, generation = ?6, broker = COALESCE(?7, broker), ratchet = ?8 "
+            "WHERE dev_id = ?1"
           : "INSERT INTO devices (dev_id, dev_secret, psk_key, broker_password, created_ms, "
-            "generation, broker) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+            "generation, broker, ratchet) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
   if (auto s = db_.prepare(sql, stmt); !s.ok()) return s;
   if (auto s = stmt.bind_text(1, c.dev_id.str()); !s.ok()) return s;
   if (auto s = stmt.bind_blob(2, c.dev_secret.view()); !s.ok()) return s;
@@ -141,13 +144,15 @@ RegistryStatus DeviceRegistry::store_device(const DeviceMaterial& material, bool
   if (auto s = stmt.bind_int64(6, static_cast<std::int64_t>(c.generation)); !s.ok()) return s;
   if (!material.broker.empty())
     if (auto s = stmt.bind_text(7, material.broker); !s.ok()) return s;
+  if (auto s = stmt.bind_int64(8, c.ratchet ? 1 : 0); !s.ok()) return s;
   return stmt.run();
 }
 
 RegistryStatus DeviceRegistry::add(std::string_view dev_id, DeviceMaterial& out,
-                                   std::string_view broker) {
+                                   std::string_view broker, bool ratchet) {
   if (auto s = validate_dev_id(dev_id, out.credentials.dev_id); !s.ok()) return s;
   out.broker = std::string(broker);
+  out.credentials.ratchet = ratchet;
   SqliteTransaction tx(db_);
   if (auto s = tx.begin(); !s.ok()) return s;
   if (auto s = draw_secrets(out); !s.ok()) return s;
@@ -176,13 +181,14 @@ RegistryStatus DeviceRegistry::insert_new_device(DeviceMaterial& material) {
 }
 
 RegistryStatus DeviceRegistry::rotate(std::string_view dev_id, DeviceMaterial& out,
-                                      std::string_view broker) {
+                                      std::string_view broker, std::optional<bool> ratchet) {
   if (auto s = validate_dev_id(dev_id, out.credentials.dev_id); !s.ok()) return s;
   out.broker = std::string(broker);
   SqliteTransaction tx(db_);
   if (auto s = tx.begin(); !s.ok()) return s;
   DeviceInfo existing;
   if (auto s = info(dev_id, existing); !s.ok()) return s;
+  out.credentials.ratchet = ratchet.value_or(existing.ratchet);
   if (auto s = draw_secrets(out); !s.ok()) return s;
   if (auto s = next_generation(out.credentials.generation); !s.ok()) return s;
   if (auto s = store_device(out, true); !s.ok()) return s;
@@ -231,7 +237,7 @@ RegistryStatus DeviceRegistry::find(std::string_view dev_id, DeviceCredentials& 
   bool row = false;
   auto s = find_stmt_.step(row);
   if (s.ok() && !row) s = unknown(dev_id);
-  if (s.ok()) s = read_credentials(find_stmt_, 0, 1, 2, out);
+  if (s.ok()) s = read_credentials(find_stmt_, 0, 1, 2, 3, out);
   // Reset now rather than at the next call: it ends the read transaction (so the WAL can be
   // checkpointed) and lets SQLite release the row's copy of the secrets.
   find_stmt_.reset();
@@ -241,8 +247,8 @@ RegistryStatus DeviceRegistry::find(std::string_view dev_id, DeviceCredentials& 
 RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial& out) {
   if (auto s = validate_dev_id(dev_id, out.credentials.dev_id); !s.ok()) return s;
   RegistryStatement stmt;
-  if (auto s = db_.prepare("SELECT dev_secret, psk_key, generation, broker_password, broker "
-                           "FROM devices WHERE dev_id = ?1",
+  if (auto s = db_.prepare("SELECT dev_secret, psk_key, generation, broker_password, broker, "
+                           "ratchet FROM devices WHERE dev_id = ?1",
                            stmt);
       !s.ok())
     return s;
@@ -250,7 +256,7 @@ RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial&
   bool row = false;
   if (auto s = stmt.step(row); !s.ok()) return s;
   if (!row) return unknown(dev_id);
-  if (auto s = read_credentials(stmt, 0, 1, 2, out.credentials); !s.ok()) return s;
+  if (auto s = read_credentials(stmt, 0, 1, 2, 5, out.credentials); !s.ok()) return s;
   out.broker_username = std::string(dev_id);
   out.broker_password = stmt.column_text(3);
   out.broker = stmt.column_text(4);
@@ -262,7 +268,8 @@ RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial&
 RegistryStatus DeviceRegistry::info(std::string_view dev_id, DeviceInfo& out) {
   RegistryStatement stmt;
   if (auto s = db_.prepare(
-          "SELECT created_ms, rotated_ms, generation FROM devices WHERE dev_id = ?1", stmt);
+          "SELECT created_ms, rotated_ms, generation, ratchet FROM devices WHERE dev_id = ?1",
+          stmt);
       !s.ok())
     return s;
   if (auto s = stmt.bind_text(1, dev_id); !s.ok()) return s;
@@ -273,6 +280,7 @@ RegistryStatus DeviceRegistry::info(std::string_view dev_id, DeviceInfo& out) {
   out.created_ms = stmt.column_int64(0);
   out.rotated_ms = stmt.column_optional_int64(1);
   out.generation = static_cast<std::uint64_t>(stmt.column_int64(2));
+  out.ratchet = stmt.column_int64(3) != 0;
   return {};
 }
 
@@ -280,7 +288,8 @@ RegistryStatus DeviceRegistry::list(std::vector<DeviceInfo>& out) {
   out.clear();
   RegistryStatement stmt;
   if (auto s = db_.prepare(
-          "SELECT dev_id, created_ms, rotated_ms, generation FROM devices ORDER BY dev_id", stmt);
+          "SELECT dev_id, created_ms, rotated_ms, generation, ratchet FROM devices ORDER BY dev_id",
+          stmt);
       !s.ok())
     return s;
   for (;;) {
@@ -288,7 +297,7 @@ RegistryStatus DeviceRegistry::list(std::vector<DeviceInfo>& out) {
     if (auto s = stmt.step(row); !s.ok()) return s;
     if (!row) return {};
     out.push_back({stmt.column_text(0), stmt.column_int64(1), stmt.column_optional_int64(2),
-                   static_cast<std::uint64_t>(stmt.column_int64(3))});
+                   static_cast<std::uint64_t>(stmt.column_int64(3)), stmt.column_int64(4) != 0});
   }
 }
 

@@ -1,14 +1,15 @@
 // The edge's device registry: who may talk to the edge, with which long-term keys, on one SQLite
 // database shared by the edge daemon and `dsekp keys`.
 //
-// Contents (schema version 4, WAL journal, file mode 0600; older versions are upgraded on open):
+// Contents (schema version 6, WAL journal, file mode 0600; older versions are upgraded on open):
 //   deployment  one row: EDGE_SALT (32 random bytes, drawn once when the database is created and
 //               never changed: every provisioned device holds it), the schema version, the
 //               registry's change counter, the edge's own broker account, the devices' uplink
 //               topics (uplink_topics.hpp: per-device for a new registry, shared for an older one).
 //   devices     dev_id (validated with dsekp::DevId), DEV_SECRET (32 bytes), PSK_KEY (16 bytes,
 //               the baseline's key), the device's broker password, created_ms, rotated_ms, its
-//               generation and (schema 4) the broker it was provisioned with.
+//               generation, (schema 4) the broker it was provisioned with and (schema 6)
+//               whether it ratchets its secret (PROTOCOL.md 6.6).
 //   removed_devices  a tombstone per removed dev_id with the generation of its removal, so that a
 //               running edge can learn about removals (see "Live changes").
 //   admin_key   the key of the edge's admin requests (`dsekp edge send`), 32 random bytes.
@@ -76,7 +77,7 @@
 
 namespace dsekp::edge {
 
-inline constexpr std::int64_t kRegistrySchemaVersion = 5;
+inline constexpr std::int64_t kRegistrySchemaVersion = 6;
 inline constexpr std::size_t kEdgeSaltSize = kEdgeSaltMaxSize;
 /// Random bytes behind each broker password (printed as twice as many hex characters).
 inline constexpr std::size_t kBrokerPasswordBytes = 16;
@@ -88,6 +89,9 @@ struct DeviceCredentials {
   PskKey psk_key;
   /// Generation of these credentials (see "Live changes"); changes on rotate and on re-add.
   std::uint64_t generation = 0;
+  /// The device ratchets its secret (PROTOCOL.md 6.6): dev_secret is the provisioned one, and
+  /// the edge's state holds the current one once it has seen the device.
+  bool ratchet = false;
 };
 
 /// Everything a device must be provisioned with (`keys add`, `keys rotate`, `keys show --reveal`).
@@ -108,6 +112,7 @@ struct DeviceInfo {
   std::int64_t created_ms = 0;
   std::optional<std::int64_t> rotated_ms;  // unset until the first rotation
   std::uint64_t generation = 0;
+  bool ratchet = false;  // the device ratchets its secret (PROTOCOL.md 6.6)
 };
 
 /// A broker login (device or edge) for the Mosquitto password file.
@@ -200,9 +205,11 @@ class DeviceRegistry {
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
   /// Registers `dev_id` with a fresh DEV_SECRET, PSK key and broker password, and returns what
-  /// the device must be provisioned with; `broker` (HOST:PORT) is recorded with it.
+  /// the device must be provisioned with; `broker` (HOST:PORT) is recorded with it, and whether
+  /// the device ratchets its secret (PROTOCOL.md 6.6).
   /// invalid_dev_id, already_exists, name_conflict (the edge's broker user name).
-  RegistryStatus add(std::string_view dev_id, DeviceMaterial& out, std::string_view broker = {});
+  RegistryStatus add(std::string_view dev_id, DeviceMaterial& out, std::string_view broker = {},
+                     bool ratchet = false);
   /// Registers devices provisioned elsewhere, all or none (one transaction): each dev_id must be
   /// new (already_exists) and not an account (name_conflict), and the devices must hold this
   /// registry's EDGE_SALT (the caller checks: adopt_edge_salt). Returns each one's material.
@@ -217,8 +224,10 @@ class DeviceRegistry {
   /// Replaces DEV_SECRET, PSK key and broker password with fresh ones and bumps the generation.
   /// The broker password changes too because rotation is the answer to a leaked device: the
   /// device has to be re-provisioned anyway, and the broker files regenerated.
-  /// An empty `broker` keeps the recorded one.
-  RegistryStatus rotate(std::string_view dev_id, DeviceMaterial& out, std::string_view broker = {});
+  /// An empty `broker` keeps the recorded one; an unset `ratchet` the recorded mode (changing
+  /// the mode needs new material on the device, which a rotation is).
+  RegistryStatus rotate(std::string_view dev_id, DeviceMaterial& out, std::string_view broker = {},
+                        std::optional<bool> ratchet = std::nullopt);
 
   /// The edge's lookup: current credentials of `dev_id`, or not_found. Always reads the latest
   /// committed state (see "Live changes").

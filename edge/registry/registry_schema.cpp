@@ -125,6 +125,16 @@ RegistryStatus migrate_from_version_4(SqliteDb& db) {
   return db.exec("UPDATE deployment SET schema_version = 5 WHERE id = 1");
 }
 
+// Version 6: whether each device ratchets its secret (PROTOCOL.md 6.6); 0 for every device of
+// before, which keeps the v1 behaviour.
+constexpr const char* kAddRatchet =
+    "ALTER TABLE devices ADD COLUMN ratchet INTEGER NOT NULL DEFAULT 0 CHECK (ratchet IN (0, 1))";
+
+RegistryStatus migrate_from_version_5(SqliteDb& db) {
+  if (auto s = db.exec(kAddRatchet); !s.ok()) return s;
+  return db.exec("UPDATE deployment SET schema_version = 6 WHERE id = 1");
+}
+
 RegistryStatus count_tables(SqliteDb& db, std::int64_t& tables, bool& has_deployment) {
   if (auto s = db.query_int64("SELECT count(*) FROM sqlite_schema WHERE type = 'table'", tables);
       !s.ok())
@@ -166,6 +176,7 @@ RegistryStatus create(SqliteDb& db, Rng& rng, std::int64_t now_ms) {
   if (auto s = db.exec(kAddDeviceBroker); !s.ok()) return s;
   if (auto s = db.exec(kAddRepublishTopic); !s.ok()) return s;
   if (auto s = db.exec(kAddTopicPrefix); !s.ok()) return s;
+  if (auto s = db.exec(kAddRatchet); !s.ok()) return s;
   return db.exec("UPDATE deployment SET uplink_topics = 'per-device' WHERE id = 1");
 }
 
@@ -208,6 +219,10 @@ RegistryStatus ensure_registry_schema(SqliteDb& db, bool may_create, Rng& rng,
   if (version == 4) {
     if (auto s = migrate_from_version_4(db); !s.ok()) return s;
     version = 5;
+  }
+  if (version == 5) {
+    if (auto s = migrate_from_version_5(db); !s.ok()) return s;
+    version = 6;
   }
   if (version != kRegistrySchemaVersion)
     return {RegistryErrc::not_a_registry, "registry schema version " + std::to_string(version) +

@@ -81,6 +81,7 @@ class CredentialCache {
     to.dev_secret = from.dev_secret.clone();
     to.psk_key = from.psk_key.clone();
     to.generation = from.generation;
+    to.ratchet = from.ratchet;
   }
 
   DeviceRegistry& registry_;

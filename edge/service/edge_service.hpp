@@ -199,9 +199,13 @@ class EdgeService {
   bool save_state(const DevId& dev_id, DeviceContext& ctx, bool record, std::uint64_t now_ms,
                   HandleResult& r);
   /// Adds a REKEY request for the session `frame` names (which the device has and the edge does
-  /// not) to `r`'s publishes, at most one per device per 10 s.
-  void request_rekey(const DataFrame& frame, ByteView payload, const DeviceCredentials& credentials,
+  /// not) to `r`'s publishes, at most one per device per 10 s, proven under K_rekey of
+  /// `dev_secret` (the device's current secret: current_secret()).
+  void request_rekey(const DataFrame& frame, ByteView payload, const DevSecret& dev_secret,
                      std::uint64_t now_ms, HandleResult& r);
+  /// The device's long-term secret now: its state's in ratchet mode (PROTOCOL.md 6.6), else the
+  /// registry's.
+  static const DevSecret& current_secret(const DeviceContext& ctx) noexcept;
   /// Commits `unit`; false: `r` holds the store_failure.
   bool commit(WriteUnit& unit, HandleResult& r);
 

@@ -51,7 +51,12 @@ struct HandleResult {
   bool session_evicted = false;     // ...and evicted (or replaced) an older one
   std::uint16_t evicted_sessctr = 0;
   bool stale_state_dropped = false;  // a state of older credentials was deleted
-  bool rekey_requested = false;      // unknown_session: a REKEY request is among the publishes
+  // Ratchet mode (PROTOCOL.md 6.6): an accepted INIT verified this many secrets past the one in
+  // the state (1: a confirmation was lost; more: the state went back in time), and a
+  // confirming frame stepped the device's secret.
+  std::uint32_t ratchet_steps = 0;
+  bool ratcheted = false;
+  bool rekey_requested = false;  // unknown_session: a REKEY request is among the publishes
   CacheLookup cache_lookup =
       CacheLookup::none;  // a miss (or keys that did not open it): a state read
   // How many established sessions the committed state has more (or fewer) than before this

@@ -27,6 +27,11 @@ void EdgeService::on_init(std::string_view topic_dev_id, ByteView payload, std::
   // stale one in the same transaction, so the INIT is judged as a device's first (its replay
   // cache and newest `t` belonged to the old secret, whose INITs no longer verify anyway).
   if (ctx.stale) ctx.state = EdgeDeviceState{};
+  // Ratchet mode (PROTOCOL.md 6.6): the state holds the device's current secret, and a state
+  // without one starts from the provisioned secret.
+  if (ctx.credentials.ratchet &&
+      !enable_ratchet(ctx.state, init.dev_id, ctx.credentials.dev_secret))
+    return reject(r, Error::dev_id_mismatch);
 
   InitOutcome outcome;
   if (const Error e = protocol_->handle_init(init, ctx.credentials.dev_secret, ctx.state, now_ms,
@@ -60,6 +65,7 @@ void EdgeService::on_init(std::string_view topic_dev_id, ByteView payload, std::
   r.handshake_accepted = !outcome.retransmission;
   r.ack_retransmitted = outcome.retransmission;
   r.stale_state_dropped = ctx.stale;
+  r.ratchet_steps = outcome.ratchet_steps;
   r.publishes.push_back(Publish{topics_.ack(init.dev_id.str()), std::move(ack), 1});
 }
 

@@ -141,7 +141,7 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
     // is under the new credentials, which a device that has them can act on.
     if (drop_stale(frame.dev_id, ctx, r)) {
       reject(r, Error::unknown_session);
-      request_rekey(frame, payload, ctx.credentials, now_ms, r);
+      request_rekey(frame, payload, ctx.credentials.dev_secret, now_ms, r);
     }
     return;
   }
@@ -158,7 +158,7 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
   plaintext.used = std::min(outcome.plaintext_size, plaintext_.size());
   if (e != Error::ok) {
     reject(r, e);
-    if (e == Error::unknown_session) request_rekey(frame, payload, ctx.credentials, now_ms, r);
+    if (e == Error::unknown_session) request_rekey(frame, payload, current_secret(ctx), now_ms, r);
     return;
   }
 
@@ -175,11 +175,12 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
   r.frame = std::move(row);
   r.session_confirmed = outcome.confirmed_session;
   r.session_evicted = outcome.evicted;
+  r.ratcheted = outcome.ratcheted;
   r.evicted_sessctr = outcome.evicted_sessctr;
 }
 
 void EdgeService::request_rekey(const DataFrame& frame, ByteView payload,
-                                const DeviceCredentials& credentials, std::uint64_t now_ms,
+                                const DevSecret& dev_secret, std::uint64_t now_ms,
                                 HandleResult& r) {
   // The frame is unauthenticated (the edge has no keys for it): the request only names what the
   // frame claims, and the device acts on it only for its current session and a seq it recently
@@ -189,8 +190,8 @@ void EdgeService::request_rekey(const DataFrame& frame, ByteView payload,
   request.dev_id = frame.dev_id;
   request.sessctr = frame.sessctr;
   request.seq = frame.seq;
-  Error e = rekey_request_proof(crypto_, credentials.dev_secret, protocol_->config().edge_salt,
-                                request, request.proof);
+  Error e = rekey_request_proof(crypto_, dev_secret, protocol_->config().edge_salt, request,
+                                request.proof);
   crypto_.forget_keys();
   std::vector<std::uint8_t> wire(kMaxFrameSize);
   std::size_t size = 0;

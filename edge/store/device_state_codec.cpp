@@ -22,8 +22,11 @@ constexpr std::uint8_t kFlagNewestInit = 1u << 1;
 constexpr std::uint8_t kFlagBucket = 1u << 2;
 // Added after the format's first release: states written before it lack it (JSON replies).
 constexpr std::uint8_t kFlagCompactReplies = 1u << 3;
+// The ratchet (PROTOCOL.md 6.6): an edge without it refuses such a state (bad_flags) instead of
+// loading it without the device's secret.
+constexpr std::uint8_t kFlagRatchet = 1u << 4;
 constexpr std::uint8_t kKnownFlags =
-    kFlagPending | kFlagNewestInit | kFlagBucket | kFlagCompactReplies;
+    kFlagPending | kFlagNewestInit | kFlagBucket | kFlagCompactReplies | kFlagRatchet;
 constexpr std::uint64_t kSeqSpace = std::uint64_t{1} << 32;  // seqs are u32; top/next <= 2^32
 
 std::size_t window_words(std::uint32_t size) noexcept {
@@ -70,12 +73,25 @@ bool has_bound_content(bool pending, std::uint32_t established, bool newest,
   return pending || established != 0 || newest || used != 0;
 }
 
+// A secret belongs to a device (a state in ratchet mode is bound), and a pending session's INIT
+// verified under the current secret or an earlier one; without the ratchet both epochs are 0.
+StateCodecError check_ratchet(const EdgeDeviceState& s) noexcept {
+  const std::uint32_t pending_epoch = s.has_pending ? s.pending.ratchet_epoch : 0;
+  if (!s.ratchet.active)
+    return s.ratchet.epoch == 0 && pending_epoch == 0 ? StateCodecError::ok
+                                                      : StateCodecError::inconsistent_state;
+  return s.dev_id.size() != 0 && pending_epoch <= s.ratchet.epoch
+             ? StateCodecError::ok
+             : StateCodecError::inconsistent_state;
+}
+
 StateCodecError check_for_encode(const EdgeDeviceState& s) noexcept {
   if (s.established_count > kMaxEstablishedSessions) return StateCodecError::too_many_sessions;
   if (s.seen_inits.next >= kInitReplayCacheSize) return StateCodecError::bad_replay_cache;
   if (s.dev_id.size() == 0 && has_bound_content(s.has_pending, s.established_count,
                                                 s.has_newest_init, used_mask(s.seen_inits)))
     return StateCodecError::inconsistent_state;
+  if (StateCodecError e = check_ratchet(s); e != StateCodecError::ok) return e;
   if (s.has_pending) {
     if (!(s.pending.init.dev_id == s.dev_id) || s.pending.session.sessctr != s.pending.init.sessctr)
       return StateCodecError::inconsistent_state;
@@ -101,6 +117,7 @@ std::size_t encoded_size(const EdgeDeviceState& s) noexcept {
     n +=
         2 + 4 + kNonceSize + kProofSize + kNonceSize + kProofSize + session_size(s.pending.session);
   for (std::uint32_t i = 0; i < s.established_count; ++i) n += session_size(s.established[i]);
+  if (s.ratchet.active) n += 4 + kDevSecretSize + 4;
   return n;
 }
 
@@ -130,6 +147,7 @@ void write_state(ByteWriter& w, const EdgeDeviceState& s) {
   if (s.has_newest_init) flags |= kFlagNewestInit;
   if (bucket.initialised) flags |= kFlagBucket;
   if (s.compact_replies) flags |= kFlagCompactReplies;
+  if (s.ratchet.active) flags |= kFlagRatchet;
   w.u8(flags);
   w.u32(s.has_newest_init ? s.newest_init_t : 0);
   w.u32(s.next_session_serial);
@@ -154,6 +172,11 @@ void write_state(ByteWriter& w, const EdgeDeviceState& s) {
     write_session(w, s.pending.session);
   }
   for (std::uint32_t i = 0; i < s.established_count; ++i) write_session(w, s.established[i]);
+  if (s.ratchet.active) {
+    w.u32(s.ratchet.epoch);
+    w.bytes(s.ratchet.secret.view());
+    w.u32(s.has_pending ? s.pending.ratchet_epoch : 0);
+  }
 }
 
 // Reads n bytes into a FixedBytes or SecretBytes (both refuse a wrong length in assign()).
@@ -261,6 +284,15 @@ StateCodecError read_state(ByteReader& r, const DevId* expected, EdgeDeviceState
   }
   for (std::uint32_t i = 0; i < s.established_count; ++i) {
     if (StateCodecError e = read_session(r, s.established[i]); e != StateCodecError::ok) return e;
+  }
+  s.ratchet.active = (flags & kFlagRatchet) != 0;
+  if (s.ratchet.active) {
+    std::uint32_t pending_epoch = 0;
+    if (!r.u32(s.ratchet.epoch) || !read_into(r, s.ratchet.secret) || !r.u32(pending_epoch))
+      return kTruncated;
+    if (s.has_pending) s.pending.ratchet_epoch = pending_epoch;
+    if (!s.has_pending && pending_epoch != 0) return StateCodecError::inconsistent_state;
+    if (StateCodecError e = check_ratchet(s); e != StateCodecError::ok) return e;
   }
   return r.at_end() ? StateCodecError::ok : StateCodecError::trailing_bytes;
 }

@@ -12,8 +12,8 @@
 //   u8   version = 1
 //   u8   dev_id length L (0..64; 0 only for a state no INIT has bound yet)
 //   [L]  dev_id ([A-Za-z0-9._-])
-//   u8   flags: bit 0 has_pending, bit 1 has_newest_init, bit 2 INIT token bucket initialised;
-//        the other bits are 0
+//   u8   flags: bit 0 has_pending, bit 1 has_newest_init, bit 2 INIT token bucket initialised,
+//        bit 3 compact replies, bit 4 ratchet mode (PROTOCOL.md 6.6); the other bits are 0
 //   u32  newest_init_t            (0 unless bit 1)
 //   u32  next_session_serial
 //   u8   established_count        (0..8)
@@ -28,6 +28,9 @@
 //        [12] edge_nonce, [16] ACK proof, session (below; its sessctr equals the INIT's)
 //        (the pending INIT's dev_id is the state's dev_id and is not repeated)
 //   established_count x session
+//   if ratchet mode (bit 4):
+//        u32 epoch, [32] the device's current secret, u32 the pending session's ratchet epoch
+//        (0 without one; at most epoch). The state must be bound to a device (dev_id L > 0).
 //
 //   session:
 //        u16  sessctr

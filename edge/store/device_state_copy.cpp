@@ -31,6 +31,7 @@ void copy_device_state(const EdgeDeviceState& from, EdgeDeviceState& to) noexcep
   to.pending.init = from.pending.init;
   to.pending.edge_nonce = from.pending.edge_nonce;
   to.pending.ack_proof = from.pending.ack_proof;
+  to.pending.ratchet_epoch = from.pending.ratchet_epoch;
   // Slots past established_count are never read (the core fills a slot only as it counts it,
   // the codec writes only the counted ones) and hold no keys (default, decoded, copied or
   // moved from), so only the ones `to` used past what `from` uses need emptying.
@@ -56,6 +57,9 @@ void copy_device_state(const EdgeDeviceState& from, EdgeDeviceState& to) noexcep
   to.seen_inits = from.seen_inits;
   to.init_bucket = from.init_bucket;
   to.compact_replies = from.compact_replies;
+  to.ratchet.active = from.ratchet.active;
+  to.ratchet.epoch = from.ratchet.epoch;
+  to.ratchet.secret = from.ratchet.secret.clone();
 }
 
 }  // namespace dsekp::edge

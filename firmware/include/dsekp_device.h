@@ -73,7 +73,8 @@ enum {
   DSEKP_ERR_REKEY_MISMATCH = 40,
   DSEKP_ERR_STALE_REKEY = 41,
   DSEKP_ERR_BAD_REKEY_PROOF = 42,
-  DSEKP_ERROR_COUNT = 43
+  DSEKP_ERR_SECRET_STORE_FAILED = 43,
+  DSEKP_ERROR_COUNT = 44
 };
 
 /** Wire encoding of the frames this device sends. The device accepts both on receipt, unless
@@ -131,9 +132,9 @@ typedef struct dsekp_device_params {
 #if defined(ESP_PLATFORM)
 #define DSEKP_DEVICE_STORAGE_SIZE 2048
 #elif UINTPTR_MAX > 0xFFFFFFFFu
-#define DSEKP_DEVICE_STORAGE_SIZE 1232
+#define DSEKP_DEVICE_STORAGE_SIZE 1248
 #else
-#define DSEKP_DEVICE_STORAGE_SIZE 1144
+#define DSEKP_DEVICE_STORAGE_SIZE 1152
 #endif
 #endif
 

@@ -11,11 +11,17 @@
 //   data_json / data_compact     a later dsekp_device_seal of the paper's 19-byte DHT11 reading
 //   down_json / down_compact     dsekp_device_open_downlink of the golden 14-byte command
 // and the primitives inside them (hkdf_handshake, init_proof, ack_proof, traffic_keys,
-// hmac_40, gcm_seal_19), through the core's own functions on the same backend.
+// hmac_40, gcm_seal_19), through the core's own functions on the same backend; and
+//   ratchet_step                 what a device in ratchet mode (PROTOCOL.md 6.6) adds to an
+//                                accepted ACK: DeviceRatchet::step, the next secret and K_rekey
+//                                of the old one, with a store that keeps it in RAM (the flash
+//                                write is the firmware's and not counted)
 #include <array>
 
 #include "board.h"
 #include "crypto/mbedtls/mbedtls_crypto.hpp"
+#include "dsekp/device_ratchet.hpp"
+#include "dsekp/device_session.hpp"
 #include "dsekp/key_schedule.hpp"
 #include "dsekp_device.h"
 #include "golden_inputs.h"
@@ -165,6 +171,18 @@ void primitive_costs() {
   check(crypto.aes128_gcm_seal(key, nonce, {}, pt, ct, tag) == Error::ok, "gcm warm-up");
   report("gcm_seal_19", measure([&] { e = crypto.aes128_gcm_seal(key, nonce, {}, pt, ct, tag); }));
   check(e == Error::ok, "gcm_seal");
+
+  struct RamStore final : dsekp::SecretStore {
+    bool store_secret(const dsekp::DevSecret& s, std::uint32_t) noexcept override {
+      stored = s.clone();
+      return true;
+    }
+    dsekp::DevSecret stored;
+  } store;
+  dsekp::DeviceRatchet ratchet(store);
+  dsekp::DeviceCredentials credentials{dev_id, secret.clone(), salt, 0};
+  report("ratchet_step", measure([&] { e = ratchet.step(crypto, credentials); }));
+  check(e == Error::ok && credentials.epoch == 1, "ratchet step");
 }
 
 }  // namespace

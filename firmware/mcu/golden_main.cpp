@@ -389,6 +389,26 @@ int main() {
         "SDK handle_rekey (compact)");
   check(dsekp_device_rekey_due(&g_json_device.dev) == 1, "rekey due after the request");
 
+  // v1.2: the ratchet (PROTOCOL.md 6.6), two steps from DEV_SECRET by the formula, each equal to
+  // what the library's step gives.
+  Concat ratchet_info;
+  ratchet_info.add(bytes("DSEKP1 ratchet")).add(id_prefixed.view());
+  out_hex("ratchet_info", ratchet_info.view());
+  std::array<std::uint8_t, 32> secret_1{}, prk_1{}, secret_2{};
+  expand(rekey_prk, ratchet_info.view(), secret_1);
+  out_hex("dev_secret_1", secret_1);
+  const std::array<ByteView, 1> secret_1_parts{ByteView(secret_1)};
+  check(crypto.hkdf_extract(view(golden_edge_salt), secret_1_parts, prk_1) == Error::ok,
+        "ratchet PRK");
+  expand(prk_1, ratchet_info.view(), secret_2);
+  out_hex("dev_secret_2", secret_2);
+  dsekp::DevSecret stepped = secret.clone();
+  for (const auto* expected : {&secret_1, &secret_2}) {
+    check(dsekp::derive_next_secret(crypto, stepped, salt, dev_id, stepped) == Error::ok,
+          "derive_next_secret");
+    check(mcu_test::equal(stepped.view(), ByteView(*expected)), "ratchet step = formula");
+  }
+
   dsekp_device_wipe(&g_json_device.dev);
   dsekp_device_wipe(&g_compact_device.dev);
   mcu_test::finish("GOLDEN");

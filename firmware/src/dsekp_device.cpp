@@ -66,6 +66,7 @@ DSEKP_CHECK_CODE(DSEKP_ERR_CRYPTO_FAILURE, crypto_failure);
 DSEKP_CHECK_CODE(DSEKP_ERR_REKEY_MISMATCH, rekey_mismatch);
 DSEKP_CHECK_CODE(DSEKP_ERR_STALE_REKEY, stale_rekey);
 DSEKP_CHECK_CODE(DSEKP_ERR_BAD_REKEY_PROOF, bad_rekey_proof);
+DSEKP_CHECK_CODE(DSEKP_ERR_SECRET_STORE_FAILED, secret_store_failed);
 static_assert(DSEKP_ERROR_COUNT == dsekp::kErrorCount, "the C status list misses core errors");
 #undef DSEKP_CHECK_CODE
 static_assert(DSEKP_MAX_PAYLOAD_SIZE == dsekp::kMaxPayloadSize,

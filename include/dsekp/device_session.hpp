@@ -24,11 +24,14 @@
 // its state, or a held-back INIT displaced the session) asks the device to rekey; handle_rekey()
 // authenticates the request and then makes rekey_due() true, so the caller's usual rekey path
 // starts the new handshake. It can only make the device rekey sooner, never weaken a session.
+// The ratchet (v1.2, PROTOCOL.md 6.6; DeviceConfig::ratchet set): every authentic ACK replaces
+// the long-term secret with the next one (device_ratchet.hpp) before the new session starts.
 #pragma once
 
 #include <cstdint>
 
 #include "dsekp/crypto.hpp"
+#include "dsekp/device_ratchet.hpp"
 #include "dsekp/error.hpp"
 #include "dsekp/frames.hpp"
 #include "dsekp/key_schedule.hpp"
@@ -37,11 +40,13 @@
 
 namespace dsekp {
 
-/// What a device is provisioned with.
+/// What a device is provisioned with (a ratcheting device: what its SecretStore holds now).
 struct DeviceCredentials {
   DevId dev_id;
   DevSecret dev_secret;
   EdgeSalt edge_salt;
+  /// Ratchet steps dev_secret is past the provisioned secret (0 without the ratchet).
+  std::uint32_t epoch = 0;
 };
 
 struct DeviceConfig {
@@ -64,6 +69,9 @@ struct DeviceConfig {
   /// passes) is due for a rekey (rekey_due(now_ms)): the bound on how long a device can keep
   /// sending under a session the edge lost when no REKEY request gets through. 0: never.
   std::uint64_t rekey_after_ms = 24ull * 3600 * 1000;
+  /// Non-null: the device is in ratchet mode (forward secrecy, PROTOCOL.md 6.6) and steps its
+  /// secret with this, which must outlive the DeviceSession. Null: the secret never changes (v1).
+  DeviceRatchet* ratchet = nullptr;
 };
 
 class DeviceSession {
@@ -96,8 +104,13 @@ class DeviceSession {
   /// is pointless (the edge would find it stale), call start_handshake() again.
   [[nodiscard]] bool handshake_expired(std::uint64_t now_ms) const noexcept;
 
-  /// Verifies an ACK against the outstanding INIT; on success installs the new session.
+  /// Verifies an ACK against the outstanding INIT; on success installs the new session. In
+  /// ratchet mode the next secret is stored first: secret_store_failed (nothing changes, the
+  /// INIT stays outstanding) if the SecretStore refuses it.
   Error handle_ack(const AckFrame& ack) noexcept;
+
+  /// Ratchet steps the device's secret is past the provisioned one (always 0 without the ratchet).
+  [[nodiscard]] std::uint32_t epoch() const noexcept { return credentials_.epoch; }
 
   [[nodiscard]] bool established() const noexcept { return established_; }
   /// True from a successful handle_ack() until the first frame of the new session is sealed.
@@ -138,6 +151,10 @@ class DeviceSession {
   template <typename Frame>
   Error open_downlink_frame(const Frame& frame, MutableByteView plaintext,
                             std::size_t& plaintext_size) noexcept;
+
+  /// Whether `request` carries its proof under K_rekey of the current secret, or (ratchet mode:
+  /// the edge may not have confirmed the step yet) of the one before.
+  Error check_rekey_proof(const RekeyFrame& request) noexcept;
 
   CryptoBackend& crypto_;
   DeviceCredentials credentials_;

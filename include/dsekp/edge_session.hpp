@@ -25,6 +25,13 @@
 // accepted their INITs, not by wall clock) is evicted first, and an established session with the
 // same sessctr is replaced. A pending session never evicts one. Downlink uses the newest
 // established session.
+// The ratchet (v1.2, PROTOCOL.md 6.6): a device in ratchet mode has its current long-term secret
+// and its epoch in its state (EdgeDeviceState::ratchet, set up once by enable_ratchet()), so the
+// step is stored in the same write as the sessions. handle_init() then verifies the proof under
+// that secret and, failing that, under the next ratchet_lookahead ones (the device steps at the
+// ACK, the edge only when it learns that the device did: the confirming DATA frame, or an INIT
+// under a later secret); open_data() steps the secret when it confirms a session whose INIT the
+// current secret verified.
 // States loaded from storage are bounds-checked on entry (counts and indexes are clamped), so a
 // corrupted row cannot cause an out-of-bounds access.
 #pragma once
@@ -54,6 +61,9 @@ class InitAdmissionHook {
   ~InitAdmissionHook() = default;  // never deleted through this interface (see CryptoBackend)
 };
 
+/// Upper bound of EdgeConfig::ratchet_lookahead.
+inline constexpr std::uint32_t kMaxRatchetLookahead = 1024;
+
 struct EdgeConfig {
   EdgeSalt edge_salt;
   std::uint32_t max_skew_s = 300;     // 0 disables the INIT timestamp check (clockless devices)
@@ -61,6 +71,11 @@ struct EdgeConfig {
   std::uint32_t replay_window = ReplayWindow::kDefaultSize;
   TokenBucketConfig init_rate;
   InitAdmissionHook* admission_hook = nullptr;
+  /// Ratchet mode: how many secrets past its own the edge tries on an INIT (1..
+  /// kMaxRatchetLookahead). 1 covers every loss of a message or reboot; more lets the edge catch
+  /// up after its state was restored from an older copy, at up to this many extra derivations
+  /// per INIT whose proof is wrong (PROTOCOL.md 6.6).
+  std::uint32_t ratchet_lookahead = 16;
 };
 
 /// One session's state at the edge (target <= 256 bytes).
@@ -80,6 +95,7 @@ struct PendingSession {
   EdgeNonce edge_nonce;
   Proof ack_proof;  // the ACK is re-sent, not re-derived, for a retransmitted INIT
   EdgeSession session;
+  std::uint32_t ratchet_epoch = 0;  // ratchet mode: the epoch of the secret its INIT verified under
 };
 
 /// INITs seen recently, to reject replays. An entry lives until its INIT can no longer pass the
@@ -92,6 +108,13 @@ struct InitReplayCache {
   };
   std::array<Entry, kInitReplayCacheSize> entries{};
   std::uint32_t next = 0;  // FIFO position for max_skew 0
+};
+
+/// A ratcheting device's current long-term secret at the edge (PROTOCOL.md 6.6).
+struct RatchetState {
+  bool active = false;      // the device is in ratchet mode; the fields below are its secret
+  std::uint32_t epoch = 0;  // ratchet steps past the provisioned secret
+  DevSecret secret;         // S_epoch; the provisioned secret and every earlier one are gone
 };
 
 /// Everything the edge keeps for one device. Movable (a moved-from state is empty: no sessions),
@@ -111,6 +134,7 @@ struct EdgeDeviceState {
   // out compact too (PROTOCOL.md section 2). Kept by the edge's service, which sees the bytes;
   // the core never reads it.
   bool compact_replies = false;
+  RatchetState ratchet;
 
   EdgeDeviceState() = default;
   EdgeDeviceState(EdgeDeviceState&& other) noexcept;
@@ -123,6 +147,9 @@ struct EdgeDeviceState {
 struct InitOutcome {
   AckFrame ack;
   bool retransmission = false;  // same INIT as the pending one: the ACK was re-sent unchanged
+  /// Ratchet mode: steps the edge's secret moved forward to the INIT's (0 normally, 1 after a
+  /// lost confirmation, more only after the state went back in time).
+  std::uint32_t ratchet_steps = 0;
 };
 
 struct DataOutcome {
@@ -130,7 +157,14 @@ struct DataOutcome {
   bool confirmed_session = false;  // this frame moved a pending session to established
   bool evicted = false;            // ...which evicted an older established session
   std::uint16_t evicted_sessctr = 0;
+  bool ratcheted = false;  // ratchet mode: the confirmation stepped the device's secret
 };
+
+/// Puts the state of device `dev_id` in ratchet mode from its provisioned secret (epoch 0),
+/// binding an unbound state to the device. Does nothing if the state is already in ratchet mode
+/// (its own secret is newer). false, changing nothing, if the state belongs to another device.
+[[nodiscard]] bool enable_ratchet(EdgeDeviceState& state, const DevId& dev_id,
+                                  const DevSecret& provisioned) noexcept;
 
 /// The session a downlink goes out under: the newest established one (in acceptance order), or
 /// null if none is established.
@@ -142,7 +176,8 @@ class EdgeProtocol {
   EdgeProtocol(CryptoBackend& crypto, const EdgeConfig& config) noexcept;
 
   /// Verifies `init` from the device whose secret is `dev_secret` (found by init.dev_id) against
-  /// that device's `state`.
+  /// that device's `state`. A state in ratchet mode uses its own secret (state.ratchet) and does
+  /// not read `dev_secret`.
   Error handle_init(const InitFrame& init, const DevSecret& dev_secret, EdgeDeviceState& state,
                     std::uint64_t now_ms, Rng& rng, InitOutcome& out) noexcept;
 

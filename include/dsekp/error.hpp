@@ -65,12 +65,16 @@ enum class [[nodiscard]] Error : std::uint8_t{
     rekey_mismatch,   // REKEY names another dev_id or session, or a handshake is outstanding
     stale_rekey,      // REKEY names a seq that is not among the session's recent uplink frames
     bad_rekey_proof,  // REKEY proof does not verify: not from an edge that knows DEV_SECRET
+
+    // Device: the ratchet (v1.2).
+    secret_store_failed,  // the next secret could not be stored durably: the ACK is not taken
 };
 
 /// Stable snake_case name of an error, e.g. "replay". Never null.
 const char* error_name(Error e) noexcept;
 
 /// Number of enumerators (for counters indexed by error).
-inline constexpr std::uint8_t kErrorCount = static_cast<std::uint8_t>(Error::bad_rekey_proof) + 1;
+inline constexpr std::uint8_t kErrorCount =
+    static_cast<std::uint8_t>(Error::secret_store_failed) + 1;
 
 }  // namespace dsekp

@@ -9,6 +9,8 @@
 //   K_down || IV_down = HKDF-Expand(TS, "DSEKP1 down", 28)
 //   K_rekey = HKDF-Expand(HKDF-Extract(EDGE_SALT, DEV_SECRET), "DSEKP1 rekey" || u8 len || dev_id,
 //             32)                                   (v1.1: REKEY requests, no session needed)
+//   S_next  = HKDF-Expand(HKDF-Extract(EDGE_SALT, S), "DSEKP1 ratchet" || u8 len || dev_id, 32)
+//                                                   (v1.2: the ratchet of a device's secret S)
 // Every function here is pure: inputs in, outputs out, no state, no clock, no RNG.
 #pragma once
 
@@ -68,6 +70,18 @@ Error compute_ack_proof(CryptoBackend& crypto, const ProofKey& k_ack, const Proo
 /// that lost every session of the device can still authenticate a request to it.
 Error derive_rekey_key(CryptoBackend& crypto, const DevSecret& dev_secret,
                        const EdgeSalt& edge_salt, const DevId& dev_id, ProofKey& out) noexcept;
+
+/// S_next = HKDF-Expand(HKDF-Extract(EDGE_SALT, S), "DSEKP1 ratchet" || u8 len || dev_id, 32):
+/// the ratchet step of a device in ratchet mode (v1.2, PROTOCOL.md 6.6). One-way: S_next does
+/// not give S back. `out` is written only on success (it may be `current` itself).
+Error derive_next_secret(CryptoBackend& crypto, const DevSecret& current, const EdgeSalt& edge_salt,
+                         const DevId& dev_id, DevSecret& out) noexcept;
+
+/// derive_next_secret() and derive_rekey_key() of `current` with the one extraction they share:
+/// a device's ratchet step. `next` must not be `current`.
+Error derive_ratchet_step(CryptoBackend& crypto, const DevSecret& current,
+                          const EdgeSalt& edge_salt, const DevId& dev_id, DevSecret& next,
+                          ProofKey& rekey_key) noexcept;
 
 /// RekeyProof = HMAC-SHA256(K_rekey, "DSEKP1 REKEY" || u8 len || dev_id || u16 sessctr ||
 /// u32 seq)[:16].

@@ -40,6 +40,8 @@ inline constexpr std::string_view kLabelDataAad = "DSEKP1 DATA";
 inline constexpr std::string_view kLabelDownAad = "DSEKP1 DOWN";
 inline constexpr std::string_view kLabelRekeyKey = "DSEKP1 rekey";
 inline constexpr std::string_view kLabelRekeyProof = "DSEKP1 REKEY";
+// The ratchet (v1.2, PROTOCOL.md 6.6): a device's next long-term secret.
+inline constexpr std::string_view kLabelRatchet = "DSEKP1 ratchet";
 
 // Compact encoding: first byte of each frame. JSON frames start with '{' (0x7B).
 enum class FrameType : std::uint8_t {

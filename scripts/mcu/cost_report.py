@@ -31,6 +31,7 @@ PRIMITIVES = [
     ("traffic_keys", "traffic keys: TS, K_up/IV_up, K_down/IV_down (3 HMACs)"),
     ("hmac_40", "HMAC-SHA256 of 40 bytes"),
     ("gcm_seal_19", "AES-128-GCM seal of 19 bytes (key cached)"),
+    ("ratchet_step", "ratchet step of an ACK in ratchet mode: next secret + K_rekey of the old (3 HMACs; flash write not counted)"),
 ]
 
 

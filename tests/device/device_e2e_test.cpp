@@ -99,7 +99,7 @@ class DeviceEndToEnd : public ::testing::Test {
 
   /// Registers `n` devices, writes their credentials file (a JSON array of `dsekp keys add`
   /// outputs) and starts the broker: anonymous, or with the registry's logins and ACLs.
-  void provision(int n, bool broker_accounts) {
+  void provision(int n, bool broker_accounts, bool ratchet = false) {
     std::unique_ptr<edge::DeviceRegistry> registry;
     ASSERT_TRUE(
         edge::DeviceRegistry::open(registry_, edge::OpenMode::create_if_missing, registry).ok());
@@ -108,7 +108,7 @@ class DeviceEndToEnd : public ::testing::Test {
     for (int i = 0; i < n; ++i) {
       char name[32];
       std::snprintf(name, sizeof name, "esp32-%02d", i);
-      ASSERT_TRUE(registry->add(name, materials[static_cast<std::size_t>(i)]).ok());
+      ASSERT_TRUE(registry->add(name, materials[static_cast<std::size_t>(i)], {}, ratchet).ok());
     }
     std::string security = "allow_anonymous true\n";
     if (broker_accounts) {
@@ -325,6 +325,83 @@ TEST_F(DeviceEndToEnd, ResetsOpenNewSessionsAndLoseNothing) {
   stop_edge();
   expect_same_packets("dsekp", 40);
   expect_full_delivery("dsekp", 40);
+}
+
+/// The epoch a device's secret file holds (device/secret_file.hpp: u32 big-endian first).
+std::uint32_t file_epoch(const std::string& path) {
+  const std::string bytes = dsekp::test::read_file(path);
+  if (bytes.size() != 36) return 0xFFFFFFFFu;
+  std::uint32_t epoch = 0;
+  for (int i = 0; i < 4; ++i) epoch = epoch << 8 | static_cast<std::uint8_t>(bytes[i]);
+  return epoch;
+}
+
+// Devices provisioned to ratchet (PROTOCOL.md 6.6) through two runs of `dsekp device` (a device
+// keeps its secret file across runs, as across reboots) with reboots inside each run and the edge
+// killed with SIGKILL between them: every session after the first is proven under a secret the
+// edge reached only by stepping, every frame arrives exactly once, and the device's epoch, the
+// edge's stored one and `dsekp keys show` agree.
+TEST_F(DeviceEndToEnd, RatchetingDevicesStepWithTheEdgeAcrossRebootsAndAnEdgeKill) {
+  provision(2, false, /*ratchet=*/true);
+  start_edge();
+  const std::string secrets = dir_.file("secrets");
+  const auto first =
+      run_device({"--mode", "dsekp", "--count", "10", "--interval-ms", "20", "--reset-every", "5",
+                  "--ratchet-dir", secrets, "--logs-dir", client_logs_, "--summary-json",
+                  dir_.file("summary.json")});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(summary().at("handshakes").at("ok"), 4);
+  for (const char* dev : {"esp32-00", "esp32-01"})
+    EXPECT_EQ(file_epoch(secrets + "/" + dev + ".secret"), 2u) << dev;
+  wait_until([&] { return read_csv(edge_logs_ + "/server_logs_dsekp.csv").size() >= 20; },
+             std::chrono::seconds(10));
+  edge_->signal(SIGKILL);
+  ASSERT_TRUE(edge_->wait_for(std::chrono::seconds(10)).has_value());
+  start_edge();
+  // The second run appends to the client logs (its own summary) and starts from the files.
+  const auto second =
+      run_device({"--mode", "dsekp", "--count", "10", "--interval-ms", "20", "--reset-every", "5",
+                  "--ratchet-dir", secrets, "--logs-dir", dir_.file("client2"), "--summary-json",
+                  dir_.file("summary.json")});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(summary().at("handshakes").at("ok"), 4) << "no INIT was refused";
+  EXPECT_EQ(summary().at("packets_acked"), 20);
+  for (const char* dev : {"esp32-00", "esp32-01"}) {
+    EXPECT_EQ(file_epoch(secrets + "/" + dev + ".secret"), 4u) << dev;
+    const auto show = dsekp::test::run_command(
+        {DSEKP_CLI_PATH, "keys", "show", dev, "--db", registry_}, dir_.path().string(),
+        std::chrono::seconds(20));
+    ASSERT_EQ(show.exit_code, 0) << show.err;
+    const json info = json::parse(show.out);
+    EXPECT_EQ(info.at("ratchet"), true);
+    EXPECT_EQ(info.at("ratchet_epoch"), 4) << "the edge's stored secret is the device's";
+  }
+  wait_until([&] { return read_csv(edge_logs_ + "/server_logs_dsekp.csv").size() >= 40; },
+             std::chrono::seconds(10));
+  stop_edge();
+  const auto server = read_csv(edge_logs_ + "/server_logs_dsekp.csv");
+  std::set<PacketId> received;
+  for (const Row& r : server)
+    EXPECT_TRUE(received.insert({r.at("dev_id"), r.at("sessctr_id"), r.at("seq")}).second)
+        << "a frame stored twice";
+  std::size_t sent = 0;
+  for (const std::string& log : {client_logs_ + "/client_logs_dsekp.csv",
+                                 dir_.file("client2") + "/client_logs_dsekp.csv"}) {
+    for (const Row& r : read_csv(log)) {
+      ++sent;
+      EXPECT_TRUE(received.count({r.at("dev_id"), r.at("sessctr_id"), r.at("seq")}))
+          << r.at("dev_id") << " " << r.at("sessctr_id") << " " << r.at("seq") << " lost";
+    }
+  }
+  EXPECT_EQ(sent, 40u);
+  EXPECT_EQ(received.size(), 40u);
+}
+
+TEST_F(DeviceEndToEnd, ARatchetingDeviceWithoutARatchetDirIsAUsageError) {
+  provision(1, false, /*ratchet=*/true);
+  const auto r = run_device({"--mode", "dsekp", "--count", "1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--ratchet-dir"), std::string::npos) << r.err;
 }
 
 TEST_F(DeviceEndToEnd, RekeyAtSeqMovesToNewSessions) {

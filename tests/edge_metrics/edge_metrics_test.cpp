@@ -42,6 +42,7 @@ TEST_F(EdgeMetricsTest, DeclaresTheIssuesMetricSet) {
       {"dsekp_frames_total", "counter"},
       {"dsekp_handshakes_total", "counter"},
       {"dsekp_rejections_total", "counter"},
+      {"dsekp_ratchet_steps_total", "counter"},
       {"dsekp_rekey_requests_total", "counter"},
       {"dsekp_sessions_confirmed_total", "counter"},
       {"dsekp_sessions_evicted_total", "counter"},

@@ -313,12 +313,13 @@ TEST_F(RegistryTest, UplinkTopicsArePerDeviceForANewRegistryAndSharedForAnUpgrad
   // Back to what schema 2 looked like.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "ALTER TABLE deployment DROP COLUMN uplink_topics; "
-                         "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
-                         "ALTER TABLE deployment DROP COLUMN topic_prefix; "
-                         "UPDATE deployment SET schema_version = 2",
-                         nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(
+                db,
+                "ALTER TABLE deployment DROP COLUMN uplink_topics; "
+                "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
+                "ALTER TABLE deployment DROP COLUMN topic_prefix; "
+                "ALTER TABLE devices DROP COLUMN ratchet; UPDATE deployment SET schema_version = 2",
+                nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
@@ -344,11 +345,12 @@ TEST_F(RegistryTest, ASchema3RegistryIsUpgradedAndKeepsTheBrokerFiles) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
-                         "ALTER TABLE deployment DROP COLUMN topic_prefix; "
-                         "UPDATE deployment SET schema_version = 3",
-                         nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(
+                db,
+                "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
+                "ALTER TABLE deployment DROP COLUMN topic_prefix; "
+                "ALTER TABLE devices DROP COLUMN ratchet; UPDATE deployment SET schema_version = 3",
+                nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
@@ -388,11 +390,12 @@ TEST_F(RegistryTest, ASchema4RegistryIsUpgradedAndItsBrokerKeepsTheDefaultRepubl
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "ALTER TABLE dynamic_security DROP COLUMN republish_topic; "
-                         "ALTER TABLE deployment DROP COLUMN topic_prefix; "
-                         "UPDATE deployment SET schema_version = 4",
-                         nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(
+                db,
+                "ALTER TABLE dynamic_security DROP COLUMN republish_topic; "
+                "ALTER TABLE deployment DROP COLUMN topic_prefix; "
+                "ALTER TABLE devices DROP COLUMN ratchet; UPDATE deployment SET schema_version = 4",
+                nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
@@ -408,6 +411,46 @@ TEST_F(RegistryTest, ASchema4RegistryIsUpgradedAndItsBrokerKeepsTheDefaultRepubl
   std::string prefix = "x";
   ASSERT_TRUE(registry->topic_prefix(prefix).ok());
   EXPECT_EQ(prefix, "");
+}
+
+// Schema 6 records per device whether it ratchets its secret (PROTOCOL.md 6.6); the devices of
+// a schema 5 registry are v1 devices and stay so.
+TEST_F(RegistryTest, ASchema5RegistryIsUpgradedAndItsDevicesDoNotRatchet) {
+  {
+    auto registry = open();
+    DeviceMaterial material;
+    ASSERT_TRUE(registry->add("esp32-01", material).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE devices DROP COLUMN ratchet; "
+                         "UPDATE deployment SET schema_version = 5",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto registry = open();
+  DeviceCredentials found;
+  ASSERT_TRUE(registry->find("esp32-01", found).ok());
+  EXPECT_FALSE(found.ratchet);
+  DeviceMaterial ratcheting;
+  ASSERT_TRUE(registry->add("esp32-02", ratcheting, {}, /*ratchet=*/true).ok());
+  ASSERT_TRUE(registry->find("esp32-02", found).ok());
+  EXPECT_TRUE(found.ratchet);
+  DeviceInfo info;
+  ASSERT_TRUE(registry->info("esp32-02", info).ok());
+  EXPECT_TRUE(info.ratchet);
+  // A rotation keeps the mode unless told; the material says it.
+  ASSERT_TRUE(registry->rotate("esp32-02", ratcheting).ok());
+  EXPECT_TRUE(ratcheting.credentials.ratchet);
+  EXPECT_EQ(
+      nlohmann::json::parse(material_json(ratcheting, {"127.0.0.1", 1883})).value("ratchet", false),
+      true);
+  ASSERT_TRUE(registry->rotate("esp32-02", ratcheting, {}, false).ok());
+  ASSERT_TRUE(registry->find("esp32-02", found).ok());
+  EXPECT_FALSE(found.ratchet);
+  EXPECT_EQ(material_json(ratcheting, {"127.0.0.1", 1883}).find("ratchet"), std::string::npos);
 }
 
 // The deployment's topic prefix goes into every topic of the devices' material, JSON and

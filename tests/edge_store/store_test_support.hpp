@@ -151,6 +151,25 @@ inline void expect_same_state(const EdgeDeviceState& a, const EdgeDeviceState& b
     EXPECT_EQ(x.expires_s, y.expires_s) << "slot " << i;
   }
   EXPECT_EQ(a.init_bucket.state(), b.init_bucket.state());
+  EXPECT_EQ(a.ratchet.active, b.ratchet.active);
+  EXPECT_EQ(a.ratchet.epoch, b.ratchet.epoch);
+  if (a.ratchet.active) {
+    EXPECT_TRUE(same_bytes(a.ratchet.secret, b.ratchet.secret));
+  }
+  if (a.has_pending) {
+    EXPECT_EQ(a.pending.ratchet_epoch, b.pending.ratchet_epoch);
+  }
+}
+
+/// make_rich_state() of a device in ratchet mode (PROTOCOL.md 6.6): its pending session's INIT
+/// verified one step before the current secret.
+inline EdgeDeviceState make_ratcheting_state(const std::string& dev_id = "esp32-01") {
+  EdgeDeviceState s = make_rich_state(dev_id);
+  s.ratchet.active = true;
+  s.ratchet.epoch = 7;
+  s.ratchet.secret = pattern<DevSecret>(0xD0);
+  s.pending.ratchet_epoch = 6;
+  return s;
 }
 
 }  // namespace dsekp::edge::testing

@@ -272,6 +272,25 @@ Trace compute_golden_trace(CryptoBackend& crypto) {
   put("rekey_compact", encoded(rekey, Encoding::compact));
   require(device.handle_rekey(rekey, kDownTs), "handle_rekey");
   require(device.rekey_due(), "rekey due after the request");
+
+  // v1.2: the ratchet (PROTOCOL.md 6.6). The secret after one and two steps; the first step
+  // shares its extraction with K_rekey.
+  const Bytes ratchet_info = concat({text_bytes("DSEKP1 ratchet"), id_prefixed});
+  put("ratchet_info", ratchet_info);
+  Bytes secret_1(32), prk_1(32), secret_2(32);
+  expand(rekey_prk, ratchet_info, secret_1);
+  put("dev_secret_1", secret_1);
+  const std::array<ByteView, 1> secret_1_parts{ByteView(secret_1)};
+  require(crypto.hkdf_extract(kEdgeSalt, secret_1_parts, prk_1), "extract ratchet");
+  expand(prk_1, ratchet_info, secret_2);
+  put("dev_secret_2", secret_2);
+  DevSecret stepped = credentials.dev_secret.clone();
+  for (const Bytes* expected : {&secret_1, &secret_2}) {
+    require(derive_next_secret(crypto, stepped, credentials.edge_salt, credentials.dev_id, stepped),
+            "derive_next_secret");
+    require(std::equal(stepped.view().begin(), stepped.view().end(), expected->begin()),
+            "ratchet step");
+  }
   return trace;
 }
 

@@ -138,6 +138,13 @@ def main(path: str, doc_path: str = "") -> int:
           % (dev_id.decode(), sessctr, rekey_seq, b64(rekey_proof)))
     check("rekey_compact", b"\x06" + id_lp + u(sessctr, 2) + u(rekey_seq, 4) + rekey_proof)
 
+    # v1.2: the ratchet (6.6), two steps from DEV_SECRET.
+    ratchet_info = b"DSEKP1 ratchet" + id_lp
+    check("ratchet_info", ratchet_info)
+    secret_1 = hkdf_expand(hkdf_extract(salt, secret), ratchet_info, 32)
+    check("dev_secret_1", secret_1)
+    check("dev_secret_2", hkdf_expand(hkdf_extract(salt, secret_1), ratchet_info, 32))
+
     if doc_path:
         failures += check_document(t, doc_path)
     for f in failures:

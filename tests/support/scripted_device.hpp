@@ -55,6 +55,11 @@ class ScriptedDevice {
       : rng_(seed),
         psk_key_(material.credentials.psk_key.clone()),
         session_(crypto_, device_credentials(material)) {}
+  /// A device booted from `credentials` (a ratcheting device: what its storage holds) with
+  /// `config`; no PSK key.
+  ScriptedDevice(const dsekp::DeviceCredentials& credentials, const DeviceConfig& config,
+                 std::uint64_t seed)
+      : rng_(seed), session_(crypto_, credentials, config) {}
 
   [[nodiscard]] const DevId& dev_id() const noexcept { return session_.dev_id(); }
   [[nodiscard]] DeviceSession& session() noexcept { return session_; }

@@ -1,0 +1,188 @@
+// The ratchet through the edge service (PROTOCOL.md 6.6): a device registered with `ratchet`
+// steps its secret after every session and the edge's stored state follows, across edge
+// restarts, lost confirmations, failed commits and key rotations; REKEY requests are proven under
+// the state's secret.
+#include <gtest/gtest.h>
+
+#include "dsekp/key_schedule.hpp"
+#include "service_fixture.hpp"
+#include "tests/support/memory_secret_store.hpp"
+
+namespace dsekp::edge::testing {
+namespace {
+
+class RatchetServiceTest : public EdgeServiceTest {
+ protected:
+  RatchetServiceTest() {
+    const RegistryStatus s = registry_->add("esp32-r", ratcheting_, {}, /*ratchet=*/true);
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+
+  /// The device as it boots now: from what its flash holds.
+  std::unique_ptr<ScriptedDevice> boot(std::uint64_t seed) {
+    ratchet_ = std::make_unique<DeviceRatchet>(flash_);  // RAM is lost with a power cut
+    DeviceConfig config;
+    config.ratchet = ratchet_.get();
+    return std::make_unique<ScriptedDevice>(flash_.read(device_credentials(ratcheting_)), config,
+                                            seed);
+  }
+
+  /// The ratchet part of the stored state: its epoch, and whether its secret is `expected`.
+  std::optional<std::uint32_t> stored_epoch(const DevSecret* expected = nullptr) {
+    EdgeDeviceState state;
+    std::uint64_t generation = 0;
+    EXPECT_TRUE(sqlite_->load(ratcheting_.credentials.dev_id, state, generation).ok());
+    if (generation == kAbsentGeneration || !state.ratchet.active) return std::nullopt;
+    if (expected != nullptr) {
+      EXPECT_TRUE(constant_time_equal(state.ratchet.secret.view(), expected->view()));
+    }
+    return state.ratchet.epoch;
+  }
+
+  DevSecret flash_secret() {
+    return flash_.read(device_credentials(ratcheting_)).dev_secret.clone();
+  }
+
+  std::uint64_t now_ms_ = kNowMs;
+  /// One session: INIT at a new second, ACK, one DATA frame; the results of INIT and DATA.
+  std::pair<HandleResult, HandleResult> session(ScriptedDevice& device) {
+    now_ms_ += 1'000;
+    HandleResult init = handshake(device, Encoding::compact, now_ms_);
+    HandleResult data =
+        deliver(kDataTopic, device.data(kReading, now_ms_, Encoding::compact), now_ms_ + 1);
+    return {std::move(init), std::move(data)};
+  }
+
+  DeviceMaterial ratcheting_;
+  dsekp::test::MemorySecretStore flash_;
+  std::unique_ptr<DeviceRatchet> ratchet_;
+};
+
+TEST_F(RatchetServiceTest, TheDeviceAndTheStoredStateStepTogetherAcrossEdgeRestarts) {
+  auto device = boot(41);
+  for (std::uint32_t n = 1; n <= 4; ++n) {
+    const auto [init, data] = session(*device);
+    EXPECT_EQ(init.ratchet_steps, 0u);
+    ASSERT_TRUE(data.ok()) << data.reason_name();
+    EXPECT_TRUE(data.session_confirmed);
+    EXPECT_TRUE(data.ratcheted);
+    EXPECT_EQ(device->session().epoch(), n);
+    const DevSecret now = flash_secret();
+    EXPECT_EQ(stored_epoch(&now), std::optional<std::uint32_t>(n));
+    start_edge();  // a restart between sessions: the edge has only what it stored
+  }
+  EXPECT_EQ(flash_.writes(), 4);
+  // The registry still holds the provisioned secret; the state's is four steps past it.
+  DeviceCredentials registered;
+  ASSERT_TRUE(registry_->find("esp32-r", registered).ok());
+  EXPECT_TRUE(registered.ratchet);
+  EXPECT_FALSE(constant_time_equal(registered.dev_secret.view(), flash_secret().view()));
+}
+
+// The device stored the next secret and lost power before its first frame; the edge never saw
+// a confirmation. The next INIT is one step ahead and the edge catches up; the device is never
+// locked out.
+TEST_F(RatchetServiceTest, ALostConfirmationIsCaughtUpByTheNextInit) {
+  auto device = boot(42);
+  (void)session(*device);  // both at epoch 1
+  now_ms_ += 1'000;
+  (void)handshake(*device, Encoding::compact, now_ms_);
+  EXPECT_EQ(device->session().epoch(), 2u);
+  EXPECT_EQ(stored_epoch(), std::optional<std::uint32_t>(1u));
+  device = boot(43);  // power cut before the first frame of the session
+  start_edge();
+  const auto [init, data] = session(*device);
+  EXPECT_EQ(init.ratchet_steps, 1u);
+  ASSERT_TRUE(data.ok()) << data.reason_name();
+  EXPECT_EQ(device->session().epoch(), 3u);
+  const DevSecret now = flash_secret();
+  EXPECT_EQ(stored_epoch(&now), std::optional<std::uint32_t>(3u));
+}
+
+// The edge dies (or its store fails) before the confirming frame's commit: nothing of the step
+// is stored, the broker redelivers the frame, and the redelivery steps the secret once.
+TEST_F(RatchetServiceTest, AConfirmationWhoseCommitFailedStepsOnceWhenHandledAgain) {
+  auto device = boot(44);
+  now_ms_ += 1'000;
+  (void)handshake(*device, Encoding::compact, now_ms_);
+  const Bytes frame = device->data(kReading, now_ms_, Encoding::compact);
+  store_->fail_next_commits = 1;
+  const HandleResult failed = deliver(kDataTopic, frame, now_ms_ + 1);
+  EXPECT_FALSE(failed.processed());
+  EXPECT_EQ(stored_epoch(), std::optional<std::uint32_t>(0u));
+  start_edge();
+  const HandleResult again = deliver(kDataTopic, frame, now_ms_ + 2);
+  ASSERT_TRUE(again.ok()) << again.reason_name();
+  EXPECT_TRUE(again.ratcheted);
+  EXPECT_EQ(stored_epoch(), std::optional<std::uint32_t>(1u));
+  // A later redelivery of the same frame is a replay and steps nothing.
+  const HandleResult replay = deliver(kDataTopic, frame, now_ms_ + 3);
+  EXPECT_EQ(std::string_view(replay.reason_name()), "replay");
+  EXPECT_EQ(stored_epoch(), std::optional<std::uint32_t>(1u));
+}
+
+// An edge that lost the device's sessions but not its state's secret asks for a rekey under
+// K_rekey of that secret; one under the registry's (provisioned) secret would be refused by the
+// device once it has stepped.
+TEST_F(RatchetServiceTest, ARekeyRequestIsProvenUnderTheStatesSecret) {
+  auto device = boot(45);
+  (void)session(*device);
+  (void)session(*device);  // both at epoch 2
+  EdgeDeviceState state;
+  std::uint64_t generation = 0;
+  ASSERT_TRUE(sqlite_->load(ratcheting_.credentials.dev_id, state, generation).ok());
+  for (auto& s : state.established) s = EdgeSession{};
+  state.established_count = 0;  // the sessions are gone, the secret is not
+  ASSERT_TRUE(sqlite_->begin().ok());
+  ASSERT_TRUE(sqlite_->save(ratcheting_.credentials.dev_id, state, now_ms_, generation).ok());
+  ASSERT_TRUE(sqlite_->commit().ok());
+  start_edge();
+
+  const HandleResult r =
+      deliver(kDataTopic, device->data(kReading, now_ms_ + 10, Encoding::compact), now_ms_ + 10);
+  EXPECT_EQ(std::string_view(r.reason_name()), "unknown_session");
+  ASSERT_TRUE(r.rekey_requested);
+  RekeyFrame request;
+  ASSERT_EQ(decode_rekey(r.publishes.at(0).payload, request), Error::ok);
+  EXPECT_EQ(device->session().handle_rekey(request, 0), Error::ok);
+  EXPECT_TRUE(device->session().rekey_due());
+}
+
+// A rotation gives the device a new provisioned secret: the old state, its secret included, is
+// dropped and the re-provisioned device starts the ratchet over.
+TEST_F(RatchetServiceTest, ARotationStartsTheRatchetOverFromTheNewSecret) {
+  auto device = boot(46);
+  (void)session(*device);
+  ASSERT_TRUE(registry_->rotate("esp32-r", ratcheting_).ok());
+  EXPECT_TRUE(ratcheting_.credentials.ratchet) << "a rotation keeps the mode";
+  flash_ = dsekp::test::MemorySecretStore{};  // re-provisioned
+  device = boot(47);
+  const auto [init, data] = session(*device);
+  EXPECT_TRUE(init.stale_state_dropped);
+  EXPECT_EQ(init.ratchet_steps, 0u);
+  ASSERT_TRUE(data.ok()) << data.reason_name();
+  EXPECT_EQ(stored_epoch(), std::optional<std::uint32_t>(1u));
+  // And rotating it out of ratchet mode makes it a v1 device again.
+  ASSERT_TRUE(registry_->rotate("esp32-r", ratcheting_, {}, false).ok());
+  ScriptedDevice v1(ratcheting_, 48);
+  const auto [init_v1, data_v1] = session(v1);
+  EXPECT_TRUE(init_v1.stale_state_dropped);
+  ASSERT_TRUE(data_v1.ok()) << data_v1.reason_name();
+  EXPECT_FALSE(data_v1.ratcheted);
+  EXPECT_EQ(stored_epoch(), std::nullopt);
+}
+
+// A v1 device of the same registry never steps and its state holds no secret.
+TEST_F(RatchetServiceTest, AV1DeviceBesideItIsUnchanged) {
+  ScriptedDevice v1(material_, 49);
+  const auto [init, data] = session(v1);
+  ASSERT_TRUE(data.ok()) << data.reason_name();
+  EXPECT_FALSE(data.ratcheted);
+  EdgeDeviceState state;
+  std::uint64_t generation = 0;
+  ASSERT_TRUE(sqlite_->load(material_.credentials.dev_id, state, generation).ok());
+  EXPECT_FALSE(state.ratchet.active);
+}
+
+}  // namespace
+}  // namespace dsekp::edge::testing
