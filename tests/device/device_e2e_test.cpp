@@ -345,10 +345,9 @@ TEST_F(DeviceEndToEnd, RatchetingDevicesStepWithTheEdgeAcrossRebootsAndAnEdgeKil
   provision(2, false, /*ratchet=*/true);
   start_edge();
   const std::string secrets = dir_.file("secrets");
-  const auto first =
-      run_device({"--mode", "dsekp", "--count", "10", "--interval-ms", "20", "--reset-every", "5",
-                  "--ratchet-dir", secrets, "--logs-dir", client_logs_, "--summary-json",
-                  dir_.file("summary.json")});
+  const auto first = run_device({"--mode", "dsekp", "--count", "10", "--interval-ms", "20",
+                                 "--reset-every", "5", "--ratchet-dir", secrets, "--logs-dir",
+                                 client_logs_, "--summary-json", dir_.file("summary.json")});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_EQ(summary().at("handshakes").at("ok"), 4);
   for (const char* dev : {"esp32-00", "esp32-01"})
@@ -358,7 +357,11 @@ TEST_F(DeviceEndToEnd, RatchetingDevicesStepWithTheEdgeAcrossRebootsAndAnEdgeKil
   edge_->signal(SIGKILL);
   ASSERT_TRUE(edge_->wait_for(std::chrono::seconds(10)).has_value());
   start_edge();
-  // The second run appends to the client logs (its own summary) and starts from the files.
+  // Within one run a reboot's INIT takes the next second when the last one used this second
+  // (`t` must grow, PROTOCOL.md 6.1 step 1), so the first run's last `t` may be a second or two
+  // ahead of the clock; a new run only waits for the next second. Wait those out.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  // The second run writes its own logs and starts from the secret files.
   const auto second =
       run_device({"--mode", "dsekp", "--count", "10", "--interval-ms", "20", "--reset-every", "5",
                   "--ratchet-dir", secrets, "--logs-dir", dir_.file("client2"), "--summary-json",
@@ -368,9 +371,9 @@ TEST_F(DeviceEndToEnd, RatchetingDevicesStepWithTheEdgeAcrossRebootsAndAnEdgeKil
   EXPECT_EQ(summary().at("packets_acked"), 20);
   for (const char* dev : {"esp32-00", "esp32-01"}) {
     EXPECT_EQ(file_epoch(secrets + "/" + dev + ".secret"), 4u) << dev;
-    const auto show = dsekp::test::run_command(
-        {DSEKP_CLI_PATH, "keys", "show", dev, "--db", registry_}, dir_.path().string(),
-        std::chrono::seconds(20));
+    const auto show =
+        dsekp::test::run_command({DSEKP_CLI_PATH, "keys", "show", dev, "--db", registry_},
+                                 dir_.path().string(), std::chrono::seconds(20));
     ASSERT_EQ(show.exit_code, 0) << show.err;
     const json info = json::parse(show.out);
     EXPECT_EQ(info.at("ratchet"), true);
@@ -385,8 +388,8 @@ TEST_F(DeviceEndToEnd, RatchetingDevicesStepWithTheEdgeAcrossRebootsAndAnEdgeKil
     EXPECT_TRUE(received.insert({r.at("dev_id"), r.at("sessctr_id"), r.at("seq")}).second)
         << "a frame stored twice";
   std::size_t sent = 0;
-  for (const std::string& log : {client_logs_ + "/client_logs_dsekp.csv",
-                                 dir_.file("client2") + "/client_logs_dsekp.csv"}) {
+  for (const std::string& log :
+       {client_logs_ + "/client_logs_dsekp.csv", dir_.file("client2") + "/client_logs_dsekp.csv"}) {
     for (const Row& r : read_csv(log)) {
       ++sent;
       EXPECT_TRUE(received.count({r.at("dev_id"), r.at("sessctr_id"), r.at("seq")}))
