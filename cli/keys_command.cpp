@@ -22,6 +22,7 @@
 #include "analyze/error.hpp"
 #include "device/credentials.hpp"
 #include "dsekp/bytes.hpp"
+#include "dsekp/edge_session.hpp"
 #include "edge/broker_admin/dynsec_connection.hpp"
 #include "edge/broker_admin/dynsec_sync.hpp"
 #include "edge/broker_admin/fleet_change.hpp"
@@ -73,6 +74,7 @@ struct KeysOptions {
   bool as_json = false;
   bool psk_baseline = false;
   bool ratchet = false;      // add: the device ratchets its secret (PROTOCOL.md 6.6)
+  bool force = false;        // reset-state: also a ratcheting device beyond the look-ahead
   std::string ratchet_mode;  // rotate: "on", "off"; empty keeps the recorded mode
   std::string out_dir;
   std::string out_file;  // material to this file (0600) instead of stdout
@@ -417,10 +419,43 @@ void run_export(const KeysOptions& options) {
                devices.size(), options.out_file.c_str());
 }
 
+/// The state location of `options`, with the registry and the Redis password filled in.
+edge::daemon::StateLocation state_location(const KeysOptions& options) {
+  edge::daemon::StateLocation where = options.state;
+  where.registry_db = options.db;
+  if (const char* password = std::getenv("DSEKP_REDIS_PASSWORD")) where.store_password = password;
+  return where;
+}
+
+/// A ratcheting device's stored state holds the only copy of its current secret (PROTOCOL.md
+/// 6.6): after a reset the edge starts from the provisioned secret again and lets the device in
+/// only if it is at most the look-ahead past it. Refused beyond that unless forced.
+void check_ratchet_reset(const KeysOptions& options) {
+  std::optional<std::uint32_t> epoch;
+  std::string error;
+  if (!edge::daemon::read_ratchet_epoch(state_location(options), options.dev_id, epoch, error)) {
+    std::fprintf(stderr,
+                 "dsekp keys: %s ratchets its secret and its state cannot be read (%s); after "
+                 "the reset it gets in only if it is at most %u sessions past its provisioning, "
+                 "else rotate it.\n",
+                 options.dev_id.c_str(), error.c_str(), dsekp::EdgeConfig{}.ratchet_lookahead);
+    return;
+  }
+  if (epoch && *epoch > dsekp::EdgeConfig{}.ratchet_lookahead && !options.force)
+    throw UsageError("reset-state: " + options.dev_id + " ratchets its secret and is " +
+                     std::to_string(*epoch) +
+                     " sessions past its provisioning, beyond the "
+                     "edge's look-ahead of " +
+                     std::to_string(dsekp::EdgeConfig{}.ratchet_lookahead) +
+                     ": removing its state would lock it out until it is re-provisioned. Rotate "
+                     "it (dsekp keys rotate), or pass --force");
+}
+
 void run_reset_state(const KeysOptions& options) {
   auto registry = open_registry(options.db, OpenMode::existing_only);
   edge::DeviceInfo info;
   check(registry->info(options.dev_id, info));  // a registered device only
+  if (info.ratchet) check_ratchet_reset(options);
   remove_state(options, ": its next INIT starts a session from nothing");
 }
 
@@ -439,12 +474,9 @@ void run_show(const KeysOptions& options) {
   nlohmann::ordered_json out = info_json(info);
   if (info.ratchet) {
     // Where the device's secret is now: the edge's stored state (PROTOCOL.md 6.6).
-    edge::daemon::StateLocation where = options.state;
-    where.registry_db = options.db;
-    if (const char* password = std::getenv("DSEKP_REDIS_PASSWORD")) where.store_password = password;
     std::optional<std::uint32_t> epoch;
     std::string error;
-    if (!edge::daemon::read_ratchet_epoch(where, options.dev_id, epoch, error))
+    if (!edge::daemon::read_ratchet_epoch(state_location(options), options.dev_id, epoch, error))
       throw std::runtime_error("state of " + options.dev_id + ": " + error);
     out["ratchet_epoch"] = epoch ? nlohmann::ordered_json(*epoch) : nlohmann::ordered_json(nullptr);
   }
@@ -812,6 +844,9 @@ void add_keys_command(CLI::App& app) {
   add_dev_id(reset, *o);
   add_db_option(reset, *o);
   add_state_options(reset, *o);
+  reset->add_flag("--force", o->force,
+                  "Also reset a ratcheting device too far past its provisioning for the edge to "
+                  "find its secret again (it is then locked out until rotated)");
   reset->callback([o] { run_reset_state(*o); });
 
   CLI::App* rotate = keys->add_subcommand(

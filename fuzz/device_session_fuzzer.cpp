@@ -22,8 +22,8 @@
 //   * the ratchet (v1.2, PROTOCOL.md 6.6; the config byte's top bit, the device's secret store
 //     failing on the writes the input picks): after every op the device's stored secret and the
 //     edge's are those of their epochs, the device is never behind the edge and at most one
-//     step ahead, and a REKEY request is accepted only under the device's secret or the one
-//     before it.
+//     step ahead, the two are equal once a frame confirmed the device's session, and a REKEY
+//     request is accepted only under the device's secret or the one before it.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -397,6 +397,11 @@ class Run {
                 Bytes(reading.begin(), reading.end()),
             "the edge decrypted another plaintext");
       if (frame.sessctr == device_.sessctr()) confirmed_ = true;
+      // The confirming frame is where the edge learns that the device stepped: from here on
+      // both hold the same secret, and the old one is gone at the edge too (PROTOCOL.md 6.6).
+      if (ratchet_mode_ && outcome.confirmed_session && frame.sessctr == device_.sessctr())
+        check(outcome.ratcheted && edge_state_.ratchet.epoch == device_.epoch(),
+              "the edge kept the old secret after the device's session was confirmed");
     }
   }
 

@@ -79,6 +79,51 @@ TEST_F(KeysCliTest, AddPrintsTheMaterialStoredInAPrivateDatabase) {
 // The finding: `keys show --reveal` printed localhost:1883 for a device provisioned with another
 // broker, so material printed again did not match what the device holds. The broker is recorded
 // at add, kept by a rotation without --broker, and replaced by one with it.
+// A ratcheting device (PROTOCOL.md 6.6): the material says so, a C header is refused (the SDK
+// does not ratchet), `show` prints the epoch of the edge's stored secret, and `reset-state` of a
+// device beyond the edge's look-ahead is refused unless forced (it would lock the device out).
+TEST_F(KeysCliTest, ARatchetingDeviceIsShownWithItsEpochAndItsStateIsNotResetBlindly) {
+  auto r = keys({"add", "valve-1", "--db", db_, "--ratchet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).value("ratchet", false), true);
+  EXPECT_EQ(keys({"add", "valve-2", "--db", db_, "--ratchet", "--format", "header"}).exit_code, 2);
+  EXPECT_EQ(keys({"show", "valve-1", "--db", db_, "--reveal", "--format", "header"}).exit_code, 2);
+  r = keys({"show", "valve-1", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).at("ratchet_epoch"), nullptr) << "no state stored yet";
+  EXPECT_NE(keys({"list", "--db", db_}).out.find("yes"), std::string::npos);
+
+  // The edge's stored state, 20 sessions past the provisioned secret.
+  {
+    std::string error;
+    auto store = SqliteSessionStore::open(db_ + ".state", {}, error);
+    ASSERT_NE(store, nullptr) << error;
+    EdgeDeviceState state;
+    DevId id;
+    ASSERT_EQ(id.assign("valve-1"), Error::ok);
+    ASSERT_TRUE(enable_ratchet(state, id, DevSecret{}));
+    state.ratchet.epoch = 20;
+    std::uint64_t generation = kAnyGeneration;
+    ASSERT_TRUE(store->save(id, state, 1, generation).ok());
+  }
+  r = keys({"show", "valve-1", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).at("ratchet_epoch"), 20);
+  r = keys({"reset-state", "valve-1", "--db", db_});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("lock it out"), std::string::npos) << r.err;
+  r = keys({"reset-state", "valve-1", "--db", db_, "--force"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = keys({"show", "valve-1", "--db", db_});
+  EXPECT_EQ(json::parse(r.out).at("ratchet_epoch"), nullptr);
+
+  // Rotating it out of ratchet mode.
+  r = keys({"rotate", "valve-1", "--db", db_, "--ratchet", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(json::parse(r.out).contains("ratchet"));
+  EXPECT_FALSE(json::parse(keys({"show", "valve-1", "--db", db_}).out).contains("ratchet_epoch"));
+}
+
 TEST_F(KeysCliTest, ShowRevealPrintsTheBrokerTheDeviceWasProvisionedWith) {
   const auto added = keys({"add", "sensor-1", "--db", db_, "--broker", "mqtt.example:8883"});
   ASSERT_EQ(added.exit_code, 0) << added.err;

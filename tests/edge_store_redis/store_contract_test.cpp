@@ -60,6 +60,33 @@ TYPED_TEST(StoreContract, SavedStateLoadsBackWithEveryField) {
   EXPECT_EQ(generation, 2u);
 }
 
+// The ratchet (PROTOCOL.md 6.6) lives in the device's state: its secret round-trips, and of two
+// edges that step it from the same loaded state only one commit applies (the other is a
+// generation_conflict and handles its message again), so the secret cannot fork.
+TYPED_TEST(StoreContract, ARatchetingStateRoundTripsAndItsStepCannotFork) {
+  auto mine_store = this->backend_.open();
+  auto their_store = this->backend_.open();
+  std::uint64_t generation = kAnyGeneration;
+  ASSERT_TRUE(mine_store->save(this->id_, make_ratcheting_state(), kNow, generation).ok());
+  EdgeDeviceState mine, theirs;
+  std::uint64_t mine_generation = 0, their_generation = 0;
+  ASSERT_TRUE(mine_store->load(this->id_, mine, mine_generation).ok());
+  ASSERT_TRUE(their_store->load(this->id_, theirs, their_generation).ok());
+  expect_same_state(make_ratcheting_state(), mine);
+  mine.ratchet.epoch = 8;
+  mine.ratchet.secret = pattern<DevSecret>(0xE0);
+  theirs.ratchet.epoch = 8;
+  theirs.ratchet.secret = pattern<DevSecret>(0xF0);
+  ASSERT_TRUE(mine_store->save(this->id_, mine, kNow + 1, mine_generation).ok());
+  EXPECT_EQ(their_store->save(this->id_, theirs, kNow + 1, their_generation).status,
+            StoreStatus::generation_conflict);
+  EdgeDeviceState out;
+  std::uint64_t loaded = 0;
+  ASSERT_TRUE(their_store->load(this->id_, out, loaded).ok());
+  EXPECT_EQ(out.ratchet.epoch, 8u);
+  EXPECT_TRUE(same_bytes(out.ratchet.secret, pattern<DevSecret>(0xE0)));
+}
+
 TYPED_TEST(StoreContract, StateIsSeenByAnotherStoreObject) {
   const EdgeDeviceState state = make_rich_state();
   {
