@@ -38,6 +38,21 @@ class MemoryStore final : public SecretStore {
   DevSecret secret_;
 };
 
+// Thread CPU ns per call of `fn`, one sample per batch of `batch` calls (reading the thread CPU
+// clock is a system call, so single calls of a few microseconds are not timed).
+template <typename F>
+std::vector<double> batch_samples_ns(std::size_t iterations, std::size_t batch, F&& fn) {
+  const std::size_t batches = iterations < batch ? 1 : iterations / batch;
+  std::vector<double> samples;
+  samples.reserve(batches);
+  for (std::size_t b = 0; b < batches; ++b) {
+    const std::uint64_t start = thread_cpu_ns();
+    for (std::size_t i = 0; i < batch; ++i) fn();
+    samples.push_back(static_cast<double>(thread_cpu_ns() - start) / static_cast<double>(batch));
+  }
+  return samples;
+}
+
 }  // namespace
 
 DsekpHandshakeStats measure_dsekp_handshake(CryptoBackend& device_crypto,
@@ -85,23 +100,15 @@ DsekpHandshakeStats measure_dsekp_handshake(CryptoBackend& device_crypto,
   };
 
   for (std::size_t i = 0; i < 50; ++i) one();  // warm-up: caches, lazy library init
-  // A handshake takes microseconds and reading the thread CPU clock is a system call, so time
-  // batches and report per-handshake figures of each batch.
   constexpr std::size_t kBatch = 25;
-  const std::size_t batches = iterations < kBatch ? 1 : iterations / kBatch;
-  std::vector<double> samples;
-  samples.reserve(batches);
-  for (std::size_t b = 0; b < batches; ++b) {
-    const std::uint64_t start = thread_cpu_ns();
-    for (std::size_t i = 0; i < kBatch; ++i) one();
-    samples.push_back(static_cast<double>(thread_cpu_ns() - start) / 1000.0 / kBatch);
-  }
+  std::vector<double> samples = batch_samples_ns(iterations, kBatch, one);
+  for (double& s : samples) s /= 1000.0;  // per handshake, in microseconds
   DsekpHandshakeStats stats;
   stats.backend = std::string(device_crypto.name()) + "/" + edge_crypto.name();
   stats.with_codec = with_codec;
   stats.confirmation = confirmation;
   stats.ratchet = scope.ratchet;
-  stats.iterations = batches * kBatch;
+  stats.iterations = samples.size() * kBatch;
   stats.cpu_us_mean =
       std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
   stats.cpu_us_median = median_of(samples);
@@ -117,16 +124,7 @@ double measure_ratchet_step_ns(CryptoBackend& crypto, std::size_t iterations) {
             "derive_next_secret");
   };
   for (std::size_t i = 0; i < 100; ++i) step();  // warm-up
-  constexpr std::size_t kBatch = 100;
-  const std::size_t batches = iterations < kBatch ? 1 : iterations / kBatch;
-  std::vector<double> samples;
-  samples.reserve(batches);
-  for (std::size_t b = 0; b < batches; ++b) {
-    const std::uint64_t start = thread_cpu_ns();
-    for (std::size_t i = 0; i < kBatch; ++i) step();
-    samples.push_back(static_cast<double>(thread_cpu_ns() - start) / kBatch);
-  }
-  return median_of(samples);
+  return median_of(batch_samples_ns(iterations, 100, step));
 }
 
 }  // namespace dsekp::bench

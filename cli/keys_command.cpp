@@ -269,7 +269,7 @@ void run_remove(const KeysOptions& options) {
 
 // The columns a CSV import may have, as the material JSON names them (broker_password goes to
 // broker.password); dev_id and dev_secret_hex are required, edge_salt_hex defaults to the
-// registry's.
+// registry's; ratchet is true or 1 for a device that ratchets its secret.
 class CsvImport final : public analyze::CsvSink {
  public:
   explicit CsvImport(std::string default_salt_hex)
@@ -277,12 +277,13 @@ class CsvImport final : public analyze::CsvSink {
 
   std::vector<bool> on_header(std::span<const std::string_view> names) override {
     static const std::vector<std::string_view> known = {
-        "dev_id", "dev_secret_hex", "edge_salt_hex", "psk_key_hex", "broker_password", "broker"};
+        "dev_id",          "dev_secret_hex", "edge_salt_hex", "psk_key_hex",
+        "broker_password", "broker",         "ratchet"};
     for (const std::string_view n : names) {
       if (std::find(known.begin(), known.end(), n) == known.end())
         throw std::runtime_error("import: unknown CSV column \"" + std::string(n) +
                                  "\" (known: dev_id, dev_secret_hex, edge_salt_hex, psk_key_hex, "
-                                 "broker_password, broker)");
+                                 "broker_password, broker, ratchet)");
       names_.emplace_back(n);
     }
     for (const char* required : {"dev_id", "dev_secret_hex"})
@@ -299,6 +300,8 @@ class CsvImport final : public analyze::CsvSink {
         object["broker"]["password"] = value;
       else if (names_[i] == "broker")
         broker = value;
+      else if (names_[i] == "ratchet")
+        object["ratchet"] = value == "true" || value == "1";
       else if (!value.empty())
         object[names_[i]] = value;
     }
@@ -383,6 +386,7 @@ void run_import(const KeysOptions& options) {
       (void)d.psk_key->assign(parsed[i].psk_key.view());
     }
     d.broker_password = parsed[i].password;
+    d.ratchet = parsed[i].ratchet;
     if (i < brokers.size() && !brokers[i].empty()) {
       (void)broker_argument(brokers[i]);
       d.broker = brokers[i];
@@ -441,10 +445,11 @@ void check_ratchet_reset(const KeysOptions& options) {
                  options.dev_id.c_str(), error.c_str(), dsekp::EdgeConfig{}.ratchet_lookahead);
     return;
   }
-  if (epoch && *epoch > dsekp::EdgeConfig{}.ratchet_lookahead && !options.force)
+  // The device may be one step ahead of its stored state (a confirmation not yet seen).
+  if (epoch && *epoch + 1 > dsekp::EdgeConfig{}.ratchet_lookahead && !options.force)
     throw UsageError("reset-state: " + options.dev_id + " ratchets its secret and is " +
                      std::to_string(*epoch) +
-                     " sessions past its provisioning, beyond the "
+                     " sessions past its provisioning (and may be one more), beyond the "
                      "edge's look-ahead of " +
                      std::to_string(dsekp::EdgeConfig{}.ratchet_lookahead) +
                      ": removing its state would lock it out until it is re-provisioned. Rotate "

@@ -135,6 +135,8 @@ EdgeDeviceState& EdgeDeviceState::operator=(EdgeDeviceState&& other) noexcept {
   // The source's keys were wiped by the moves; make it empty rather than keyless-but-"live".
   other.has_pending = false;
   other.established_count = 0;
+  other.ratchet.active = false;
+  other.ratchet.epoch = 0;
   return *this;
 }
 

@@ -106,6 +106,10 @@ class Parser {
       d.has_psk_key = true;
     }
     if (!secret_ok || !salt_ok || !psk_ok) fail("internal error: key sizes");
+    if (const auto it = object.find("generation"); it != object.end()) {
+      if (!it->is_number_unsigned()) fail("\"generation\" must be an unsigned integer");
+      d.generation = it->get<std::uint64_t>();
+    }
     if (const auto it = object.find("ratchet"); it != object.end()) {
       if (!it->is_boolean()) fail("\"ratchet\" must be true or false");
       d.ratchet = it->get<bool>();

@@ -6,9 +6,10 @@
 // {username, password} is optional (absent or empty username: anonymous login) and its host/port
 // are ignored (the command line names the broker); `topics` {init, ack, data, down, psk} is
 // optional and defaults to the protocol's topics (PROTOCOL.md section 2); `ratchet` (true: the
-// device ratchets its secret, PROTOCOL.md 6.6) is optional and defaults to false. Other members
-// (e.g. "generation") are ignored. Anything else wrong is refused with a CredentialsError whose
-// message names the file, the device and the problem.
+// device ratchets its secret, PROTOCOL.md 6.6) is optional and defaults to false, and so is
+// `generation` (the registry's, new at every rotation; 0 if absent). Other members are ignored.
+// Anything else wrong is refused with a CredentialsError whose message names the file, the device
+// and the problem.
 #pragma once
 
 #include <filesystem>
@@ -35,9 +36,10 @@ struct DeviceTopics {
 struct ProvisionedDevice {
   DeviceCredentials credentials;  // dev_id, DEV_SECRET, EDGE_SALT
   PskKey psk_key;
-  bool has_psk_key = false;  // provisioned for the PSK baseline
-  bool ratchet = false;      // ratchets its secret (PROTOCOL.md 6.6): credentials is S_0
-  std::string username;      // empty: anonymous
+  bool has_psk_key = false;      // provisioned for the PSK baseline
+  bool ratchet = false;          // ratchets its secret (PROTOCOL.md 6.6): credentials is S_0
+  std::uint64_t generation = 0;  // the material's "generation" (0 if absent): new at a rotation
+  std::string username;          // empty: anonymous
   std::string password;
   DeviceTopics topics;
 };

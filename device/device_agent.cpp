@@ -62,7 +62,7 @@ DeviceAgent::DeviceAgent(const ProvisionedDevice& device, std::uint64_t index,
     if (config.ratchet_dir.empty())
       throw SecretFileError(std::string(device.credentials.dev_id.str()) +
                             " ratchets its secret: --ratchet-dir DIR must say where it keeps it");
-    secret_store_.emplace(config.ratchet_dir, device.credentials.dev_id);
+    secret_store_.emplace(config.ratchet_dir, device.credentials.dev_id, device.generation);
   }
 }
 

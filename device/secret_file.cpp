@@ -11,7 +11,7 @@
 namespace dsekp::device {
 namespace {
 
-constexpr std::size_t kRecordSize = 4 + kDevSecretSize;
+constexpr std::size_t kRecordSize = 8 + 4 + kDevSecretSize;
 
 bool write_all(int fd, const std::uint8_t* data, std::size_t size) noexcept {
   while (size > 0) {
@@ -34,8 +34,11 @@ bool sync_directory(const std::filesystem::path& dir) noexcept {
 
 }  // namespace
 
-FileSecretStore::FileSecretStore(std::filesystem::path dir, const DevId& dev_id)
-    : dir_(std::move(dir)), path_(dir_ / (std::string(dev_id.str()) + ".secret")) {}
+FileSecretStore::FileSecretStore(std::filesystem::path dir, const DevId& dev_id,
+                                 std::uint64_t generation)
+    : dir_(std::move(dir)),
+      path_(dir_ / (std::string(dev_id.str()) + ".secret")),
+      generation_(generation) {}
 
 bool FileSecretStore::load(DeviceCredentials& credentials) const {
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -56,26 +59,32 @@ bool FileSecretStore::load(DeviceCredentials& credentials) const {
   if (got != kRecordSize) {
     secure_wipe(MutableByteView(record));
     throw SecretFileError(path_.string() + ": expected " + std::to_string(kRecordSize) +
-                          " bytes (u32 epoch and a 32-byte secret), found " +
+                          " bytes (u64 generation, u32 epoch, a 32-byte secret), found " +
                           (got > kRecordSize ? "more" : std::to_string(got)));
   }
-  credentials.epoch = load_be32(record.data());
-  (void)credentials.dev_secret.assign(ByteView(record.data() + 4, kDevSecretSize));
+  const bool same_material = load_be64(record.data()) == generation_;
+  if (same_material) {
+    credentials.epoch = load_be32(record.data() + 8);
+    (void)credentials.dev_secret.assign(ByteView(record.data() + 12, kDevSecretSize));
+  }
   secure_wipe(MutableByteView(record));
-  return true;
+  return same_material;
 }
 
 bool FileSecretStore::store_secret(const DevSecret& secret, std::uint32_t epoch) noexcept {
   std::array<std::uint8_t, kRecordSize> record{};
-  store_be32(record.data(), epoch);
-  std::memcpy(record.data() + 4, secret.view().data(), kDevSecretSize);
+  store_be64(record.data(), generation_);
+  store_be32(record.data() + 8, epoch);
+  std::memcpy(record.data() + 12, secret.view().data(), kDevSecretSize);
   std::filesystem::path temporary = path_;
   temporary += ".new";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   bool ok = fd >= 0 && write_all(fd, record.data(), record.size()) && ::fsync(fd) == 0;
   secure_wipe(MutableByteView(record));
   if (fd >= 0) ::close(fd);
-  // The old file stays open across the rename, to be overwritten once nothing needs it.
+  // The old file stays open across the rename, to be overwritten once nothing needs it: after the
+  // directory is synced (zeroed before that, a power cut could bring back a zeroed file), so a
+  // failed directory sync leaves it as it was and reports the write failed.
   const int old_fd = ok ? ::open(path_.c_str(), O_WRONLY | O_CLOEXEC) : -1;
   ok = ok && ::rename(temporary.c_str(), path_.c_str()) == 0 && sync_directory(dir_);
   if (!ok) {

@@ -1,6 +1,8 @@
 // A simulated device's non-volatile storage for its ratcheted secret (PROTOCOL.md 6.6): one file
-// per device, `<dir>/<dev_id>.secret`, mode 0600, 36 bytes: u32 epoch (big-endian) || the 32-byte
-// secret. No file: the device is still on the secret it was provisioned with (epoch 0).
+// per device, `<dir>/<dev_id>.secret`, mode 0600, 44 bytes: u64 generation of the material the
+// chain started from, u32 epoch (both big-endian), the 32-byte secret. No file, or one of another
+// generation (the device was rotated: new material, a new chain): the device is on the secret it
+// was provisioned with (epoch 0).
 //
 // A write is durable and all-or-nothing across a power cut: the new pair goes to a temporary file
 // that is synced and renamed over the old one, then the directory is synced. The old file is then
@@ -25,10 +27,12 @@ class SecretFileError : public std::runtime_error {
 
 class FileSecretStore final : public SecretStore {
  public:
-  FileSecretStore(std::filesystem::path dir, const DevId& dev_id);
+  /// `generation`: the material's (ProvisionedDevice::generation).
+  FileSecretStore(std::filesystem::path dir, const DevId& dev_id, std::uint64_t generation);
 
   /// Puts the stored secret and epoch into `credentials`; false, changing nothing, if nothing is
-  /// stored. Throws SecretFileError for a file that cannot be read or has the wrong size.
+  /// stored for this generation. Throws SecretFileError for a file that cannot be read or has
+  /// the wrong size.
   bool load(DeviceCredentials& credentials) const;
 
   bool store_secret(const DevSecret& secret, std::uint32_t epoch) noexcept override;
@@ -40,6 +44,7 @@ class FileSecretStore final : public SecretStore {
  private:
   std::filesystem::path dir_;
   std::filesystem::path path_;
+  std::uint64_t generation_;
   std::uint64_t writes_ = 0;
 };
 

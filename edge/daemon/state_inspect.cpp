@@ -32,8 +32,7 @@ bool read_ratchet_epoch(const StateLocation& where, const std::string& dev_id,
     error = "invalid dev_id";
     return false;
   }
-  if (where.store.empty() || where.store == "sqlite") {
-    const std::string path = where.state_db.empty() ? where.registry_db + ".state" : where.state_db;
+  if (const std::string path = sqlite_state_path(where); !path.empty()) {
     if (!std::filesystem::exists(path)) return true;  // no edge has stored anything yet
     auto store = SqliteSessionStore::open(path, {}, error);
     return store != nullptr && epoch_in(*store, id, epoch, error);

@@ -29,6 +29,11 @@ bool remove_in(SessionStore& store, CredentialGenerations& generations, const De
 
 }  // namespace
 
+std::string sqlite_state_path(const StateLocation& where) {
+  if (!where.store.empty() && where.store != "sqlite") return "";
+  return where.state_db.empty() ? where.registry_db + ".state" : where.state_db;
+}
+
 bool reset_device_state(const StateLocation& where, const std::string& dev_id, bool& found,
                         std::string& error) {
   found = false;
@@ -37,8 +42,7 @@ bool reset_device_state(const StateLocation& where, const std::string& dev_id, b
     error = "invalid dev_id";
     return false;
   }
-  if (where.store.empty() || where.store == "sqlite") {
-    const std::string path = where.state_db.empty() ? where.registry_db + ".state" : where.state_db;
+  if (const std::string path = sqlite_state_path(where); !path.empty()) {
     if (!std::filesystem::exists(path)) return true;  // no edge has stored anything yet
     auto store = SqliteSessionStore::open(path, {}, error);
     if (store == nullptr) return false;

@@ -20,6 +20,10 @@ struct StateLocation {
   std::string store_password;  // the Redis user's password (DSEKP_REDIS_PASSWORD); empty: none
 };
 
+/// The SQLite state database `where` names (`--state-db`, default `<registry>.state`), or "" if
+/// the store is Redis.
+[[nodiscard]] std::string sqlite_state_path(const StateLocation& where);
+
 /// Removes `dev_id`'s state and credential record. `found` tells whether there was a state.
 /// false with `error` if the store cannot be opened or written (a missing SQLite state database
 /// is not an error: nothing is stored there).

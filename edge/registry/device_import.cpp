@@ -32,6 +32,7 @@ RegistryStatus DeviceRegistry::import_devices(const std::vector<ImportedDevice>&
     if (d.psk_key) (void)m.credentials.psk_key.assign(d.psk_key->view());
     if (!d.broker_password.empty()) m.broker_password = d.broker_password;
     m.broker = d.broker;
+    m.credentials.ratchet = d.ratchet;
     if (auto s = insert_new_device(m); !s.ok()) return s;
     out.push_back(std::move(m));
   }

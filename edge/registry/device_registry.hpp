@@ -158,6 +158,7 @@ struct ImportedDevice {
   std::optional<PskKey> psk_key;  // unset: drawn fresh
   std::string broker_password;    // empty: drawn fresh
   std::string broker;             // HOST:PORT it connects to; empty: not recorded
+  bool ratchet = false;           // it ratchets its secret (PROTOCOL.md 6.6)
 };
 
 /// One device that changed after a given generation.

@@ -74,13 +74,14 @@ bool has_bound_content(bool pending, std::uint32_t established, bool newest,
 }
 
 // A secret belongs to a device (a state in ratchet mode is bound), and a pending session's INIT
-// verified under the current secret or an earlier one; without the ratchet both epochs are 0.
+// verified under the current secret (the edge steps only when it replaces or confirms the
+// pending session); without the ratchet both epochs are 0.
 StateCodecError check_ratchet(const EdgeDeviceState& s) noexcept {
   const std::uint32_t pending_epoch = s.has_pending ? s.pending.ratchet_epoch : 0;
   if (!s.ratchet.active)
     return s.ratchet.epoch == 0 && pending_epoch == 0 ? StateCodecError::ok
                                                       : StateCodecError::inconsistent_state;
-  return s.dev_id.size() != 0 && pending_epoch <= s.ratchet.epoch
+  return s.dev_id.size() != 0 && (!s.has_pending || pending_epoch == s.ratchet.epoch)
              ? StateCodecError::ok
              : StateCodecError::inconsistent_state;
 }

@@ -30,7 +30,7 @@
 //   established_count x session
 //   if ratchet mode (bit 4):
 //        u32 epoch, [32] the device's current secret, u32 the pending session's ratchet epoch
-//        (0 without one; at most epoch). The state must be bound to a device (dev_id L > 0).
+//        (0 without one; equal to epoch with one). The state must be bound to a device (L > 0).
 //
 //   session:
 //        u16  sessctr

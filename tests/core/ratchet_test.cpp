@@ -376,6 +376,7 @@ TEST_P(Ratchet, EnablingIsBoundToTheDeviceAndKeepsANewerSecret) {
   EXPECT_TRUE(fresh.dev_id == credentials_.dev_id);
   EdgeDeviceState moved(std::move(fresh));
   EXPECT_TRUE(moved.ratchet.active);
+  EXPECT_FALSE(fresh.ratchet.active) << "a moved-from state is empty, not keyless but live";
   EXPECT_TRUE(constant_time_equal(moved.ratchet.secret.view(), credentials_.dev_secret.view()));
 }
 

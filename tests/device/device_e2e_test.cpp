@@ -327,12 +327,12 @@ TEST_F(DeviceEndToEnd, ResetsOpenNewSessionsAndLoseNothing) {
   expect_full_delivery("dsekp", 40);
 }
 
-/// The epoch a device's secret file holds (device/secret_file.hpp: u32 big-endian first).
+/// The epoch a device's secret file holds (device/secret_file.hpp: after the u64 generation).
 std::uint32_t file_epoch(const std::string& path) {
   const std::string bytes = dsekp::test::read_file(path);
-  if (bytes.size() != 36) return 0xFFFFFFFFu;
+  if (bytes.size() != 44) return 0xFFFFFFFFu;
   std::uint32_t epoch = 0;
-  for (int i = 0; i < 4; ++i) epoch = epoch << 8 | static_cast<std::uint8_t>(bytes[i]);
+  for (int i = 8; i < 12; ++i) epoch = epoch << 8 | static_cast<std::uint8_t>(bytes[i]);
   return epoch;
 }
 

@@ -117,6 +117,13 @@ TEST_F(KeysCliTest, ARatchetingDeviceIsShownWithItsEpochAndItsStateIsNotResetBli
   r = keys({"show", "valve-1", "--db", db_});
   EXPECT_EQ(json::parse(r.out).at("ratchet_epoch"), nullptr);
 
+  // Exported and imported into another registry, it still ratchets.
+  ASSERT_EQ(keys({"export", "--db", db_, "--out", dir_.file("fleet.json")}).exit_code, 0);
+  const std::string other = dir_.file("other.db");
+  r = keys({"import", dir_.file("fleet.json"), "--db", other});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(keys({"show", "valve-1", "--db", other}).out).at("ratchet"), true);
+
   // Rotating it out of ratchet mode.
   r = keys({"rotate", "valve-1", "--db", db_, "--ratchet", "off"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

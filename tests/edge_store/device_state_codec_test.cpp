@@ -58,6 +58,8 @@ TEST(DeviceStateCodec, RatchetFieldsThatContradictEachOtherAreRefused) {
   EdgeDeviceState s = make_ratcheting_state();
   s.pending.ratchet_epoch = 8;  // a pending INIT under a secret the state does not have yet
   EXPECT_EQ(encode_device_state(s, out), StateCodecError::inconsistent_state);
+  s.pending.ratchet_epoch = 6;  // ...or under one the state stepped past: confirming it would
+  EXPECT_EQ(encode_device_state(s, out), StateCodecError::inconsistent_state);  // step again
   s = make_rich_state();
   s.ratchet.epoch = 3;  // an epoch without the ratchet
   EXPECT_EQ(encode_device_state(s, out), StateCodecError::inconsistent_state);
@@ -69,6 +71,8 @@ TEST(DeviceStateCodec, RatchetFieldsThatContradictEachOtherAreRefused) {
   auto bytes = encoded(make_ratcheting_state());
   const std::size_t pending_epoch = bytes.size() - 4;
   bytes[pending_epoch + 3] = 8;
+  EXPECT_EQ(decode(bytes), StateCodecError::inconsistent_state);
+  bytes[pending_epoch + 3] = 6;
   EXPECT_EQ(decode(bytes), StateCodecError::inconsistent_state);
   EdgeDeviceState no_pending = make_ratcheting_state();
   no_pending.has_pending = false;

@@ -162,13 +162,13 @@ inline void expect_same_state(const EdgeDeviceState& a, const EdgeDeviceState& b
 }
 
 /// make_rich_state() of a device in ratchet mode (PROTOCOL.md 6.6): its pending session's INIT
-/// verified one step before the current secret.
+/// verified under the current secret.
 inline EdgeDeviceState make_ratcheting_state(const std::string& dev_id = "esp32-01") {
   EdgeDeviceState s = make_rich_state(dev_id);
   s.ratchet.active = true;
   s.ratchet.epoch = 7;
   s.ratchet.secret = pattern<DevSecret>(0xD0);
-  s.pending.ratchet_epoch = 6;
+  s.pending.ratchet_epoch = 7;
   return s;
 }
 
