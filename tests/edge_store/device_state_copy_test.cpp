@@ -31,5 +31,26 @@ TEST(DeviceStateCopy, CopiesEveryFieldAndKeepsNothingOfTheDestination) {
   }
 }
 
+// The ratchet's secret (PROTOCOL.md 6.6) is part of the copy, and a copy of a state without the
+// ratchet over one with it leaves no secret behind.
+TEST(DeviceStateCopy, CopiesTheRatchetAndLeavesNoSecretBehind) {
+  const EdgeDeviceState original = make_ratcheting_state();
+  EdgeDeviceState copy;
+  copy_device_state(original, copy);
+  expect_same_state(original, copy);
+  std::vector<std::uint8_t> a, b;
+  ASSERT_EQ(encode_device_state(original, a), StateCodecError::ok);
+  ASSERT_EQ(encode_device_state(copy, b), StateCodecError::ok);
+  EXPECT_EQ(a, b);
+
+  EdgeDeviceState into = make_ratcheting_state();
+  copy_device_state(make_rich_state(), into);
+  EXPECT_FALSE(into.ratchet.active);
+  EXPECT_EQ(into.ratchet.epoch, 0u);
+  EXPECT_EQ(into.pending.ratchet_epoch, 0u);
+  for (const std::uint8_t byte : into.ratchet.secret.view())
+    EXPECT_EQ(byte, 0) << "a secret was left";
+}
+
 }  // namespace
 }  // namespace dsekp::edge::testing
