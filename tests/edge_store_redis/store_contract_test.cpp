@@ -73,9 +73,10 @@ TYPED_TEST(StoreContract, ARatchetingStateRoundTripsAndItsStepCannotFork) {
   ASSERT_TRUE(mine_store->load(this->id_, mine, mine_generation).ok());
   ASSERT_TRUE(their_store->load(this->id_, theirs, their_generation).ok());
   expect_same_state(make_ratcheting_state(), mine);
-  mine.ratchet.epoch = 8;
+  // Each steps by an INIT one secret ahead (its pending session is under the new one).
+  mine.ratchet.epoch = mine.pending.ratchet_epoch = 8;
   mine.ratchet.secret = pattern<DevSecret>(0xE0);
-  theirs.ratchet.epoch = 8;
+  theirs.ratchet.epoch = theirs.pending.ratchet_epoch = 8;
   theirs.ratchet.secret = pattern<DevSecret>(0xF0);
   ASSERT_TRUE(mine_store->save(this->id_, mine, kNow + 1, mine_generation).ok());
   EXPECT_EQ(their_store->save(this->id_, theirs, kNow + 1, their_generation).status,
