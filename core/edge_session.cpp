@@ -235,7 +235,7 @@ Error EdgeProtocol::handle_init(const InitFrame& init, const DevSecret& dev_secr
   pending.session.created_ms = now_ms;
   pending.session.last_seen_ms = now_ms;
   pending.session.serial = state.next_session_serial++;
-  if (state.ratchet.active && ratchet_steps > 0) {
+  if (ratchet_steps > 0) {
     // The device holds this later secret and never goes back: the earlier ones are of no use.
     state.ratchet.secret = static_cast<DevSecret&&>(ratchet_secret);
     state.ratchet.epoch += ratchet_steps;

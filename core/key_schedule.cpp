@@ -90,23 +90,31 @@ Error compute_ack_proof(CryptoBackend& crypto, const ProofKey& k_ack, const Proo
 
 namespace {
 
-// HKDF-Extract(EDGE_SALT, S): the PRK of K_rekey and of the ratchet step. A separate extraction
-// from the session's (whose IKM also has the INIT's nonce, sessctr and t), so neither shares an
-// output with a session key; no session input, so an edge that lost its state can step forward
-// from an older secret.
-Error extract_secret_prk(CryptoBackend& crypto, const DevSecret& secret, const EdgeSalt& edge_salt,
-                         const DevId& dev_id, Prk& prk) noexcept {
-  if (edge_salt.view().empty() || dev_id.size() == 0) return Error::invalid_argument;
-  const std::array<ByteView, 1> ikm{secret.view()};
-  return crypto.hkdf_extract(edge_salt.view(), ikm, prk.mutable_view());
-}
-
 // HKDF-Expand(prk, label || u8 len || dev_id, N).
 Error expand_labelled(CryptoBackend& crypto, const Prk& prk, std::string_view label,
                       const DevId& dev_id, MutableByteView out) noexcept {
   const LengthPrefixedDevId id(dev_id);
   const std::array<ByteView, 3> info{label_bytes(label), ByteView(id.length), id.bytes};
   return crypto.hkdf_expand(prk.view(), info, out);
+}
+
+// The ratchet step from `current`: the next secret into `next` and, if asked, K_rekey of
+// `current` into `rekey_key`, from the one extraction they share: HKDF-Extract(EDGE_SALT, S), a
+// separate one from the session's (whose IKM also has the INIT's nonce, sessctr and t), so
+// neither shares an output with a session key; no session input, so an edge that lost its state
+// can step forward from an older secret.
+Error step_secret(CryptoBackend& crypto, const DevSecret& current, const EdgeSalt& edge_salt,
+                  const DevId& dev_id, DevSecret& next, ProofKey* rekey_key) noexcept {
+  if (edge_salt.view().empty() || dev_id.size() == 0) return Error::invalid_argument;
+  const std::array<ByteView, 1> ikm{current.view()};
+  Prk prk;
+  if (Error e = crypto.hkdf_extract(edge_salt.view(), ikm, prk.mutable_view()); e != Error::ok)
+    return e;
+  if (Error e = expand_labelled(crypto, prk, kLabelRatchet, dev_id, next.mutable_view());
+      e != Error::ok)
+    return e;
+  if (rekey_key == nullptr) return Error::ok;
+  return expand_labelled(crypto, prk, kLabelRekeyKey, dev_id, rekey_key->mutable_view());
 }
 
 }  // namespace
@@ -128,27 +136,17 @@ Error derive_rekey_key(CryptoBackend& crypto, const DevSecret& dev_secret,
 Error derive_next_secret(CryptoBackend& crypto, const DevSecret& current, const EdgeSalt& edge_salt,
                          const DevId& dev_id, DevSecret& out) noexcept {
   // HKDF-Expand is one-way in its key: the new secret tells nothing about the old one.
-  Prk prk;
   DevSecret next;
-  if (Error e = extract_secret_prk(crypto, current, edge_salt, dev_id, prk); e != Error::ok)
+  if (Error e = step_secret(crypto, current, edge_salt, dev_id, next, nullptr); e != Error::ok)
     return e;
-  if (Error e = expand_labelled(crypto, prk, kLabelRatchet, dev_id, next.mutable_view());
-      e != Error::ok)
-    return e;
-  out = static_cast<DevSecret&&>(next);
+  out = static_cast<DevSecret&&>(next);  // `out` may be `current`: written only now
   return Error::ok;
 }
 
 Error derive_ratchet_step(CryptoBackend& crypto, const DevSecret& current,
                           const EdgeSalt& edge_salt, const DevId& dev_id, DevSecret& next,
                           ProofKey& rekey_key) noexcept {
-  Prk prk;
-  if (Error e = extract_secret_prk(crypto, current, edge_salt, dev_id, prk); e != Error::ok)
-    return e;
-  if (Error e = expand_labelled(crypto, prk, kLabelRatchet, dev_id, next.mutable_view());
-      e != Error::ok)
-    return e;
-  return expand_labelled(crypto, prk, kLabelRekeyKey, dev_id, rekey_key.mutable_view());
+  return step_secret(crypto, current, edge_salt, dev_id, next, &rekey_key);
 }
 
 Error compute_rekey_proof(CryptoBackend& crypto, const ProofKey& k_rekey, const DevId& dev_id,

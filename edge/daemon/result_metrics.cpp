@@ -42,8 +42,8 @@ void record_result(metrics::EdgeMetrics& m, const HandleResult& r,
   if (r.session_confirmed) m.session_confirmed();
   if (r.session_evicted) m.session_evicted();
   if (r.rekey_requested) m.rekey_requested();
-  if (r.ok() && r.ratchet_steps + (r.ratcheted ? 1u : 0u) > 0)
-    m.ratchet_stepped(r.ratchet_steps + (r.ratcheted ? 1u : 0u));
+  if (const std::uint32_t steps = r.ratchet_steps + (r.ratcheted ? 1u : 0u); r.ok() && steps > 0)
+    m.ratchet_stepped(steps);
 }
 
 }  // namespace dsekp::edge::daemon
