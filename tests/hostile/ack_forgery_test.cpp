@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "async_mqtt_client.hpp"
@@ -29,6 +33,31 @@ std::string forged_ack(const std::string& dev_id, std::uint16_t sessctr, std::ui
   ack.status = status;
   (void)ack.proof.assign(bytes_of(proof16));
   return wire(ack, enc);
+}
+
+/// Stops `pid` and returns once every thread of it is stopped: kill() only sends SIGSTOP, and a
+/// thread still running could answer the INIT published next (seen once beside the parallel
+/// suite: the genuine ACK came before the replay meant to precede it).
+bool pause_process(pid_t pid) {
+  if (::kill(pid, SIGSTOP) != 0) return false;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    bool all_stopped = true;
+    for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+      std::ifstream stat(task.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      // "pid (comm) S ...": the state follows the last ')'.
+      const auto close = line.rfind(')');
+      if (close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'T') {
+        all_stopped = false;
+        break;
+      }
+    }
+    if (all_stopped) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
 }
 
 class AckForgery : public ::testing::Test {
@@ -85,7 +114,7 @@ TEST_F(AckForgery, TheDeviceRefusesEveryForgedAckAndOnlySendsUnderTheEdgesKeys) 
   EXPECT_EQ(sealed, Error::no_session);
 
   // INIT outstanding, the edge paused: the attacker read the INIT and answers first.
-  ASSERT_EQ(::kill(bed_.edge_pid(), SIGSTOP), 0);
+  ASSERT_TRUE(pause_process(bed_.edge_pid()));
   InitFrame init;
   const std::string init_wire = victim_.init(unix_s(), Encoding::json, &init);
   ASSERT_TRUE(link_.publish("dsekp/init", init_wire));
@@ -123,7 +152,7 @@ TEST_F(AckForgery, TheDeviceRefusesEveryForgedAckAndOnlySendsUnderTheEdgesKeys) 
   send(5);
 
   // A rekey, the edge paused again: the old genuine ACK replayed against the new INIT.
-  ASSERT_EQ(::kill(bed_.edge_pid(), SIGSTOP), 0);
+  ASSERT_TRUE(pause_process(bed_.edge_pid()));
   const std::size_t before_rekey = link_.messages(kAckTopic).size();
   ASSERT_TRUE(link_.publish("dsekp/init", victim_.init(unix_s(), Encoding::compact)));
   ASSERT_TRUE(attacker_.publish(kAckTopic, genuine_ack));
