@@ -73,9 +73,11 @@ struct KeysOptions {
   bool reveal = false;
   bool as_json = false;
   bool psk_baseline = false;
-  bool ratchet = false;      // add: the device ratchets its secret (PROTOCOL.md 6.6)
-  bool force = false;        // reset-state: also a ratcheting device beyond the look-ahead
-  std::string ratchet_mode;  // rotate: "on", "off"; empty keeps the recorded mode
+  bool ratchet = false;  // add: the device ratchets its secret (PROTOCOL.md 6.6)
+  bool force = false;    // reset-state: also a ratcheting device beyond the look-ahead
+  std::uint32_t ratchet_lookahead =
+      dsekp::EdgeConfig{}.ratchet_lookahead;  // reset-state: the edge's
+  std::string ratchet_mode;                   // rotate: "on", "off"; empty keeps the recorded mode
   std::string out_dir;
   std::string out_file;  // material to this file (0600) instead of stdout
   std::string edge_user;
@@ -409,7 +411,16 @@ void run_export(const KeysOptions& options) {
   const auto mode =
       options.psk_baseline ? edge::MaterialMode::with_psk_baseline : edge::MaterialMode::dsekp_only;
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  std::size_t written = 0;
   for (const auto& d : devices) {
+    if (d.secret_erased_ms) {
+      // Nothing to carry: its only secret is in the edge's state (PROTOCOL.md 6.6).
+      std::fprintf(stderr,
+                   "dsekp keys: %s left out: its provisioned secret was erased after its first "
+                   "ratchet step (rotate it to re-provision it)\n",
+                   d.dev_id.c_str());
+      continue;
+    }
     edge::DeviceMaterial material;
     check(registry->material(d.dev_id, material));
     const edge::BrokerAddress broker =
@@ -417,10 +428,11 @@ void run_export(const KeysOptions& options) {
                         : !material.broker.empty() ? material.broker
                                                    : std::string(kDefaultDeviceBroker));
     all.push_back(nlohmann::ordered_json::parse(edge::material_json(material, broker, mode)));
+    ++written;
   }
   check(edge::write_file_atomically(options.out_file, all.dump(2) + "\n", 0600));
   std::fprintf(stderr, "dsekp keys: wrote the material of %zu devices to %s (mode 0600).\n",
-               devices.size(), options.out_file.c_str());
+               written, options.out_file.c_str());
 }
 
 /// The state location of `options`, with the registry and the Redis password filled in.
@@ -434,7 +446,12 @@ edge::daemon::StateLocation state_location(const KeysOptions& options) {
 /// A ratcheting device's stored state holds the only copy of its current secret (PROTOCOL.md
 /// 6.6): after a reset the edge starts from the provisioned secret again and lets the device in
 /// only if it is at most the look-ahead past it. Refused beyond that unless forced.
-void check_ratchet_reset(const KeysOptions& options) {
+void check_ratchet_reset(const edge::DeviceInfo& info, const KeysOptions& options) {
+  if (info.secret_erased_ms && !options.force)
+    throw UsageError("reset-state: " + options.dev_id +
+                     " ratchets its secret and its provisioned secret was erased: its stored "
+                     "state holds the only copy of its secret, and removing it would lock it out "
+                     "until it is re-provisioned. Rotate it (dsekp keys rotate), or pass --force");
   std::optional<std::uint32_t> epoch;
   std::string error;
   if (!edge::daemon::read_ratchet_epoch(state_location(options), options.dev_id, epoch, error)) {
@@ -442,16 +459,16 @@ void check_ratchet_reset(const KeysOptions& options) {
                  "dsekp keys: %s ratchets its secret and its state cannot be read (%s); after "
                  "the reset it gets in only if it is at most %u sessions past its provisioning, "
                  "else rotate it.\n",
-                 options.dev_id.c_str(), error.c_str(), dsekp::EdgeConfig{}.ratchet_lookahead);
+                 options.dev_id.c_str(), error.c_str(), options.ratchet_lookahead);
     return;
   }
   // The device may be one step ahead of its stored state (a confirmation not yet seen).
-  if (epoch && *epoch + 1 > dsekp::EdgeConfig{}.ratchet_lookahead && !options.force)
+  if (epoch && *epoch + 1 > options.ratchet_lookahead && !options.force)
     throw UsageError("reset-state: " + options.dev_id + " ratchets its secret and is " +
                      std::to_string(*epoch) +
                      " sessions past its provisioning (and may be one more), beyond the "
                      "edge's look-ahead of " +
-                     std::to_string(dsekp::EdgeConfig{}.ratchet_lookahead) +
+                     std::to_string(options.ratchet_lookahead) +
                      ": removing its state would lock it out until it is re-provisioned. Rotate "
                      "it (dsekp keys rotate), or pass --force");
 }
@@ -460,7 +477,7 @@ void run_reset_state(const KeysOptions& options) {
   auto registry = open_registry(options.db, OpenMode::existing_only);
   edge::DeviceInfo info;
   check(registry->info(options.dev_id, info));  // a registered device only
-  if (info.ratchet) check_ratchet_reset(options);
+  if (info.ratchet) check_ratchet_reset(info, options);
   remove_state(options, ": its next INIT starts a session from nothing");
 }
 
@@ -852,6 +869,12 @@ void add_keys_command(CLI::App& app) {
   reset->add_flag("--force", o->force,
                   "Also reset a ratcheting device too far past its provisioning for the edge to "
                   "find its secret again (it is then locked out until rotated)");
+  reset
+      ->add_option("--ratchet-lookahead", o->ratchet_lookahead,
+                   "The edge's --ratchet-lookahead: how far past its provisioning a ratcheting "
+                   "device may be for the edge to find it again after the reset")
+      ->check(CLI::Range(1u, dsekp::kMaxRatchetLookahead))
+      ->capture_default_str();
   reset->callback([o] { run_reset_state(*o); });
 
   CLI::App* rotate = keys->add_subcommand(

@@ -90,6 +90,7 @@ int http_status(RegistryErrc code) {
       return 404;
     case RegistryErrc::already_exists:
     case RegistryErrc::name_conflict:
+    case RegistryErrc::secret_erased:
       return 409;
     default:
       return 500;

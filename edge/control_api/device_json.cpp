@@ -25,7 +25,9 @@ nlohmann::ordered_json device_info_json(const DeviceInfo& info) {
           {"rotated", optional(info.rotated_ms, true)},
           {"created_ms", info.created_ms},
           {"rotated_ms", optional(info.rotated_ms, false)},
-          {"ratchet", info.ratchet}};
+          {"ratchet", info.ratchet},
+          // PROTOCOL.md 6.6: erased once the edge's stored state was past it.
+          {"secret_erased", optional(info.secret_erased_ms, true)}};
 }
 
 }  // namespace dsekp::edge::control_api

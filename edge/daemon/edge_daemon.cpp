@@ -25,6 +25,7 @@
 #include "edge/daemon/rejection_log.hpp"
 #include "edge/daemon/reloadable_options.hpp"
 #include "edge/daemon/result_metrics.hpp"
+#include "edge/daemon/secret_eraser.hpp"
 #include "edge/daemon/service_manager.hpp"
 #include "edge/daemon/store_watch.hpp"
 #include "edge/daemon/test_hold.hpp"
@@ -202,6 +203,9 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
     DeviceInfo info;
     return activity_registry->info(dev_id, info).code() != RegistryErrc::not_found;
   });
+  // Ratcheting devices whose state went past their provisioned secret: erased from the
+  // registry at the batch's end, once the commit is durable.
+  SecretEraser secret_eraser(o.registry_db, storage.sessions());
   // Devices with downlinks held (admin_handler.hpp) whose frame was just accepted: sent to at
   // the batch's end, once its commit is done.
   std::set<std::string> deliver_to;
@@ -213,6 +217,7 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
     if (r.ok() && r.frame && r.frame->mode == Mode::dsekp && admin_ptr->holds(r.dev_id))
       deliver_to.insert(r.dev_id);
     store_watch.count_lookup(r.cache_lookup);
+    secret_eraser.note(r);
     if (r.processed() && r.established_delta != 0) {
       active_sessions = std::max<std::int64_t>(0, active_sessions + r.established_delta);
       edge_metrics.set_active_sessions(static_cast<std::size_t>(active_sessions));
@@ -241,6 +246,7 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
       deliver_to.clear();
       store_watch.after_store_use();
     }
+    secret_eraser.erase_noted(unix_ms_now());
     storage.prune_telemetry(unix_ms_now());
     test_hold(o.test_hold_ms, "after");
   };
@@ -384,8 +390,9 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
       logging::set_level(n.log_level);
       logging::logger().info(
           "SIGHUP: reloaded (max_skew {}, init_burst {}, init_refill_ms {}, replay_window {}, "
-          "rejection_lines_per_second {}, log_level {}); CSV logs reopen with the next row",
-          n.max_skew_s, n.init_burst, n.init_refill_ms, n.replay_window,
+          "ratchet_lookahead {}, rejection_lines_per_second {}, log_level {}); CSV logs reopen "
+          "with the next row",
+          n.max_skew_s, n.init_burst, n.init_refill_ms, n.replay_window, n.ratchet_lookahead,
           n.rejection_lines_per_second, logging::to_string(n.log_level));
       service_manager.reloaded("reloaded; broker " + broker_name);
     } catch (const std::exception& e) {

@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 
+#include "dsekp/edge_session.hpp"
 #include "dsekp/replay_window.hpp"
 #include "dsekp/token_bucket.hpp"
 #include "edge/logging/log_options.hpp"
@@ -118,6 +119,8 @@ struct EdgeDaemonOptions {
   std::uint32_t init_burst = TokenBucketConfig{}.capacity;
   std::uint32_t init_refill_ms = TokenBucketConfig{}.refill_interval_ms;
   std::uint32_t replay_window = ReplayWindow::kDefaultSize;  // 1..ReplayWindow::kMaxSize
+  // Ratcheting devices: secrets past the stored one an INIT is tried under (PROTOCOL.md 6.6).
+  std::uint32_t ratchet_lookahead = EdgeConfig{}.ratchet_lookahead;
   // MQTT protocol: "auto" (5, falling back to 3.1.1 if the broker refuses 5), "5" or "3.1.1".
   std::string mqtt_version = "auto";
   // TLS to the broker: a CA file turns it on; client certificate + key optional; insecure skips
@@ -147,7 +150,8 @@ struct EdgeDaemonOptions {
 ///
 /// SIGHUP: the CSV logs are reopened before the next accepted frame (log rotation), and with
 /// `reload` set the reloadable options are applied (edge_options.hpp marks them: the INIT token
-/// bucket, max_skew, replay_window, rejection_lines_per_second; and log_level); a change to any
+/// bucket, max_skew, replay_window, ratchet_lookahead, rejection_lines_per_second; and
+/// log_level); a change to any
 /// other option is reported as needing a restart. A reload that fails keeps the running values.
 int run_edge_daemon(const EdgeDaemonOptions& options);
 

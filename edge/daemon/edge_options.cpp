@@ -81,6 +81,13 @@ const OptionSpec kSpecs[] = {
      .min = 1,
      .max = ReplayWindow::kMaxSize,
      .reload = OptionReload::sighup},
+    {.key = "ratchet_lookahead",
+     .help = "Ratcheting devices: how many secrets past the stored one an INIT is tried under "
+             "(how far back a restored state may be; each costs a wrong INIT one more step)",
+     .member = &O::ratchet_lookahead,
+     .min = 1,
+     .max = kMaxRatchetLookahead,
+     .reload = OptionReload::sighup},
     {.key = "rejection_lines_per_second",
      .help = "Rejection log lines per second at most (the rest are counted)",
      .member = &O::rejection_lines_per_second,

@@ -22,6 +22,7 @@ void apply_reloadable(const EdgeDaemonOptions& o, EdgeServiceConfig& config) {
   config.init_rate.capacity = o.init_burst;
   config.init_rate.refill_interval_ms = o.init_refill_ms;
   config.replay_window = o.replay_window;
+  config.ratchet_lookahead = o.ratchet_lookahead;
 }
 
 void report_restart_only_changes(const EdgeDaemonOptions& a, const EdgeDaemonOptions& b) {

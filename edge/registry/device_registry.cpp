@@ -31,13 +31,15 @@ RegistryStatus unknown(std::string_view dev_id) {
 /// Reads the secret columns of the current row into strong types, refusing wrong sizes (which
 /// the schema's CHECKs should make impossible, so a mismatch means the file was tampered with).
 RegistryStatus read_credentials(const RegistryStatement& row, int secret_col, int psk_col,
-                                int generation_col, int ratchet_col, DeviceCredentials& out) {
+                                int generation_col, int ratchet_col, int erased_col,
+                                DeviceCredentials& out) {
   if (!out.dev_secret.assign(row.column_blob(secret_col)) ||
       !out.psk_key.assign(row.column_blob(psk_col)))
     return {RegistryErrc::corrupt,
             "stored key of \"" + std::string(out.dev_id.str()) + "\" has the wrong size"};
   out.generation = static_cast<std::uint64_t>(row.column_int64(generation_col));
   out.ratchet = row.column_int64(ratchet_col) != 0;
+  out.secret_erased = row.column_optional_int64(erased_col).has_value();
   return {};
 }
 
@@ -75,7 +77,8 @@ RegistryStatus DeviceRegistry::initialize(bool may_create) {
   if (auto s = ensure_registry_schema(db_, may_create, rng_, unix_now_ms()); !s.ok()) return s;
   if (auto s = load_edge_salt(); !s.ok()) return s;
   if (auto s = db_.prepare(
-          "SELECT dev_secret, psk_key, generation, ratchet FROM devices WHERE dev_id = ?1",
+          "SELECT dev_secret, psk_key, generation, ratchet, secret_erased_ms FROM devices "
+          "WHERE dev_id = ?1",
           find_stmt_);
       !s.ok())
     return s;
@@ -131,8 +134,8 @@ RegistryStatus DeviceRegistry::store_device(const DeviceMaterial& material, bool
   const char* sql =
       is_rotation
           ? "UPDATE devices SET dev_secret = ?2, psk_key = ?3, broker_password = ?4, "
-            "rotated_ms = ?5, generation = ?6, broker = COALESCE(?7, broker), ratchet = ?8 "
-            "WHERE dev_id = ?1"
+            "rotated_ms = ?5, generation = ?6, broker = COALESCE(?7, broker), ratchet = ?8, "
+            "secret_erased_ms = NULL WHERE dev_id = ?1"
           : "INSERT INTO devices (dev_id, dev_secret, psk_key, broker_password, created_ms, "
             "generation, broker, ratchet) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
   if (auto s = db_.prepare(sql, stmt); !s.ok()) return s;
@@ -237,7 +240,7 @@ RegistryStatus DeviceRegistry::find(std::string_view dev_id, DeviceCredentials& 
   bool row = false;
   auto s = find_stmt_.step(row);
   if (s.ok() && !row) s = unknown(dev_id);
-  if (s.ok()) s = read_credentials(find_stmt_, 0, 1, 2, 3, out);
+  if (s.ok()) s = read_credentials(find_stmt_, 0, 1, 2, 3, 4, out);
   // Reset now rather than at the next call: it ends the read transaction (so the WAL can be
   // checkpointed) and lets SQLite release the row's copy of the secrets.
   find_stmt_.reset();
@@ -248,7 +251,7 @@ RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial&
   if (auto s = validate_dev_id(dev_id, out.credentials.dev_id); !s.ok()) return s;
   RegistryStatement stmt;
   if (auto s = db_.prepare("SELECT dev_secret, psk_key, generation, broker_password, broker, "
-                           "ratchet FROM devices WHERE dev_id = ?1",
+                           "ratchet, secret_erased_ms FROM devices WHERE dev_id = ?1",
                            stmt);
       !s.ok())
     return s;
@@ -256,7 +259,12 @@ RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial&
   bool row = false;
   if (auto s = stmt.step(row); !s.ok()) return s;
   if (!row) return unknown(dev_id);
-  if (auto s = read_credentials(stmt, 0, 1, 2, 5, out.credentials); !s.ok()) return s;
+  if (auto s = read_credentials(stmt, 0, 1, 2, 5, 6, out.credentials); !s.ok()) return s;
+  if (out.credentials.secret_erased)
+    return {RegistryErrc::secret_erased,
+            "the provisioned secret of \"" + std::string(dev_id) +
+                "\" was erased after its first ratchet step (PROTOCOL.md 6.6): only the edge's "
+                "state holds its current secret; `dsekp keys rotate` re-provisions it"};
   out.broker_username = std::string(dev_id);
   out.broker_password = stmt.column_text(3);
   out.broker = stmt.column_text(4);
@@ -265,10 +273,39 @@ RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial&
   return topic_prefix(out.topic_prefix);
 }
 
+RegistryStatus DeviceRegistry::erase_provisioned_secret(std::string_view dev_id,
+                                                        std::uint64_t generation, bool& erased) {
+  erased = false;
+  RegistryStatement stmt;
+  // zeroblob keeps the column's size CHECK; secure_delete overwrites the old record's bytes.
+  if (auto s = db_.prepare("UPDATE devices SET dev_secret = zeroblob(32), secret_erased_ms = ?3 "
+                           "WHERE dev_id = ?1 AND generation = ?2 AND ratchet = 1 "
+                           "AND secret_erased_ms IS NULL",
+                           stmt);
+      !s.ok())
+    return s;
+  if (auto s = stmt.bind_text(1, dev_id); !s.ok()) return s;
+  if (auto s = stmt.bind_int64(2, static_cast<std::int64_t>(generation)); !s.ok()) return s;
+  if (auto s = stmt.bind_int64(3, unix_now_ms()); !s.ok()) return s;
+  if (auto s = stmt.run(); !s.ok()) return s;
+  erased = sqlite3_changes(db_.handle()) > 0;
+  if (!erased) return {};
+  // The -wal file may still hold page images with the secret (the add's, say); a truncating
+  // checkpoint writes the current pages into the database and empties it. Without waiting: a
+  // reader on another connection (the edge's own lookups, `dsekp keys`) leaves it to a later
+  // checkpoint rather than stalling the edge's loop for the busy timeout.
+  sqlite3_busy_timeout(db_.handle(), 0);
+  (void)sqlite3_wal_checkpoint_v2(db_.handle(), nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr,
+                                  nullptr);
+  sqlite3_busy_timeout(db_.handle(), kRegistryBusyTimeoutMs);
+  return {};
+}
+
 RegistryStatus DeviceRegistry::info(std::string_view dev_id, DeviceInfo& out) {
   RegistryStatement stmt;
   if (auto s = db_.prepare(
-          "SELECT created_ms, rotated_ms, generation, ratchet FROM devices WHERE dev_id = ?1",
+          "SELECT created_ms, rotated_ms, generation, ratchet, secret_erased_ms FROM devices "
+          "WHERE dev_id = ?1",
           stmt);
       !s.ok())
     return s;
@@ -281,6 +318,7 @@ RegistryStatus DeviceRegistry::info(std::string_view dev_id, DeviceInfo& out) {
   out.rotated_ms = stmt.column_optional_int64(1);
   out.generation = static_cast<std::uint64_t>(stmt.column_int64(2));
   out.ratchet = stmt.column_int64(3) != 0;
+  out.secret_erased_ms = stmt.column_optional_int64(4);
   return {};
 }
 
@@ -288,7 +326,8 @@ RegistryStatus DeviceRegistry::list(std::vector<DeviceInfo>& out) {
   out.clear();
   RegistryStatement stmt;
   if (auto s = db_.prepare(
-          "SELECT dev_id, created_ms, rotated_ms, generation, ratchet FROM devices ORDER BY dev_id",
+          "SELECT dev_id, created_ms, rotated_ms, generation, ratchet, secret_erased_ms FROM "
+          "devices ORDER BY dev_id",
           stmt);
       !s.ok())
     return s;
@@ -297,7 +336,8 @@ RegistryStatus DeviceRegistry::list(std::vector<DeviceInfo>& out) {
     if (auto s = stmt.step(row); !s.ok()) return s;
     if (!row) return {};
     out.push_back({stmt.column_text(0), stmt.column_int64(1), stmt.column_optional_int64(2),
-                   static_cast<std::uint64_t>(stmt.column_int64(3)), stmt.column_int64(4) != 0});
+                   static_cast<std::uint64_t>(stmt.column_int64(3)), stmt.column_int64(4) != 0,
+                   stmt.column_optional_int64(5)});
   }
 }
 

@@ -1,15 +1,17 @@
 // The edge's device registry: who may talk to the edge, with which long-term keys, on one SQLite
 // database shared by the edge daemon and `dsekp keys`.
 //
-// Contents (schema version 6, WAL journal, file mode 0600; older versions are upgraded on open):
+// Contents (schema version 7, WAL journal, file mode 0600; older versions are upgraded on open):
 //   deployment  one row: EDGE_SALT (32 random bytes, drawn once when the database is created and
 //               never changed: every provisioned device holds it), the schema version, the
 //               registry's change counter, the edge's own broker account, the devices' uplink
 //               topics (uplink_topics.hpp: per-device for a new registry, shared for an older one).
 //   devices     dev_id (validated with dsekp::DevId), DEV_SECRET (32 bytes), PSK_KEY (16 bytes,
 //               the baseline's key), the device's broker password, created_ms, rotated_ms, its
-//               generation, (schema 4) the broker it was provisioned with and (schema 6)
-//               whether it ratchets its secret (PROTOCOL.md 6.6).
+//               generation, (schema 4) the broker it was provisioned with, (schema 6)
+//               whether it ratchets its secret (PROTOCOL.md 6.6) and (schema 7) when that
+//               device's provisioned secret was erased (then DEV_SECRET holds zeros: the
+//               edge's state holds the device's current secret, the only one there is).
 //   removed_devices  a tombstone per removed dev_id with the generation of its removal, so that a
 //               running edge can learn about removals (see "Live changes").
 //   admin_key   the key of the edge's admin requests (`dsekp edge send`), 32 random bytes.
@@ -77,7 +79,7 @@
 
 namespace dsekp::edge {
 
-inline constexpr std::int64_t kRegistrySchemaVersion = 6;
+inline constexpr std::int64_t kRegistrySchemaVersion = 7;
 inline constexpr std::size_t kEdgeSaltSize = kEdgeSaltMaxSize;
 /// Random bytes behind each broker password (printed as twice as many hex characters).
 inline constexpr std::size_t kBrokerPasswordBytes = 16;
@@ -92,6 +94,9 @@ struct DeviceCredentials {
   /// The device ratchets its secret (PROTOCOL.md 6.6): dev_secret is the provisioned one, and
   /// the edge's state holds the current one once it has seen the device.
   bool ratchet = false;
+  /// Ratchet only: the provisioned secret was erased once a state past it was durable
+  /// (erase_provisioned_secret()); dev_secret is then all zeros and must not be used.
+  bool secret_erased = false;
 };
 
 /// Everything a device must be provisioned with (`keys add`, `keys rotate`, `keys show --reveal`).
@@ -112,7 +117,8 @@ struct DeviceInfo {
   std::int64_t created_ms = 0;
   std::optional<std::int64_t> rotated_ms;  // unset until the first rotation
   std::uint64_t generation = 0;
-  bool ratchet = false;  // the device ratchets its secret (PROTOCOL.md 6.6)
+  bool ratchet = false;                          // the device ratchets its secret (PROTOCOL.md 6.6)
+  std::optional<std::int64_t> secret_erased_ms;  // when its provisioned secret was erased
 };
 
 /// A broker login (device or edge) for the Mosquitto password file.
@@ -233,8 +239,17 @@ class DeviceRegistry {
   /// The edge's lookup: current credentials of `dev_id`, or not_found. Always reads the latest
   /// committed state (see "Live changes").
   RegistryStatus find(std::string_view dev_id, DeviceCredentials& out);
-  /// Everything the device holds (for `keys show --reveal`).
+  /// Everything the device holds (for `keys show --reveal`); secret_erased for a ratcheting
+  /// device whose provisioned secret is gone.
   RegistryStatus material(std::string_view dev_id, DeviceMaterial& out);
+  /// Overwrites the provisioned secret of a ratcheting device with zeros, if the device still
+  /// has `generation` (a rotation in between keeps the new secret) and the secret is still
+  /// there; `erased` says whether this call erased it. The caller must have made a state of
+  /// the device past epoch 0 durable first: from then on that state holds the only secret
+  /// (PROTOCOL.md 6.6, edge rule 1). The page images of the secret are then pushed out of the
+  /// write-ahead log by a checkpoint, if no reader holds it back.
+  RegistryStatus erase_provisioned_secret(std::string_view dev_id, std::uint64_t generation,
+                                          bool& erased);
   RegistryStatus info(std::string_view dev_id, DeviceInfo& out);
   /// All devices, ordered by dev_id.
   RegistryStatus list(std::vector<DeviceInfo>& out);

@@ -135,6 +135,15 @@ RegistryStatus migrate_from_version_5(SqliteDb& db) {
   return db.exec("UPDATE deployment SET schema_version = 6 WHERE id = 1");
 }
 
+// Version 7: when a ratcheting device's provisioned secret was erased (PROTOCOL.md 6.6, edge
+// rule 1); NULL while the registry holds it, which every device of before does.
+constexpr const char* kAddSecretErased = "ALTER TABLE devices ADD COLUMN secret_erased_ms INTEGER";
+
+RegistryStatus migrate_from_version_6(SqliteDb& db) {
+  if (auto s = db.exec(kAddSecretErased); !s.ok()) return s;
+  return db.exec("UPDATE deployment SET schema_version = 7 WHERE id = 1");
+}
+
 RegistryStatus count_tables(SqliteDb& db, std::int64_t& tables, bool& has_deployment) {
   if (auto s = db.query_int64("SELECT count(*) FROM sqlite_schema WHERE type = 'table'", tables);
       !s.ok())
@@ -177,6 +186,7 @@ RegistryStatus create(SqliteDb& db, Rng& rng, std::int64_t now_ms) {
   if (auto s = db.exec(kAddRepublishTopic); !s.ok()) return s;
   if (auto s = db.exec(kAddTopicPrefix); !s.ok()) return s;
   if (auto s = db.exec(kAddRatchet); !s.ok()) return s;
+  if (auto s = db.exec(kAddSecretErased); !s.ok()) return s;
   return db.exec("UPDATE deployment SET uplink_topics = 'per-device' WHERE id = 1");
 }
 
@@ -223,6 +233,10 @@ RegistryStatus ensure_registry_schema(SqliteDb& db, bool may_create, Rng& rng,
   if (version == 5) {
     if (auto s = migrate_from_version_5(db); !s.ok()) return s;
     version = 6;
+  }
+  if (version == 6) {
+    if (auto s = migrate_from_version_6(db); !s.ok()) return s;
+    version = 7;
   }
   if (version != kRegistrySchemaVersion)
     return {RegistryErrc::not_a_registry, "registry schema version " + std::to_string(version) +

@@ -33,6 +33,8 @@ const char* registry_errc_name(RegistryErrc code) noexcept {
       return "crypto_failure";
     case RegistryErrc::broker:
       return "broker";
+    case RegistryErrc::secret_erased:
+      return "secret_erased";
   }
   return "unknown";
 }

@@ -26,6 +26,7 @@ enum class RegistryErrc {
   invalid_argument,  // another argument outside its range (a broker address, hash parameters)
   crypto_failure,    // the CSPRNG or OpenSSL failed
   broker,            // the broker was unreachable, refused the admin login or a command
+  secret_erased,     // a ratcheting device's provisioned secret, erased (PROTOCOL.md 6.6)
 };
 
 /// Stable snake_case name of a code, e.g. "not_found". Never null.

@@ -91,7 +91,7 @@ RegistryStatus SqliteDb::open(const std::string& path) {
   db_.reset(db);
   // Turn "database is locked" into a bounded wait: the CLI may write while the edge reads, or
   // two CLI invocations may overlap.
-  sqlite3_busy_timeout(db, 5000);
+  sqlite3_busy_timeout(db, kRegistryBusyTimeoutMs);
   sqlite3_extended_result_codes(db, 1);
   return {};
 }

@@ -21,6 +21,9 @@
 
 namespace dsekp::edge {
 
+/// How long a statement waits for another connection's lock before failing (busy).
+inline constexpr int kRegistryBusyTimeoutMs = 5000;
+
 class SqliteDb;
 
 /// A prepared statement (owning its handle). Reset (and its bindings cleared) before every use via

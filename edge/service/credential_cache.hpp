@@ -82,6 +82,7 @@ class CredentialCache {
     to.psk_key = from.psk_key.clone();
     to.generation = from.generation;
     to.ratchet = from.ratchet;
+    to.secret_erased = from.secret_erased;
   }
 
   DeviceRegistry& registry_;

@@ -20,6 +20,9 @@ enum class [[nodiscard]] EdgeReason : std::uint8_t{
     retained_message,  // a retained copy the broker stored, never a frame (refused unread)
     corrupt_state,     // the device's stored state does not decode: the device is quarantined
                        // (refused until `dsekp keys reset-state`), every other device flows
+    secret_erased,     // a ratcheting device whose provisioned secret the registry erased, with
+                       // no stored state holding its current one (lost or reset): refused
+                       // until re-provisioned (`dsekp keys rotate`, PROTOCOL.md 6.6)
     registry_failure,  // the device registry could not be read (not an unknown device)
     store_failure,     // the session store failed: nothing was changed
     sink_failure,      // the sink could not take the frame's row: nothing was changed
@@ -45,6 +48,8 @@ inline constexpr std::size_t kEdgeReasonCount =
       return "retained_message";
     case EdgeReason::corrupt_state:
       return "corrupt_state";
+    case EdgeReason::secret_erased:
+      return "secret_erased";
     case EdgeReason::registry_failure:
       return "registry_failure";
     case EdgeReason::store_failure:

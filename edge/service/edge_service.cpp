@@ -23,6 +23,7 @@ EdgeConfig protocol_config(const DeviceRegistry& registry, const EdgeServiceConf
   out.max_skew_s = config.max_skew_s;
   out.max_established = config.max_established;
   out.replay_window = config.replay_window;
+  out.ratchet_lookahead = config.ratchet_lookahead;
   out.init_rate = config.init_rate;
   out.admission_hook = config.admission_hook;
   return out;
@@ -48,6 +49,7 @@ void EdgeService::reconfigure(const EdgeServiceConfig& config) {
   merged.max_skew_s = config.max_skew_s;
   merged.max_established = config.max_established;
   merged.replay_window = config.replay_window;
+  merged.ratchet_lookahead = config.ratchet_lookahead;
   merged.init_rate = config.init_rate;
   merged.admission_hook = config.admission_hook;
   config_ = merged;
@@ -248,6 +250,9 @@ bool EdgeService::save_state(const DevId& dev_id, DeviceContext& ctx, bool recor
   // Meaningful only once the unit commits (the daemon reads it only for processed results).
   r.established_delta = static_cast<std::int64_t>(ctx.state.established_count) -
                         static_cast<std::int64_t>(ctx.loaded_established);
+  if (ctx.credentials.ratchet && !ctx.credentials.secret_erased && ctx.state.ratchet.active &&
+      ctx.state.ratchet.epoch > 0)
+    r.provisioned_secret_superseded = ctx.credentials.generation;
   if (!record) return true;
   if (const StoreResult s = generations_.record(dev_id, ctx.credentials.generation); !s.ok()) {
     fail_store(r, "record credential generation", s);

@@ -98,6 +98,7 @@ struct EdgeServiceConfig {
   std::uint32_t max_skew_s = 300;     // 0: clockless devices, `t` is a counter
   std::uint32_t max_established = 5;  // 1..kMaxEstablishedSessions
   std::uint32_t replay_window = ReplayWindow::kDefaultSize;
+  std::uint32_t ratchet_lookahead = EdgeConfig{}.ratchet_lookahead;  // 1..kMaxRatchetLookahead
   TokenBucketConfig init_rate;
   InitAdmissionHook* admission_hook = nullptr;  // must outlive the service
   // Modes: a message on a disabled mode's topic is mode_disabled (DSEKP covers INIT, DATA and

@@ -56,6 +56,10 @@ struct HandleResult {
   // confirming frame stepped the device's secret.
   std::uint32_t ratchet_steps = 0;
   bool ratcheted = false;
+  // Ratchet mode: the state this message saved is past the provisioned secret, which the
+  // registry still holds, under these credentials' generation. Once the commit is durable the
+  // daemon erases that copy (PROTOCOL.md 6.6, edge rule 1; edge/daemon/secret_eraser.hpp).
+  std::optional<std::uint64_t> provisioned_secret_superseded;
   bool rekey_requested = false;  // unknown_session: a REKEY request is among the publishes
   CacheLookup cache_lookup =
       CacheLookup::none;  // a miss (or keys that did not open it): a state read

@@ -108,6 +108,12 @@ class SessionStore {
   /// ok and the later commit() fails.
   virtual StoreResult rollback_to_savepoint() = 0;
   [[nodiscard]] virtual bool in_savepoint() const noexcept = 0;
+
+  /// Makes every committed change survive power loss too, not only the process dying, or fails
+  /// saying why it cannot promise that. Outside a transaction. A ratcheting device's
+  /// provisioned secret is erased from the registry only after this succeeded (PROTOCOL.md 6.6,
+  /// edge rule 1): from then on the stored state holds the only copy of its secret.
+  virtual StoreResult make_durable() = 0;
 };
 
 /// Scope of one atomic unit: begins on construction, rolls back on destruction unless commit()

@@ -357,6 +357,22 @@ StoreResult SqliteSessionStore::begin() {
   return r;
 }
 
+StoreResult SqliteSessionStore::make_durable() {
+  if (in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
+  // A committed transaction is in the WAL, or was checkpointed into the database, which a
+  // checkpoint syncs (in both synchronous modes): syncing the WAL file makes every commit
+  // durable, without waiting for readers as a checkpoint would.
+  sqlite3_file* wal = nullptr;
+  if (sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK ||
+      wal == nullptr || wal->pMethods == nullptr)
+    return StoreResult{StoreStatus::storage_failure, StateCodecError::ok,
+                       "sync: the write-ahead log is not open"};
+  if (const int rc = wal->pMethods->xSync(wal, SQLITE_SYNC_FULL); rc != SQLITE_OK)
+    return StoreResult{StoreStatus::storage_failure, StateCodecError::ok,
+                       std::string("sync the write-ahead log: ") + sqlite3_errstr(rc)};
+  return StoreResult{};
+}
+
 StoreResult SqliteSessionStore::commit() {
   try {
     return commit_transaction();

@@ -74,6 +74,8 @@ class SqliteSessionStore final : public SessionStore {
   StoreResult savepoint() override;
   StoreResult release_savepoint() override;
   StoreResult rollback_to_savepoint() override;
+  /// Syncs the write-ahead log file (with synchronous=full the commits were durable already).
+  StoreResult make_durable() override;
   [[nodiscard]] bool in_savepoint() const noexcept override { return in_savepoint_; }
 
   /// Called by another writer on this connection before it runs a statement that writes inside

@@ -99,6 +99,12 @@ class DeviceEndToEnd : public ::testing::Test {
 
   /// Registers `n` devices, writes their credentials file (a JSON array of `dsekp keys add`
   /// outputs) and starts the broker: anonymous, or with the registry's logins and ACLs.
+  /// `dsekp keys ARGS...`, run to completion.
+  dsekp::test::RunResult keys(std::vector<std::string> args) {
+    args.insert(args.begin(), {DSEKP_CLI_PATH, "keys"});
+    return dsekp::test::run_command(args, dir_.path().string(), std::chrono::seconds(20));
+  }
+
   void provision(int n, bool broker_accounts, bool ratchet = false) {
     std::unique_ptr<edge::DeviceRegistry> registry;
     ASSERT_TRUE(
@@ -354,6 +360,15 @@ TEST_F(DeviceEndToEnd, RatchetingDevicesStepWithTheEdgeAcrossRebootsAndAnEdgeKil
     EXPECT_EQ(file_epoch(secrets + "/" + dev + ".secret"), 2u) << dev;
   wait_until([&] { return read_csv(edge_logs_ + "/server_logs_dsekp.csv").size() >= 20; },
              std::chrono::seconds(10));
+  // The edge's state is past the provisioned secrets: the registry no longer holds them.
+  for (const char* dev : {"esp32-00", "esp32-01"}) {
+    const auto show = keys({"show", dev, "--db", registry_});
+    ASSERT_EQ(show.exit_code, 0) << show.err;
+    EXPECT_NE(json::parse(show.out).at("secret_erased"), nullptr) << dev;
+    const auto reveal = keys({"show", dev, "--db", registry_, "--reveal"});
+    EXPECT_NE(reveal.exit_code, 0);
+    EXPECT_NE(reveal.err.find("erased"), std::string::npos) << reveal.err;
+  }
   edge_->signal(SIGKILL);
   ASSERT_TRUE(edge_->wait_for(std::chrono::seconds(10)).has_value());
   start_edge();
@@ -371,9 +386,7 @@ TEST_F(DeviceEndToEnd, RatchetingDevicesStepWithTheEdgeAcrossRebootsAndAnEdgeKil
   EXPECT_EQ(summary().at("packets_acked"), 20);
   for (const char* dev : {"esp32-00", "esp32-01"}) {
     EXPECT_EQ(file_epoch(secrets + "/" + dev + ".secret"), 4u) << dev;
-    const auto show =
-        dsekp::test::run_command({DSEKP_CLI_PATH, "keys", "show", dev, "--db", registry_},
-                                 dir_.path().string(), std::chrono::seconds(20));
+    const auto show = keys({"show", dev, "--db", registry_});
     ASSERT_EQ(show.exit_code, 0) << show.err;
     const json info = json::parse(show.out);
     EXPECT_EQ(info.at("ratchet"), true);
@@ -398,6 +411,17 @@ TEST_F(DeviceEndToEnd, RatchetingDevicesStepWithTheEdgeAcrossRebootsAndAnEdgeKil
   }
   EXPECT_EQ(sent, 40u);
   EXPECT_EQ(received.size(), 40u);
+  // A copy of the registry taken now does not hold a provisioned secret in any of its files.
+  const std::string registry_bytes =
+      dsekp::test::read_file(registry_) + dsekp::test::read_file(registry_ + "-wal");
+  for (const json& m : json::parse(dsekp::test::read_file(credentials_))) {
+    std::string secret;
+    const std::string hex = m.at("dev_secret_hex");
+    for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+      secret.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    ASSERT_EQ(secret.size(), 32u);
+    EXPECT_EQ(registry_bytes.find(secret), std::string::npos) << m.at("dev_id");
+  }
 }
 
 TEST_F(DeviceEndToEnd, ARatchetingDeviceWithoutARatchetDirIsAUsageError) {

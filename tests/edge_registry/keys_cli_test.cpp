@@ -112,7 +112,10 @@ TEST_F(KeysCliTest, ARatchetingDeviceIsShownWithItsEpochAndItsStateIsNotResetBli
   r = keys({"reset-state", "valve-1", "--db", db_});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("lock it out"), std::string::npos) << r.err;
-  r = keys({"reset-state", "valve-1", "--db", db_, "--force"});
+  // An edge run with a longer look-ahead finds it again (the device may be one step ahead).
+  EXPECT_EQ(keys({"reset-state", "valve-1", "--db", db_, "--ratchet-lookahead", "20"}).exit_code,
+            2);
+  r = keys({"reset-state", "valve-1", "--db", db_, "--ratchet-lookahead", "21"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = keys({"show", "valve-1", "--db", db_});
   EXPECT_EQ(json::parse(r.out).at("ratchet_epoch"), nullptr);
@@ -123,6 +126,37 @@ TEST_F(KeysCliTest, ARatchetingDeviceIsShownWithItsEpochAndItsStateIsNotResetBli
   r = keys({"import", dir_.file("fleet.json"), "--db", other});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(keys({"show", "valve-1", "--db", other}).out).at("ratchet"), true);
+
+  // Once the edge erased its provisioned secret (after the state went past it), the state holds
+  // the only copy: show says so, --reveal and export have nothing to give, and reset-state is
+  // refused even within the look-ahead unless forced.
+  {
+    std::unique_ptr<DeviceRegistry> registry;
+    ASSERT_TRUE(DeviceRegistry::open(db_, OpenMode::existing_only, registry).ok());
+    DeviceInfo info;
+    ASSERT_TRUE(registry->info("valve-1", info).ok());
+    bool erased = false;
+    ASSERT_TRUE(registry->erase_provisioned_secret("valve-1", info.generation, erased).ok());
+    ASSERT_TRUE(erased);
+  }
+  r = keys({"show", "valve-1", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(json::parse(r.out).at("secret_erased").is_string()) << r.out;
+  r = keys({"show", "valve-1", "--db", db_, "--reveal"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("was erased"), std::string::npos) << r.err;
+  r = keys({"reset-state", "valve-1", "--db", db_});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("only copy"), std::string::npos) << r.err;
+  r = keys({"reset-state", "valve-1", "--db", db_, "--force"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(keys({"add", "valve-3", "--db", db_}).exit_code, 0);
+  r = keys({"export", "--db", db_, "--out", dir_.file("fleet2.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("valve-1 left out"), std::string::npos) << r.err;
+  const json exported = json::parse(dsekp::test::read_file(dir_.file("fleet2.json")));
+  ASSERT_EQ(exported.size(), 1u);
+  EXPECT_EQ(exported[0].at("dev_id"), "valve-3");
 
   // Rotating it out of ratchet mode.
   r = keys({"rotate", "valve-1", "--db", db_, "--ratchet", "off"});

@@ -5,9 +5,12 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 
 #include "edge/registry/device_material.hpp"
@@ -313,13 +316,13 @@ TEST_F(RegistryTest, UplinkTopicsArePerDeviceForANewRegistryAndSharedForAnUpgrad
   // Back to what schema 2 looked like.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(
-                db,
-                "ALTER TABLE deployment DROP COLUMN uplink_topics; "
-                "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
-                "ALTER TABLE deployment DROP COLUMN topic_prefix; "
-                "ALTER TABLE devices DROP COLUMN ratchet; UPDATE deployment SET schema_version = 2",
-                nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE deployment DROP COLUMN uplink_topics; "
+                         "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
+                         "ALTER TABLE deployment DROP COLUMN topic_prefix; "
+                         "ALTER TABLE devices DROP COLUMN secret_erased_ms; ALTER TABLE devices "
+                         "DROP COLUMN ratchet; UPDATE deployment SET schema_version = 2",
+                         nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
@@ -345,12 +348,12 @@ TEST_F(RegistryTest, ASchema3RegistryIsUpgradedAndKeepsTheBrokerFiles) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(
-                db,
-                "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
-                "ALTER TABLE deployment DROP COLUMN topic_prefix; "
-                "ALTER TABLE devices DROP COLUMN ratchet; UPDATE deployment SET schema_version = 3",
-                nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
+                         "ALTER TABLE deployment DROP COLUMN topic_prefix; "
+                         "ALTER TABLE devices DROP COLUMN secret_erased_ms; ALTER TABLE devices "
+                         "DROP COLUMN ratchet; UPDATE deployment SET schema_version = 3",
+                         nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
@@ -390,12 +393,12 @@ TEST_F(RegistryTest, ASchema4RegistryIsUpgradedAndItsBrokerKeepsTheDefaultRepubl
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(
-                db,
-                "ALTER TABLE dynamic_security DROP COLUMN republish_topic; "
-                "ALTER TABLE deployment DROP COLUMN topic_prefix; "
-                "ALTER TABLE devices DROP COLUMN ratchet; UPDATE deployment SET schema_version = 4",
-                nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE dynamic_security DROP COLUMN republish_topic; "
+                         "ALTER TABLE deployment DROP COLUMN topic_prefix; "
+                         "ALTER TABLE devices DROP COLUMN secret_erased_ms; ALTER TABLE devices "
+                         "DROP COLUMN ratchet; UPDATE deployment SET schema_version = 4",
+                         nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
@@ -424,7 +427,8 @@ TEST_F(RegistryTest, ASchema5RegistryIsUpgradedAndItsDevicesDoNotRatchet) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
-                         "ALTER TABLE devices DROP COLUMN ratchet; "
+                         "ALTER TABLE devices DROP COLUMN secret_erased_ms; ALTER TABLE devices "
+                         "DROP COLUMN ratchet; "
                          "UPDATE deployment SET schema_version = 5",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
@@ -451,6 +455,53 @@ TEST_F(RegistryTest, ASchema5RegistryIsUpgradedAndItsDevicesDoNotRatchet) {
   ASSERT_TRUE(registry->find("esp32-02", found).ok());
   EXPECT_FALSE(found.ratchet);
   EXPECT_EQ(material_json(ratcheting, {"127.0.0.1", 1883}).find("ratchet"), std::string::npos);
+}
+
+// Schema 7 records when a ratcheting device's provisioned secret was erased; the devices of a
+// schema 6 registry hold theirs. The erasure overwrites the secret in the database file and
+// leaves no page image of it in the write-ahead log (PROTOCOL.md 6.6, edge rule 1).
+TEST_F(RegistryTest, ASchema6RegistryIsUpgradedAndAnErasedSecretLeavesTheFiles) {
+  DeviceMaterial ratcheting;
+  {
+    auto registry = open();
+    ASSERT_TRUE(registry->add("esp32-01", ratcheting, {}, /*ratchet=*/true).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE devices DROP COLUMN secret_erased_ms; "
+                         "UPDATE deployment SET schema_version = 6",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto registry = open();
+  DeviceCredentials found;
+  ASSERT_TRUE(registry->find("esp32-01", found).ok());
+  EXPECT_FALSE(found.secret_erased);
+  EXPECT_TRUE(
+      constant_time_equal(found.dev_secret.view(), ratcheting.credentials.dev_secret.view()));
+
+  const auto files_hold_secret = [&] {
+    const auto view = ratcheting.credentials.dev_secret.view();
+    const std::string secret(view.begin(), view.end());
+    for (const std::string& path : {db_, db_ + "-wal"}) {
+      std::ifstream in(path, std::ios::binary);
+      const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+      if (bytes.find(secret) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(files_hold_secret()) << "the check must see the secret while it is there";
+  bool erased = false;
+  ASSERT_TRUE(registry->erase_provisioned_secret("esp32-01", found.generation, erased).ok());
+  EXPECT_TRUE(erased);
+  EXPECT_FALSE(files_hold_secret());
+  DeviceInfo info;
+  ASSERT_TRUE(registry->info("esp32-01", info).ok());
+  EXPECT_TRUE(info.secret_erased_ms.has_value());
+  ASSERT_TRUE(registry->erase_provisioned_secret("esp32-01", found.generation, erased).ok());
+  EXPECT_FALSE(erased) << "once";
 }
 
 // The deployment's topic prefix goes into every topic of the devices' material, JSON and

@@ -172,6 +172,63 @@ TEST_F(RatchetServiceTest, ARotationStartsTheRatchetOverFromTheNewSecret) {
   EXPECT_EQ(stored_epoch(), std::nullopt);
 }
 
+// Edge rule 1: once the stored state is past the provisioned secret, the committed result asks
+// for the registry's copy to be erased (the daemon does it once the store is durable). After
+// the erasure the device carries on from its state; without that state it is refused by name,
+// not checked against a secret of zeros; a rotation provisions a secret the registry holds.
+TEST_F(RatchetServiceTest, TheProvisionedSecretIsErasedOncePastAndWithoutAStateTheDeviceIsRefused) {
+  auto device = boot(50);
+  const std::uint64_t generation = ratcheting_.credentials.generation;
+  auto [init, data] = session(*device);
+  EXPECT_EQ(init.provisioned_secret_superseded, std::nullopt) << "the state is at epoch 0";
+  ASSERT_TRUE(data.ok()) << data.reason_name();
+  EXPECT_EQ(data.provisioned_secret_superseded, std::optional<std::uint64_t>(generation));
+
+  bool erased = false;
+  ASSERT_TRUE(registry_->erase_provisioned_secret("esp32-r", generation + 1, erased).ok());
+  EXPECT_FALSE(erased) << "another generation's secret is not touched";
+  ASSERT_TRUE(registry_
+                  ->erase_provisioned_secret(material_.credentials.dev_id.str(),
+                                             material_.credentials.generation, erased)
+                  .ok());
+  EXPECT_FALSE(erased) << "a v1 device has only its provisioned secret";
+  ASSERT_TRUE(registry_->erase_provisioned_secret("esp32-r", generation, erased).ok());
+  EXPECT_TRUE(erased);
+  DeviceCredentials registered;
+  ASSERT_TRUE(registry_->find("esp32-r", registered).ok());
+  EXPECT_TRUE(registered.secret_erased);
+  EXPECT_TRUE(constant_time_equal(registered.dev_secret.view(), DevSecret{}.view()));
+  DeviceMaterial material;
+  EXPECT_EQ(registry_->material("esp32-r", material).code(), RegistryErrc::secret_erased);
+
+  std::tie(init, data) = session(*device);
+  ASSERT_TRUE(data.ok()) << data.reason_name();
+  EXPECT_EQ(data.provisioned_secret_superseded, std::nullopt) << "nothing left to erase";
+  EXPECT_EQ(stored_epoch(), std::optional<std::uint32_t>(2u));
+
+  // The state is lost (a store reset): nothing holds the device's secret any more.
+  ASSERT_TRUE(sqlite_->begin().ok());
+  ASSERT_TRUE(sqlite_->remove(ratcheting_.credentials.dev_id).ok());
+  ASSERT_TRUE(sqlite_->commit().ok());
+  now_ms_ += 1'000;
+  const HandleResult refused =
+      deliver(kInitTopic,
+              device->init(Encoding::compact, static_cast<std::uint32_t>(now_ms_ / 1000)), now_ms_);
+  EXPECT_EQ(refused.reason, EdgeReason::secret_erased);
+  EXPECT_EQ(std::string(refused.reason_name()), "secret_erased");
+  EXPECT_TRUE(refused.publishes.empty());
+
+  ASSERT_TRUE(registry_->rotate("esp32-r", ratcheting_).ok());
+  ASSERT_TRUE(registry_->find("esp32-r", registered).ok());
+  EXPECT_FALSE(registered.secret_erased);
+  flash_ = dsekp::test::MemorySecretStore{};
+  device = boot(51);
+  std::tie(init, data) = session(*device);
+  ASSERT_TRUE(data.ok()) << data.reason_name();
+  EXPECT_EQ(data.provisioned_secret_superseded,
+            std::optional<std::uint64_t>(ratcheting_.credentials.generation));
+}
+
 // A v1 device of the same registry never steps and its state holds no secret.
 TEST_F(RatchetServiceTest, AV1DeviceBesideItIsUnchanged) {
   ScriptedDevice v1(material_, 49);

@@ -118,6 +118,7 @@ class ScriptableStore final : public SessionStore {
     return backing_.save(dev_id, state, now_ms, generation);
   }
   StoreResult remove(const DevId& dev_id) override { return backing_.remove(dev_id); }
+  StoreResult make_durable() override { return backing_.make_durable(); }
   StoreResult begin() override {
     if (before_begin) std::exchange(before_begin, nullptr)();
     if (fail_begin) return StoreResult{StoreStatus::storage_failure};

@@ -90,6 +90,27 @@ TEST_F(SqliteStore, StateSurvivesClosingAndReopening) {
   expect_same_state(state, out);
 }
 
+// make_durable() syncs what was committed (the erasure of a ratcheting device's provisioned
+// secret waits for it, PROTOCOL.md 6.6) without waiting for a reader of the file, which a
+// checkpoint would: a reader holding an old snapshot does not make it fail or stall.
+TEST_F(SqliteStore, MakeDurableSyncsTheCommitsWhileAReaderHoldsASnapshot) {
+  auto store = open();
+  std::uint64_t generation = kAnyGeneration;
+  ASSERT_TRUE(store->save(id_, make_rich_state(), kNow, generation).ok());
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &reader), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM device_state;", nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  ASSERT_TRUE(store->save(id_, make_rich_state(), kNow + 1, generation).ok());
+  EXPECT_TRUE(store->make_durable().ok());
+  {
+    Transaction tx(*store);
+    EXPECT_EQ(store->make_durable().status, StoreStatus::transaction_misuse);
+  }
+  sqlite3_close(reader);
+}
+
 TEST_F(SqliteStore, RemoveDeletesTheDevice) {
   auto store = open();
   std::uint64_t generation = kAnyGeneration;

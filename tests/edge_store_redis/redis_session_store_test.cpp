@@ -240,6 +240,22 @@ TEST_F(RedisStore, ScriptCacheFlushedIsReloadedOnce) {
   EXPECT_EQ(store->round_trips() - before, 3u);  // NOSCRIPT, SCRIPT LOAD, EVALSHA
 }
 
+// make_durable() promises a power cut loses nothing only when Redis fsyncs each write before
+// its reply (appendonly yes, appendfsync always): a ratcheting device's provisioned secret is
+// erased only then (PROTOCOL.md 6.6). Anything else is refused with the setting named.
+TEST_F(RedisStore, DurableOnlyWhenEveryWriteIsSyncedBeforeTheReply) {
+  auto store = backend_.open_redis();
+  EXPECT_TRUE(store->make_durable().ok()) << store->last_error();
+  EXPECT_EQ(RedisBackend::server().command({"CONFIG", "SET", "appendfsync", "everysec"}), "OK");
+  const StoreResult s = store->make_durable();
+  EXPECT_EQ(s.status, StoreStatus::storage_failure);
+  EXPECT_NE(s.message.find("appendfsync everysec"), std::string::npos) << s.message;
+  EXPECT_EQ(RedisBackend::server().command({"CONFIG", "SET", "appendfsync", "always"}), "OK");
+  EXPECT_TRUE(store->make_durable().ok()) << store->last_error();
+  Transaction tx(*store);
+  EXPECT_EQ(store->make_durable().status, StoreStatus::transaction_misuse);
+}
+
 TEST_F(RedisStore, UnreachableServerIsRefusedAtOpen) {
   RedisStoreOptions o = backend_.options();
   o.endpoint.port = 1;  // nothing listens there

@@ -155,6 +155,27 @@ StoreResult RedisSessionStore::clear_pending(const std::string& key) {
   return StoreResult{};
 }
 
+StoreResult RedisSessionStore::make_durable() {
+  if (in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
+  for (const auto& [name, wanted] :
+       {std::pair<std::string_view, std::string_view>{"appendonly", "yes"},
+        {"appendfsync", "always"}}) {
+    const std::array<std::string_view, 3> args{"CONFIG", "GET", name};
+    const Reply r = connection_.command(args);
+    if (r == nullptr) return failure(connection_.last_error());
+    if (is_error(r)) return failure("CONFIG GET " + std::string(name) + ": " + reply_text(*r));
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[1]->type != REDIS_REPLY_STRING)
+      return failure("CONFIG GET " + std::string(name) + ": unexpected reply");
+    const std::string value = reply_text(*r->element[1]);
+    if (value != wanted)
+      return failure("the server runs with " + std::string(name) + " " + value +
+                     ", so an acknowledged write can still be lost to a power cut (needs " +
+                     std::string(wanted) + ")");
+  }
+  return StoreResult{};
+}
+
 StoreResult RedisSessionStore::failure(std::string why) {
   last_error_ = std::move(why);
   return StoreResult{StoreStatus::storage_failure, StateCodecError::ok, last_error_};

@@ -54,6 +54,11 @@ class SplitSessionStore final : public SessionStore {
   StoreResult release_savepoint() override;
   StoreResult rollback_to_savepoint() override;
   [[nodiscard]] bool in_savepoint() const noexcept override { return state_.in_savepoint(); }
+  /// Both: the states live in the shared store, the credential generations in the local one.
+  StoreResult make_durable() override {
+    if (StoreResult s = state_.make_durable(); !s.ok()) return s;
+    return local_.make_durable();
+  }
 
   /// Local commits that failed after their state had committed (their rows wait in the
   /// pending list for the recovery, see above).
