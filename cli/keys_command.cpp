@@ -422,7 +422,13 @@ void run_export(const KeysOptions& options) {
       continue;
     }
     edge::DeviceMaterial material;
-    check(registry->material(d.dev_id, material));
+    if (const edge::RegistryStatus s = registry->material(d.dev_id, material);
+        s.code() == edge::RegistryErrc::secret_erased) {
+      std::fprintf(stderr, "dsekp keys: %s left out: %s\n", d.dev_id.c_str(), s.message().c_str());
+      continue;  // erased since the list was read
+    } else {
+      check(s);
+    }
     const edge::BrokerAddress broker =
         broker_argument(!options.broker.empty()    ? options.broker
                         : !material.broker.empty() ? material.broker

@@ -6,15 +6,23 @@
 // registry still holds epoch 0 (HandleResult::provisioned_secret_superseded); after the burst's
 // commit the daemon notes the settled ones here, and at the burst's end erase_noted() makes the
 // store durable (SessionStore::make_durable: a power cut can no longer take the state back to
-// none) and only then overwrites the registry's copy, conditional on the credentials'
-// generation (a rotation in between keeps the new secret). A store that cannot promise
-// durability (Redis without appendfsync always) keeps the provisioned secrets: the reason is
-// logged, and asked again a minute later. What fails is tried again at the device's next save.
+// none), checks that the stored state is still past epoch 0 under the same credentials (an
+// operator's `keys reset-state` may have removed it meanwhile), and only then overwrites the
+// registry's copy, conditional on the credentials' generation (a rotation in between keeps the
+// new secret), and checkpoints the registry's write-ahead log, again at later bursts until it
+// completes. A store that cannot promise durability (Redis without appendfsync always) keeps
+// the provisioned secrets: the reason is logged, and asked again a minute later.
 //
-// The registry is written through a connection of its own, so the service's credential cache
-// (another connection) sees the change at its next burst. Loop thread only.
+// Every committed ratchet step also makes the store durable at the burst's end (one sync per
+// session of a ratcheting device), so that a power cut cannot take a state back past the
+// look-ahead. What fails is kept and tried again later (at most kMaxNoted devices).
+//
+// The registry is written through a connection of its own, without waiting for locks, so the
+// service's credential cache (another connection) sees the change at its next burst and a
+// `dsekp keys` writer never stalls the loop. Loop thread only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -28,23 +36,29 @@ namespace dsekp::edge::daemon {
 
 class SecretEraser {
  public:
+  static constexpr std::size_t kMaxNoted = 65'536;
+
   SecretEraser(std::string registry_path, SessionStore& store)
       : registry_path_(std::move(registry_path)), store_(store) {}
 
-  /// A settled (committed) result: remembered if it asks for an erasure.
+  /// A settled (committed) result: remembered if it asks for an erasure or stepped a secret.
   void note(const HandleResult& r);
-  /// Outside a transaction, after the burst's commit: erases what was noted, if the store can
-  /// make its commits durable first.
+  /// Outside a transaction, after the burst's commit: syncs the store if a step was committed,
+  /// then erases what was noted.
   void erase_noted(std::uint64_t now_ms);
 
  private:
+  [[nodiscard]] bool open_registry(std::uint64_t now_ms);
+  [[nodiscard]] bool state_is_past_provisioning(const std::string& dev_id);
   void warn(std::uint64_t now_ms, const std::string& what);
 
   std::string registry_path_;
   SessionStore& store_;
   std::unique_ptr<DeviceRegistry> registry_;    // opened at the first erasure
   std::map<std::string, std::uint64_t> noted_;  // dev_id -> credentials' generation
-  std::uint64_t retry_after_ms_ = 0;            // a store that could not be made durable
+  bool step_committed_ = false;                 // a ratchet step since the last sync
+  bool checkpoint_owed_ = false;                // an erasure whose WAL images may remain
+  std::uint64_t retry_after_ms_ = 0;            // after a failure
   std::uint64_t warned_ms_ = 0;
   bool warned_ = false;
 };

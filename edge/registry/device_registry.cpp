@@ -276,28 +276,39 @@ RegistryStatus DeviceRegistry::material(std::string_view dev_id, DeviceMaterial&
 RegistryStatus DeviceRegistry::erase_provisioned_secret(std::string_view dev_id,
                                                         std::uint64_t generation, bool& erased) {
   erased = false;
+  // Without waiting: the caller is the edge's message loop, and a writer holding the lock
+  // (`dsekp keys`) makes this a busy error, tried again later, rather than a stall.
+  sqlite3_busy_timeout(db_.handle(), 0);
   RegistryStatement stmt;
   // zeroblob keeps the column's size CHECK; secure_delete overwrites the old record's bytes.
-  if (auto s = db_.prepare("UPDATE devices SET dev_secret = zeroblob(32), secret_erased_ms = ?3 "
-                           "WHERE dev_id = ?1 AND generation = ?2 AND ratchet = 1 "
-                           "AND secret_erased_ms IS NULL",
-                           stmt);
-      !s.ok())
-    return s;
-  if (auto s = stmt.bind_text(1, dev_id); !s.ok()) return s;
-  if (auto s = stmt.bind_int64(2, static_cast<std::int64_t>(generation)); !s.ok()) return s;
-  if (auto s = stmt.bind_int64(3, unix_now_ms()); !s.ok()) return s;
-  if (auto s = stmt.run(); !s.ok()) return s;
-  erased = sqlite3_changes(db_.handle()) > 0;
-  if (!erased) return {};
-  // The -wal file may still hold page images with the secret (the add's, say); a truncating
-  // checkpoint writes the current pages into the database and empties it. Without waiting: a
-  // reader on another connection (the edge's own lookups, `dsekp keys`) leaves it to a later
-  // checkpoint rather than stalling the edge's loop for the busy timeout.
-  sqlite3_busy_timeout(db_.handle(), 0);
-  (void)sqlite3_wal_checkpoint_v2(db_.handle(), nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr,
-                                  nullptr);
+  RegistryStatus s = db_.prepare(
+      "UPDATE devices SET dev_secret = zeroblob(32), secret_erased_ms = ?3 "
+      "WHERE dev_id = ?1 AND generation = ?2 AND ratchet = 1 AND secret_erased_ms IS NULL",
+      stmt);
+  if (s.ok()) s = stmt.bind_text(1, dev_id);
+  if (s.ok()) s = stmt.bind_int64(2, static_cast<std::int64_t>(generation));
+  if (s.ok()) s = stmt.bind_int64(3, unix_now_ms());
+  if (s.ok()) s = stmt.run();
+  if (s.ok()) erased = sqlite3_changes(db_.handle()) > 0;
   sqlite3_busy_timeout(db_.handle(), kRegistryBusyTimeoutMs);
+  return s;
+}
+
+RegistryStatus DeviceRegistry::checkpoint_wal(bool& complete) {
+  // A truncating checkpoint writes the current pages into the database file and empties the
+  // -wal file, so neither keeps an older page image (a provisioned secret's, say). Without
+  // waiting for readers: incomplete is not an error, the caller tries again later.
+  complete = false;
+  sqlite3_busy_timeout(db_.handle(), 0);
+  int log = -1;
+  int checkpointed = -1;
+  const int rc = sqlite3_wal_checkpoint_v2(db_.handle(), nullptr, SQLITE_CHECKPOINT_TRUNCATE, &log,
+                                           &checkpointed);
+  sqlite3_busy_timeout(db_.handle(), kRegistryBusyTimeoutMs);
+  if (rc == SQLITE_BUSY) return {};
+  if (rc != SQLITE_OK)
+    return {RegistryErrc::database, std::string("checkpoint: ") + sqlite3_errmsg(db_.handle())};
+  complete = log == 0 && checkpointed == 0;  // TRUNCATE leaves an empty log when it completes
   return {};
 }
 

@@ -246,10 +246,13 @@ class DeviceRegistry {
   /// has `generation` (a rotation in between keeps the new secret) and the secret is still
   /// there; `erased` says whether this call erased it. The caller must have made a state of
   /// the device past epoch 0 durable first: from then on that state holds the only secret
-  /// (PROTOCOL.md 6.6, edge rule 1). The page images of the secret are then pushed out of the
-  /// write-ahead log by a checkpoint, if no reader holds it back.
+  /// (PROTOCOL.md 6.6, edge rule 1). Does not wait for a lock (busy: database, try later).
+  /// Until checkpoint_wal() completes, the files may still hold page images of the secret.
   RegistryStatus erase_provisioned_secret(std::string_view dev_id, std::uint64_t generation,
                                           bool& erased);
+  /// A truncating checkpoint, without waiting for readers; `complete` when the database file
+  /// holds every page and the -wal file is empty.
+  RegistryStatus checkpoint_wal(bool& complete);
   RegistryStatus info(std::string_view dev_id, DeviceInfo& out);
   /// All devices, ordered by dev_id.
   RegistryStatus list(std::vector<DeviceInfo>& out);

@@ -215,8 +215,10 @@ bool EdgeService::load_device(const DevId& dev_id, DeviceContext& ctx, HandleRes
   return true;
 }
 
-const DevSecret& EdgeService::current_secret(const DeviceContext& ctx) noexcept {
-  return ctx.state.ratchet.active ? ctx.state.ratchet.secret : ctx.credentials.dev_secret;
+const DevSecret* EdgeService::current_secret(const DeviceContext& ctx) noexcept {
+  if (ctx.state.ratchet.active) return &ctx.state.ratchet.secret;
+  if (ctx.credentials.ratchet && ctx.credentials.secret_erased) return nullptr;
+  return &ctx.credentials.dev_secret;
 }
 
 bool EdgeService::drop_stale(const DevId& dev_id, const DeviceContext& ctx, HandleResult& r) {

@@ -205,8 +205,9 @@ class EdgeService {
   void request_rekey(const DataFrame& frame, ByteView payload, const DevSecret& dev_secret,
                      std::uint64_t now_ms, HandleResult& r);
   /// The device's long-term secret now: its state's in ratchet mode (PROTOCOL.md 6.6), else the
-  /// registry's.
-  static const DevSecret& current_secret(const DeviceContext& ctx) noexcept;
+  /// registry's; null for a ratcheting device whose provisioned secret is erased and whose state
+  /// holds none (nothing can prove anything to it).
+  static const DevSecret* current_secret(const DeviceContext& ctx) noexcept;
   /// Commits `unit`; false: `r` holds the store_failure.
   bool commit(WriteUnit& unit, HandleResult& r);
 

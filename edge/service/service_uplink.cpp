@@ -141,7 +141,9 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
     // is under the new credentials, which a device that has them can act on.
     if (drop_stale(frame.dev_id, ctx, r)) {
       reject(r, Error::unknown_session);
-      request_rekey(frame, payload, ctx.credentials.dev_secret, now_ms, r);
+      ctx.state = EdgeDeviceState{};  // dropped: the new credentials' secret is the current one
+      if (const DevSecret* secret = current_secret(ctx))
+        request_rekey(frame, payload, *secret, now_ms, r);
     }
     return;
   }
@@ -158,7 +160,9 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
   plaintext.used = std::min(outcome.plaintext_size, plaintext_.size());
   if (e != Error::ok) {
     reject(r, e);
-    if (e == Error::unknown_session) request_rekey(frame, payload, current_secret(ctx), now_ms, r);
+    if (e == Error::unknown_session)
+      if (const DevSecret* secret = current_secret(ctx))
+        request_rekey(frame, payload, *secret, now_ms, r);
     return;
   }
 

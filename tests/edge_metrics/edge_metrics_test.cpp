@@ -71,9 +71,9 @@ TEST_F(EdgeMetricsTest, RejectionReasonsAreEveryErrorButOkPlusTheEdgeReasons) {
   for (const auto& s : scrape().samples) {
     if (s.name == "dsekp_rejections_total") reasons.insert(s.labels.at(0).second);
   }
-  std::set<std::string> expected{"unknown_topic", "mode_disabled",    "retained_message",
-                                 "corrupt_state", "registry_failure", "store_failure",
-                                 "sink_failure",  "internal_error"};
+  std::set<std::string> expected{"unknown_topic", "mode_disabled", "retained_message",
+                                 "corrupt_state", "secret_erased", "registry_failure",
+                                 "store_failure", "sink_failure",  "internal_error"};
   for (std::uint8_t e = 1; e < dsekp::kErrorCount; ++e) {
     expected.insert(dsekp::error_name(static_cast<dsekp::Error>(e)));
   }

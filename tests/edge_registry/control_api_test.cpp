@@ -74,7 +74,9 @@ TEST_F(ControlApiTest, AFleetToolAddsListsShowsRotatesAndRemovesDevices) {
   const json list = body(r);
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[1]["dev_id"], "esp32-02");
-  EXPECT_EQ(r->body.find("secret"), std::string::npos) << "the list holds no secret";
+  // No secret's value (the material's *_hex fields); "secret_erased" says only when.
+  EXPECT_EQ(r->body.find("_hex"), std::string::npos) << "the list holds no secret";
+  EXPECT_EQ(r->body.find("dev_secret"), std::string::npos) << "the list holds no secret";
 
   r = c.Get("/v1/devices/esp32-02");
   ASSERT_TRUE(r);

@@ -496,6 +496,9 @@ TEST_F(RegistryTest, ASchema6RegistryIsUpgradedAndAnErasedSecretLeavesTheFiles) 
   bool erased = false;
   ASSERT_TRUE(registry->erase_provisioned_secret("esp32-01", found.generation, erased).ok());
   EXPECT_TRUE(erased);
+  bool complete = false;
+  ASSERT_TRUE(registry->checkpoint_wal(complete).ok());
+  EXPECT_TRUE(complete);
   EXPECT_FALSE(files_hold_secret());
   DeviceInfo info;
   ASSERT_TRUE(registry->info("esp32-01", info).ok());

@@ -157,9 +157,15 @@ StoreResult RedisSessionStore::clear_pending(const std::string& key) {
 
 StoreResult RedisSessionStore::make_durable() {
   if (in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
-  for (const auto& [name, wanted] :
-       {std::pair<std::string_view, std::string_view>{"appendonly", "yes"},
-        {"appendfsync", "always"}}) {
+  // Every write fsync'd before its reply, also while the AOF is being rewritten, and no state
+  // ever evicted for memory.
+  constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kNeeded{{
+      {"appendonly", "yes"},
+      {"appendfsync", "always"},
+      {"no-appendfsync-on-rewrite", "no"},
+      {"maxmemory-policy", "noeviction"},
+  }};
+  for (const auto& [name, wanted] : kNeeded) {
     const std::array<std::string_view, 3> args{"CONFIG", "GET", name};
     const Reply r = connection_.command(args);
     if (r == nullptr) return failure(connection_.last_error());
@@ -170,8 +176,8 @@ StoreResult RedisSessionStore::make_durable() {
     const std::string value = reply_text(*r->element[1]);
     if (value != wanted)
       return failure("the server runs with " + std::string(name) + " " + value +
-                     ", so an acknowledged write can still be lost to a power cut (needs " +
-                     std::string(wanted) + ")");
+                     ", so an acknowledged write can still be lost (needs " + std::string(wanted) +
+                     ")");
   }
   return StoreResult{};
 }

@@ -115,9 +115,10 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   StoreResult release_savepoint() override;
   StoreResult rollback_to_savepoint() override;
   /// Redis replies before its append-only file reaches the disk unless the server runs with
-  /// appendonly yes and appendfsync always (then each write was fsync'd before the reply):
-  /// ok only then, asked of the server each time. A replica promoted after a primary's loss
-  /// may still lack the newest writes (docs/SCALING.md).
+  /// appendonly yes, appendfsync always and no-appendfsync-on-rewrite no (then each write was
+  /// fsync'd before the reply), and may evict a state unless maxmemory-policy is noeviction:
+  /// ok only with all four, asked of the server each time. A replica promoted after a
+  /// primary's loss may still lack the newest writes (docs/SCALING.md).
   StoreResult make_durable() override;
   [[nodiscard]] bool in_savepoint() const noexcept override { return in_savepoint_; }
 

@@ -54,7 +54,7 @@ class SplitSessionStore final : public SessionStore {
   StoreResult release_savepoint() override;
   StoreResult rollback_to_savepoint() override;
   [[nodiscard]] bool in_savepoint() const noexcept override { return state_.in_savepoint(); }
-  /// Both: the states live in the shared store, the credential generations in the local one.
+  /// Both: the states live in the shared store, the rows committed with them in the local one.
   StoreResult make_durable() override {
     if (StoreResult s = state_.make_durable(); !s.ok()) return s;
     return local_.make_durable();
