@@ -201,18 +201,7 @@ void check_header_possible(edge::DeviceRegistry& registry, const KeysOptions& op
         std::to_string(edge::kFirmwareTopicPrefixMax) + " characters the device SDK holds");
 }
 
-/// The device SDK's C header carries no ratchet mode yet: a ratcheting device's firmware would
-/// not store its secrets and would be locked out after its first session. Refused before the
-/// registry changes.
-void check_header_ratchet(bool ratchet, const KeysOptions& options) {
-  if (ratchet && options.format == "header")
-    throw UsageError(
-        "--format header: the device SDK does not ratchet its secret yet; provision a "
-        "ratcheting device with the JSON material (dsekp device) or without --ratchet");
-}
-
 void run_add(const KeysOptions& options) {
-  check_header_ratchet(options.ratchet, options);
   const std::string broker = options.broker.empty() ? kDefaultDeviceBroker : options.broker;
   (void)broker_argument(broker);  // before anything is created
   check_out_file_writable(options);
@@ -233,8 +222,6 @@ void run_rotate(const KeysOptions& options) {
   check_header_possible(*registry, options);
   edge::DeviceInfo existing;
   check(registry->info(options.dev_id, existing));
-  check_header_ratchet(
-      options.ratchet_mode.empty() ? existing.ratchet : options.ratchet_mode == "on", options);
   edge::DeviceMaterial material;
   std::optional<bool> ratchet;
   if (!options.ratchet_mode.empty()) ratchet = options.ratchet_mode == "on";
@@ -493,7 +480,6 @@ void run_show(const KeysOptions& options) {
     check_header_possible(*registry, options);
     edge::DeviceMaterial material;
     check(registry->material(options.dev_id, material));
-    check_header_ratchet(material.credentials.ratchet, options);
     print_material(material, options);
     return;
   }

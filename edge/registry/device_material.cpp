@@ -126,6 +126,9 @@ std::string material_c_header(const DeviceMaterial& material, const BrokerAddres
   // For dsekp_device_params.per_device_topics: the SDK then publishes on the topics above.
   h += std::string("#define DSEKP_PER_DEVICE_TOPICS ") +
        (material.uplink_topics == UplinkTopics::per_device ? "1" : "0") + "\n";
+  // Ratchet mode (PROTOCOL.md 6.6): the firmware sets up a dsekp_ratchet with its store and
+  // boots from the stored pair; DSEKP_DEV_SECRET is only what it stores at its first boot.
+  h += std::string("#define DSEKP_RATCHET ") + (c.ratchet ? "1" : "0") + "\n";
   h += "#define DSEKP_TOPIC_NAME_DOWN \"" + p + topic_down(dev_id) + "\"\n";
   h += "#define DSEKP_TOPIC_NAME_REKEY \"" + p + topic_rekey(dev_id) + "\"\n";
   if (psk) h += "#define DSEKP_TOPIC_NAME_PSK \"" + p + "psk/data\"\n";

@@ -96,6 +96,38 @@ typedef enum {
  *  makes the calling function fail with DSEKP_ERR_CRYPTO_FAILURE. */
 typedef int (*dsekp_random_fn)(void* user, uint8_t* out, size_t len);
 
+/** Ratchet mode (PROTOCOL.md 6.6; `dsekp keys add --ratchet`, the material header's
+ *  DSEKP_RATCHET): replaces the device's stored secret and epoch with `secret` (32 bytes) and
+ *  `epoch`. Return 0 only once the write can no longer be lost, by a power cut included, with the
+ *  pair written all or nothing and no copy of the replaced secret left in the storage; anything
+ *  else refuses the ACK being handled (DSEKP_ERR_SECRET_STORE_FAILED) and the stored pair must
+ *  be the old one. Called once per established session, before the session starts. */
+typedef int (*dsekp_store_secret_fn)(void* user, const uint8_t* secret, size_t secret_len,
+                                     uint32_t epoch);
+
+/* Size of dsekp_ratchet (checked at compile time, like DSEKP_DEVICE_STORAGE_SIZE). */
+#ifndef DSEKP_RATCHET_STORAGE_SIZE
+#define DSEKP_RATCHET_STORAGE_SIZE 96
+#endif
+
+/** A device's ratchet: the store callback and the REKEY key of the secret before the last step.
+ *  Opaque; owned by the application, set up once per boot with dsekp_ratchet_init, and it must
+ *  outlive every dsekp_device it is given to. A firmware that never calls dsekp_ratchet_init
+ *  does not link the ratchet's code. */
+typedef struct dsekp_ratchet {
+  union {
+    uint64_t align_u64;
+    void* align_ptr;
+    unsigned char bytes[DSEKP_RATCHET_STORAGE_SIZE];
+  } opaque;
+} dsekp_ratchet;
+
+/** Sets up `ratchet` with the application's store (INVALID_ARGUMENT for a null pointer). */
+int dsekp_ratchet_init(dsekp_ratchet* ratchet, dsekp_store_secret_fn store, void* store_user);
+
+/** Wipes the ratchet's key; it must be initialised again before use. */
+void dsekp_ratchet_wipe(dsekp_ratchet* ratchet);
+
 /** What a device is provisioned with (`dsekp keys add ... --format header` prints it), and how
  *  it behaves. The SDK copies what it needs; the caller may wipe its copy after init. */
 typedef struct dsekp_device_params {
@@ -115,6 +147,11 @@ typedef struct dsekp_device_params {
                                 material header's DSEKP_TOPIC_PREFIX, e.g. "site1/"); NULL or
                                 "": none. At most DSEKP_TOPIC_PREFIX_MAX printable characters,
                                 no space, '+' or '#' */
+  dsekp_ratchet* ratchet;    /* ratchet mode (the material header's DSEKP_RATCHET): set up with
+                                dsekp_ratchet_init; dev_secret and epoch are then the pair the
+                                storage holds (the provisioned secret and 0 at first). NULL: the
+                                device keeps its provisioned secret (v1) */
+  uint32_t epoch;            /* ratchet mode: the epoch of dev_secret; must be 0 without */
 } dsekp_device_params;
 
 /** Longest topic prefix the SDK holds. */
@@ -227,6 +264,8 @@ int dsekp_device_rekey_due(const dsekp_device* dev);
  *  the edge may have lost. */
 int dsekp_device_rekey_due_at(const dsekp_device* dev, uint64_t now_ms);
 uint16_t dsekp_device_sessctr(const dsekp_device* dev);
+/** Ratchet steps the device's secret is past the provisioned one (0 without the ratchet). */
+uint32_t dsekp_device_epoch(const dsekp_device* dev);
 uint64_t dsekp_device_next_seq(const dsekp_device* dev);
 
 /** Writes the NUL-terminated topic name, the topic prefix included; returns its length, or 0 if

@@ -10,6 +10,7 @@
 
 #include "crypto/mbedtls/mbedtls_crypto.hpp"
 #include "dsekp/codec.hpp"
+#include "dsekp/device_ratchet.hpp"
 #include "dsekp/device_session.hpp"
 #include "dsekp/encodings_built.hpp"
 #include "dsekp/error.hpp"
@@ -94,7 +95,41 @@ class CallbackRng final : public dsekp::Rng {
 
 // Marks storage that holds a constructed Impl, so calls on an uninitialised or wiped dsekp_device
 // fail with invalid_argument instead of reading garbage.
-constexpr std::uint32_t kMagic = 0x44534B31u;  // "DSK1"
+constexpr std::uint32_t kMagic = 0x44534B31u;         // "DSK1"
+constexpr std::uint32_t kRatchetMagic = 0x44535231u;  // "DSR1"
+
+// The application's store callback as the core's SecretStore.
+class CallbackSecretStore final : public dsekp::SecretStore {
+ public:
+  CallbackSecretStore(dsekp_store_secret_fn fn, void* user) noexcept : fn_(fn), user_(user) {}
+  bool store_secret(const dsekp::DevSecret& secret, std::uint32_t epoch) noexcept override {
+    const ByteView bytes = secret.view();
+    return fn_(user_, bytes.data(), bytes.size(), epoch) == 0;
+  }
+
+ private:
+  dsekp_store_secret_fn fn_;
+  void* user_;
+};
+
+struct RatchetImpl {
+  RatchetImpl(dsekp_store_secret_fn fn, void* user) noexcept : store(fn, user), ratchet(store) {}
+
+  std::uint32_t magic = kRatchetMagic;
+  CallbackSecretStore store;  // declared before `ratchet`, which keeps a reference to it
+  dsekp::DeviceRatchet ratchet;
+};
+
+static_assert(sizeof(RatchetImpl) <= DSEKP_RATCHET_STORAGE_SIZE,
+              "dsekp_ratchet is too small for this platform: define a larger "
+              "DSEKP_RATCHET_STORAGE_SIZE for the SDK and the application");
+static_assert(alignof(RatchetImpl) <= alignof(dsekp_ratchet), "dsekp_ratchet is under-aligned");
+
+RatchetImpl* ratchet_impl(dsekp_ratchet* r) {
+  if (r == nullptr) return nullptr;
+  auto* p = std::launder(reinterpret_cast<RatchetImpl*>(r->opaque.bytes));
+  return p->magic == kRatchetMagic ? p : nullptr;
+}
 
 struct Impl {
   Impl(const dsekp_device_params& p, const dsekp::DeviceCredentials& credentials,
@@ -198,6 +233,14 @@ int dsekp_device_init(dsekp_device* dev, const dsekp_device_params* params) {
   dsekp::DeviceConfig config;
   config.clockless = params->clockless != 0;
   if (params->rekey_at_seq != 0) config.rekey_at_seq = params->rekey_at_seq;
+  if (params->ratchet != nullptr) {
+    RatchetImpl* r = ratchet_impl(params->ratchet);
+    if (r == nullptr) return DSEKP_ERR_INVALID_ARGUMENT;  // not set up with dsekp_ratchet_init
+    config.ratchet = &r->ratchet;
+    credentials.epoch = params->epoch;
+  } else if (params->epoch != 0) {
+    return DSEKP_ERR_INVALID_ARGUMENT;  // an epoch is a ratchet's
+  }
 
   Impl* p = new (dev->opaque.bytes) Impl(*params, credentials, config);
   if (!p->set_topic_prefix(params->topic_prefix)) {
@@ -211,6 +254,19 @@ int dsekp_device_init(dsekp_device* dev, const dsekp_device_params* params) {
     return DSEKP_ERR_CRYPTO_FAILURE;
   }
   return DSEKP_OK;
+}
+
+int dsekp_ratchet_init(dsekp_ratchet* ratchet, dsekp_store_secret_fn store, void* store_user) {
+  if (ratchet == nullptr || store == nullptr) return DSEKP_ERR_INVALID_ARGUMENT;
+  std::memset(ratchet, 0, sizeof *ratchet);
+  new (ratchet->opaque.bytes) RatchetImpl(store, store_user);
+  return DSEKP_OK;
+}
+
+void dsekp_ratchet_wipe(dsekp_ratchet* ratchet) {
+  if (ratchet == nullptr) return;
+  if (RatchetImpl* p = ratchet_impl(ratchet)) p->~RatchetImpl();  // wipes its REKEY key
+  dsekp::secure_wipe(MutableByteView(ratchet->opaque.bytes));
 }
 
 void dsekp_device_wipe(dsekp_device* dev) {
@@ -342,6 +398,10 @@ int dsekp_device_rekey_due_at(const dsekp_device* dev, uint64_t now_ms) {
 uint16_t dsekp_device_sessctr(const dsekp_device* dev) {
   const Impl* p = impl(dev);
   return p != nullptr ? p->session.sessctr() : 0;
+}
+uint32_t dsekp_device_epoch(const dsekp_device* dev) {
+  const Impl* p = impl(dev);
+  return p != nullptr ? p->session.epoch() : 0;
 }
 uint64_t dsekp_device_next_seq(const dsekp_device* dev) {
   const Impl* p = impl(dev);

@@ -496,6 +496,115 @@ TEST(DeviceApiInit, RefusesBadMaterialAndUninitialisedStorage) {
               dsekp_device_state_size(), sizeof(dsekp_device));
 }
 
+// Ratchet mode through the C API (PROTOCOL.md 6.6): the firmware's store callback gets every
+// next secret and epoch before the session starts, a store that fails refuses the ACK and
+// changes nothing (the retransmitted INIT brings the same ACK, which the device then takes), a
+// device booted from what the store holds carries on with the real edge, and its old secret
+// opens none of its later sessions' keys at the edge.
+struct Flash {
+  Bytes secret;
+  std::uint32_t epoch = 0;
+  int writes = 0;
+  bool fail = false;
+  static int store(void* user, const std::uint8_t* secret, std::size_t len, std::uint32_t epoch) {
+    auto* f = static_cast<Flash*>(user);
+    if (f->fail || len != 32) return -1;
+    f->secret.assign(secret, secret + len);
+    f->epoch = epoch;
+    ++f->writes;
+    return 0;
+  }
+};
+
+TEST(DeviceApiRatchet, TheStoreGetsEachNextSecretAndARebootCarriesOnWithTheEdge) {
+  const Material material;
+  Flash flash{material.secret};
+  RealEdge edge(material);
+  ASSERT_TRUE(edge.salt_ok && edge.secret_ok);
+  dsekp::DevId id;
+  ASSERT_EQ(id.assign(material.dev_id), dsekp::Error::ok);
+  ASSERT_TRUE(dsekp::enable_ratchet(edge.state, id, edge.secret));
+
+  std::uint32_t now_s = 1'800'000'000;
+  for (int boot = 0; boot < 3; ++boot) {
+    dsekp_ratchet ratchet{};
+    ASSERT_EQ(dsekp_ratchet_init(&ratchet, &Flash::store, &flash), DSEKP_OK);
+    Script script{{}, 0, true};
+    std::vector<std::uint8_t> nonce(12, static_cast<std::uint8_t>(boot + 1));
+    script.entries = {Bytes{0x10, static_cast<std::uint8_t>(boot)}, nonce};
+    dsekp_device_params p = params_for(material, script);
+    const Bytes booted_secret = flash.secret;
+    p.dev_secret = booted_secret.data();
+    p.ratchet = &ratchet;
+    p.epoch = flash.epoch;
+    dsekp_device dev{};
+    ASSERT_EQ(dsekp_device_init(&dev, &p), DSEKP_OK);
+    EXPECT_EQ(dsekp_device_epoch(&dev), static_cast<std::uint32_t>(boot));
+
+    now_s += 10;
+    std::uint8_t out[2048];
+    std::size_t n = 0;
+    ASSERT_EQ(dsekp_device_begin_session(&dev, now_s, out, sizeof out, &n), DSEKP_OK);
+    dsekp::InitFrame init;
+    ASSERT_EQ(dsekp::decode_init(dsekp::ByteView(out, n), init), dsekp::Error::ok);
+    dsekp::InitOutcome outcome;
+    ASSERT_EQ(edge.protocol.handle_init(init, edge.secret, edge.state, std::uint64_t{now_s} * 1000,
+                                        edge.rng, outcome),
+              dsekp::Error::ok);
+    std::uint8_t ack[512];
+    std::size_t ack_len = 0;
+    ASSERT_EQ(dsekp::encode(outcome.ack, dsekp::Encoding::json, ack, ack_len), dsekp::Error::ok);
+    // The first boot's store fails once: the ACK is refused and nothing moves.
+    flash.fail = boot == 0;
+    if (flash.fail) {
+      EXPECT_EQ(dsekp_device_handle_ack(&dev, ack, ack_len), DSEKP_ERR_SECRET_STORE_FAILED);
+      EXPECT_EQ(std::string(dsekp_device_error_name(DSEKP_ERR_SECRET_STORE_FAILED)),
+                "secret_store_failed");
+      EXPECT_FALSE(dsekp_device_established(&dev));
+      EXPECT_EQ(dsekp_device_epoch(&dev), 0u);
+      EXPECT_EQ(flash.writes, 0);
+      flash.fail = false;
+    }
+    ASSERT_EQ(dsekp_device_handle_ack(&dev, ack, ack_len), DSEKP_OK);
+    EXPECT_EQ(flash.epoch, static_cast<std::uint32_t>(boot + 1));
+    EXPECT_EQ(flash.writes, boot + 1);
+    EXPECT_NE(flash.secret, booted_secret) << "a new secret, not the booted one";
+    EXPECT_EQ(dsekp_device_epoch(&dev), static_cast<std::uint32_t>(boot + 1));
+
+    // The confirming frame: the edge steps too and holds what the flash holds.
+    const std::string reading = "{\"t\":21.5}";
+    ASSERT_EQ(dsekp_device_seal(&dev, reinterpret_cast<const std::uint8_t*>(reading.data()),
+                                reading.size(), std::uint64_t{now_s} * 1000, out, sizeof out, &n),
+              DSEKP_OK);
+    dsekp::DataFrame data;
+    ASSERT_EQ(dsekp::decode_data(dsekp::ByteView(out, n), dsekp::Direction::uplink, data),
+              dsekp::Error::ok);
+    std::uint8_t plain[64];
+    dsekp::DataOutcome opened;
+    ASSERT_EQ(edge.protocol.open_data(data, edge.state, std::uint64_t{now_s} * 1000, plain, opened),
+              dsekp::Error::ok);
+    EXPECT_TRUE(opened.ratcheted);
+    EXPECT_EQ(edge.state.ratchet.epoch, flash.epoch);
+    EXPECT_EQ(
+        Bytes(edge.state.ratchet.secret.view().begin(), edge.state.ratchet.secret.view().end()),
+        flash.secret);
+    dsekp_device_wipe(&dev);
+    dsekp_ratchet_wipe(&ratchet);
+  }
+
+  // Refusals: a ratchet that was never set up, an epoch without a ratchet, a null store.
+  Script script = golden_script();
+  dsekp_device_params p = params_for(material, script);
+  dsekp_ratchet never{};
+  p.ratchet = &never;
+  dsekp_device dev{};
+  EXPECT_EQ(dsekp_device_init(&dev, &p), DSEKP_ERR_INVALID_ARGUMENT);
+  p.ratchet = nullptr;
+  p.epoch = 3;
+  EXPECT_EQ(dsekp_device_init(&dev, &p), DSEKP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dsekp_ratchet_init(&never, nullptr, nullptr), DSEKP_ERR_INVALID_ARGUMENT);
+}
+
 TEST_F(DeviceApi, Topics) {
   char buf[DSEKP_TOPIC_MAX];
   EXPECT_EQ(dsekp_device_topic(&dev, DSEKP_TOPIC_INIT, buf, sizeof buf), 10u);
