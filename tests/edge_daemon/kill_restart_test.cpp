@@ -15,6 +15,8 @@
 #include <signal.h>
 #include <sqlite3.h>
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -26,9 +28,11 @@
 #include <vector>
 
 #include "broker_handshake.hpp"
+#include "dsekp/device_ratchet.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/edge_runner.hpp"
+#include "tests/support/memory_secret_store.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/mqtt_test_client.hpp"
 #include "tests/support/registry_bed.hpp"
@@ -246,6 +250,128 @@ TEST(EdgeKillRestart, KillsAtEachCriticalMomentLoseAndDoubleNothing) {
   std::printf("landed kills: before %d, committed %d, after %d; replays %zu; CSV repairs %zu\n",
               landed["before"], landed["committed"], landed["after"],
               occurrences(all, "rejected replay"), occurrences(all, "CSV repaired"));
+}
+
+// A ratcheting device (PROTOCOL.md 6.6) with the edge SIGKILLed inside each placed moment of its
+// INIT and of its session's confirming frame (the two messages that step its secret at the
+// edge): the device, booted each session from what its flash holds, always gets in (retrying
+// its INIT as it would), every reading is stored exactly once, the edge's stored secret ends at
+// the device's epoch, and the registry no longer holds the provisioned secret.
+TEST(EdgeKillRestart, ARatchetingDeviceIsNeverLockedOutByAKillAtAnyMomentOfItsSession) {
+  constexpr int kHoldMs = 150;
+  // An INIT stores no row, so its batch has no "committed" pause: its commit is between the two.
+  const std::vector<std::pair<std::string, std::string>> kills = {{"init", "before"},
+                                                                  {"init", "after"},
+                                                                  {"data", "before"},
+                                                                  {"data", "committed"},
+                                                                  {"data", "after"}};
+  dsekp::test::TempDir dir;
+  const std::string registry_path = dir.file("registry.db");
+  const std::string logs = dir.file("logs");
+  DeviceMaterial material;
+  {
+    std::unique_ptr<DeviceRegistry> registry;
+    ASSERT_TRUE(DeviceRegistry::open(registry_path, OpenMode::create_if_missing, registry).ok());
+    ASSERT_TRUE(registry->add("esp32-01", material, {}, /*ratchet=*/true).ok());
+  }
+  std::filesystem::create_directories(dir.file("broker"));
+  dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
+  EdgeRunner edge(dir,
+                  {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()),
+                   "--db", registry_path, "--logs-dir", logs, "--metrics", "off", "--no-republish",
+                   "--test-hold-ms", std::to_string(kHoldMs)});
+  ASSERT_TRUE(edge.start());
+  dsekp::test::MqttTestClient client("esp32-01");
+  ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
+  const std::string ack_topic = "dsekp/init/ack/esp32-01";
+  ASSERT_EQ(client.subscribe(ack_topic), std::optional<int>(1));
+
+  // Every message the edge began is through its last pause: the next pause is a new message's.
+  const auto edge_idle = [&] {
+    return wait_until(
+        [&] {
+          const std::string text = edge.stderr_text();
+          return occurrences(text, "test hold: before\n") ==
+                 occurrences(text, "test hold: after\n");
+        },
+        std::chrono::seconds(20));
+  };
+  std::map<std::string, int> landed;
+  // Kills the edge inside the next pause at `moment`, then starts it again.
+  const auto kill_at = [&](const std::string& moment, std::size_t seen) {
+    const std::string marker = "test hold: " + moment + "\n";
+    ASSERT_TRUE(wait_until([&] { return occurrences(edge.stderr_text(), marker) > seen; },
+                           std::chrono::seconds(20)))
+        << moment << ": " << edge.all_stderr();
+    edge.kill();
+    if (edge.stderr_text().ends_with(marker)) ++landed[moment];
+    ASSERT_TRUE(edge.start(/*wait_ready=*/false)) << "restart after " << moment;
+  };
+
+  dsekp::test::MemorySecretStore flash;
+  std::vector<std::string> sent;
+  std::uint32_t t = 0;
+  for (std::size_t round = 0; round <= kills.size(); ++round) {
+    const bool killing = round < kills.size();
+    DeviceRatchet ratchet(flash);  // RAM: lost with every reboot
+    DeviceConfig config;
+    config.ratchet = &ratchet;
+    ScriptedDevice device(flash.read(device_credentials(material)), config, 300 + round);
+    const std::uint32_t booted_epoch = device.session().epoch();
+    t = std::max<std::uint32_t>(t + 1, static_cast<std::uint32_t>(unix_ms_now() / 1000));
+
+    ASSERT_TRUE(edge_idle()) << edge.stderr_text();
+    std::size_t acks = client.received().size();
+    std::size_t seen =
+        killing ? occurrences(edge.stderr_text(), "test hold: " + kills[round].second + "\n") : 0;
+    ASSERT_TRUE(client.publish("dsekp/init", as_string(device.init(Encoding::json, t))));
+    if (killing && kills[round].first == "init")
+      ASSERT_NO_FATAL_FAILURE(kill_at(kills[round].second, seen));
+    // As the device would: the INIT again until an ACK comes.
+    bool acked = false;
+    for (int attempt = 0; attempt < 6 && !acked; ++attempt) {
+      acked = client.wait_for_count(acks + 1);
+      if (!acked)
+        ASSERT_TRUE(client.publish("dsekp/init", as_string(device.init_again(Encoding::json))));
+    }
+    ASSERT_TRUE(acked) << "round " << round << ": no ACK\n" << edge.stderr_text();
+    ASSERT_EQ(device.take_ack(bytes_of(client.received().back().payload)), Error::ok)
+        << "round " << round;
+    ASSERT_EQ(device.session().epoch(), booted_epoch + 1) << "the device stored its next secret";
+
+    ASSERT_TRUE(edge_idle()) << edge.stderr_text();
+    seen =
+        killing ? occurrences(edge.stderr_text(), "test hold: " + kills[round].second + "\n") : 0;
+    sent.push_back(reading(static_cast<int>(round)));
+    ASSERT_TRUE(client.publish("dsekp/data",
+                               as_string(device.data(sent.back(), unix_ms_now(), Encoding::json))));
+    if (killing && kills[round].first == "data")
+      ASSERT_NO_FATAL_FAILURE(kill_at(kills[round].second, seen));
+  }
+  const std::string state = registry_path + ".state";
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return count_rows(state, "SELECT count(*) FROM telemetry") >=
+               static_cast<std::int64_t>(sent.size());
+      },
+      std::chrono::seconds(30)));
+  ASSERT_TRUE(edge_idle());
+  EXPECT_EQ(edge.terminate(), std::optional<int>(0)) << edge.stderr_text();
+  EXPECT_EQ(telemetry_readings(state), sent) << "each reading once, in order";
+  EXPECT_GE(landed["before"], 1);
+  EXPECT_GE(landed["committed"], 1);
+  EXPECT_GE(landed["after"], 1);
+
+  const auto show = dsekp::test::run_command(
+      {DSEKP_CLI_PATH, "keys", "show", "esp32-01", "--db", registry_path}, dir.path().string());
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const auto info = nlohmann::json::parse(show.out);
+  EXPECT_EQ(info.at("ratchet_epoch"), flash.read(device_credentials(material)).epoch)
+      << "the edge holds the device's secret";
+  EXPECT_EQ(info.at("ratchet_epoch"), kills.size() + 1);
+  EXPECT_FALSE(info.at("secret_erased").is_null());
+  std::printf("ratchet kills landed: before %d, committed %d, after %d\n", landed["before"],
+              landed["committed"], landed["after"]);
 }
 
 // Batches (edge/mqtt/mqtt_client.hpp): with --test-hold-ms the edge holds each message before
