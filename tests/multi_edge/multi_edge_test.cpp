@@ -29,9 +29,13 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "dsekp/device_ratchet.hpp"
 #include "edge/store/redis/redis_session_store.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
+#include "tests/support/memory_secret_store.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/mqtt_test_client.hpp"
 #include "tests/support/redis_server.hpp"
@@ -115,12 +119,25 @@ class GroupEdge {
 };
 
 /// A device: its scripted protocol session and its own MQTT client (one thread uses both).
+/// A ratcheting device's config: its ratchet over its flash (PROTOCOL.md 6.6).
+DeviceConfig ratchet_config(DeviceRatchet* ratchet) {
+  DeviceConfig config;
+  config.ratchet = ratchet;
+  return config;
+}
+
 struct Device {
-  Device(const DeviceMaterial& material, int index)
-      : id("dev-" + std::to_string(index)), client(id), session(material, 1000 + index) {}
+  Device(const DeviceMaterial& material, int index, bool ratcheting)
+      : id("dev-" + std::to_string(index)),
+        client(id),
+        ratchet(ratcheting ? std::make_unique<DeviceRatchet>(flash) : nullptr),
+        session(device_credentials(material), ratchet_config(ratchet.get()), 1000 + index) {}
   std::string id;
   dsekp::test::MqttTestClient client;
+  dsekp::test::MemorySecretStore flash;    // ratcheting devices' secret
+  std::unique_ptr<DeviceRatchet> ratchet;  // null: a v1 device
   ScriptedDevice session;
+  std::uint32_t last_t = 0;              // of its newest INIT
   std::vector<std::string> sent_frames;  // the wire bytes of every DATA frame, for replays
   std::vector<std::uint32_t> seqs;       // and their seqs
 };
@@ -128,8 +145,10 @@ struct Device {
 /// Redis + Mosquitto + `devices` registered devices + three edges in one shared group.
 class MultiEdgeBed {
  public:
-  /// `edge_args`: more flags for every edge.
-  explicit MultiEdgeBed(int devices, const std::vector<std::string>& edge_args = {}) {
+  /// `edge_args`: more flags for every edge; `ratchet`: the devices ratchet their secrets.
+  explicit MultiEdgeBed(int devices, const std::vector<std::string>& edge_args = {},
+                        bool ratchet = false)
+      : ratchet_(ratchet) {
     std::filesystem::create_directories(dir_.file("redis"));
     std::filesystem::create_directories(dir_.file("broker"));
     redis_ = std::make_unique<dsekp::test::RedisServer>(dir_.file("redis"));
@@ -138,10 +157,13 @@ class MultiEdgeBed {
     const std::string registry = dir_.file("registry.db");
     for (int d = 0; d < devices; ++d) {
       DeviceMaterial material;
-      EXPECT_TRUE(register_device(registry, "dev-" + std::to_string(d), material));
+      std::unique_ptr<DeviceRegistry> open;
+      EXPECT_TRUE(DeviceRegistry::open(registry, OpenMode::create_if_missing, open).ok());
+      EXPECT_TRUE(open->add("dev-" + std::to_string(d), material, {}, ratchet).ok());
       materials_.push_back(std::move(material));
     }
-    const std::string store = "redis://127.0.0.1:" + std::to_string(redis_->port()) + "/t:";
+    store_ = "redis://127.0.0.1:" + std::to_string(redis_->port()) + "/t:";
+    const std::string& store = store_;
     for (int e = 0; e < kEdges; ++e) {
       std::vector<std::string> args{DSEKP_CLI_PATH,
                                     "edge",
@@ -170,20 +192,29 @@ class MultiEdgeBed {
   /// Connects every device and runs its handshake (INIT through the group, ACK back).
   ::testing::AssertionResult connect_devices() {
     for (std::size_t d = 0; d < materials_.size(); ++d) {
-      devices_.push_back(std::make_unique<Device>(materials_[d], static_cast<int>(d)));
+      devices_.push_back(std::make_unique<Device>(materials_[d], static_cast<int>(d), ratchet_));
       Device& dev = *devices_.back();
       if (dev.client.connect(broker_->port(), "", "") != std::optional<int>(0))
         return ::testing::AssertionFailure() << dev.id << ": no CONNACK";
       if (dev.client.subscribe(ack_topic(dev)) != std::optional<int>(1))
         return ::testing::AssertionFailure() << dev.id << ": SUBACK";
-      const auto now_s = static_cast<std::uint32_t>(unix_ms_now() / 1000);
-      if (!dev.client.publish("dsekp/init", as_string(dev.session.init(Encoding::json, now_s))))
-        return ::testing::AssertionFailure() << dev.id << ": INIT not published";
-      const auto ack = dev.client.wait_for_message(ack_topic(dev));
-      if (!ack) return ::testing::AssertionFailure() << dev.id << ": no ACK; " << all_stderr();
-      if (dev.session.take_ack(bytes_of(ack->payload)) != Error::ok)
-        return ::testing::AssertionFailure() << dev.id << ": bad ACK";
+      if (auto r = handshake(dev); !r) return r;
     }
+    return ::testing::AssertionSuccess();
+  }
+
+  /// A new session of `dev`: an INIT through the group (at a later `t` than its last), its ACK.
+  ::testing::AssertionResult handshake(Device& dev) {
+    dev.last_t =
+        std::max<std::uint32_t>(dev.last_t + 1, static_cast<std::uint32_t>(unix_ms_now() / 1000));
+    const std::size_t acks = dev.client.received().size();
+    if (!dev.client.publish("dsekp/init", as_string(dev.session.init(Encoding::json, dev.last_t))))
+      return ::testing::AssertionFailure() << dev.id << ": INIT not published";
+    if (!dev.client.wait_for_count(acks + 1))
+      return ::testing::AssertionFailure() << dev.id << ": no ACK; " << all_stderr();
+    if (const Error e = dev.session.take_ack(bytes_of(dev.client.received().back().payload));
+        e != Error::ok)
+      return ::testing::AssertionFailure() << dev.id << ": ACK refused: " << error_name(e);
     return ::testing::AssertionSuccess();
   }
 
@@ -258,6 +289,8 @@ class MultiEdgeBed {
 
   static std::string ack_topic(const Device& d) { return "dsekp/init/ack/" + d.id; }
 
+  bool ratchet_ = false;
+  std::string store_;  // the edges' --store
   dsekp::test::TempDir dir_;
   std::unique_ptr<dsekp::test::RedisServer> redis_;
   std::unique_ptr<dsekp::test::MosquittoBroker> broker_;
@@ -380,6 +413,44 @@ TEST(MultiEdge, SessionsCrossEdgesEveryInitAnsweredOnceEveryFrameOnce) {
   EXPECT_GE(edges_refusing, 2) << "the replays did not reach two edges";
   bed.expect_each_frame_once(kFrames);
   for (auto& e : bed.edges_) EXPECT_EQ(e->terminate(), std::optional<int>(0)) << e->stderr_text();
+}
+
+// Ratcheting devices (PROTOCOL.md 6.6) over three edges sharing Redis: each session's INIT and
+// confirming frame may land on any edge, and the step is one conditional write of the shared
+// state, so the shared secret follows each device exactly (never stepped twice or not at all:
+// either would lock the device out at its next INIT), every frame is stored once, and the
+// registry (one file for the three edges here) no longer holds the provisioned secrets.
+TEST(MultiEdge, RatchetingDevicesStepOnceWhicheverEdgeHandlesTheirSessions) {
+  constexpr int kDevices = 5;
+  constexpr int kSessions = 4;
+  constexpr int kFramesPerSession = 6;
+  MultiEdgeBed bed(kDevices, {}, /*ratchet=*/true);
+  ASSERT_TRUE(bed.start_edges());
+  ASSERT_TRUE(bed.connect_devices());
+  for (int s = 0; s < kSessions; ++s) {
+    if (s > 0)
+      for (auto& dev : bed.devices_) ASSERT_TRUE(bed.handshake(*dev));
+    for (int i = 0; i < kFramesPerSession; ++i)
+      for (int d = 0; d < kDevices; ++d) ASSERT_TRUE(bed.send(d, s * kFramesPerSession + i));
+    ASSERT_TRUE(bed.wait_rows(static_cast<std::size_t>(kDevices * kFramesPerSession * (s + 1)),
+                              std::chrono::seconds(30)))
+        << bed.all_stderr();
+  }
+  bed.expect_each_frame_once(kSessions * kFramesPerSession);
+  EXPECT_EQ(bed.metric_sum("dsekp_ratchet_steps_total"), kDevices * kSessions);
+  for (auto& e : bed.edges_) EXPECT_EQ(e->terminate(), std::optional<int>(0)) << e->stderr_text();
+  for (const auto& dev : bed.devices_) {
+    EXPECT_EQ(dev->session.session().epoch(), static_cast<std::uint32_t>(kSessions)) << dev->id;
+    EXPECT_EQ(dev->flash.writes(), kSessions) << dev->id;
+    const auto show =
+        dsekp::test::run_command({DSEKP_CLI_PATH, "keys", "show", dev->id, "--db",
+                                  bed.dir_.file("registry.db"), "--store", bed.store_},
+                                 bed.dir_.path().string());
+    ASSERT_EQ(show.exit_code, 0) << show.err;
+    const auto info = nlohmann::json::parse(show.out);
+    EXPECT_EQ(info.at("ratchet_epoch"), kSessions) << dev->id << ": the shared state's secret";
+    EXPECT_FALSE(info.at("secret_erased").is_null()) << dev->id;
+  }
 }
 
 TEST(MultiEdge, OneEdgeSigkilledMidStreamEveryFrameExactlyOnce) {
