@@ -70,7 +70,7 @@ EdgeFixture::EdgeFixture() {
         edge::DeviceRegistry::open(registry_path, edge::OpenMode::create_if_missing, provisioning);
     check(s.ok(), "fixture: registry", s.message());
     for (std::size_t i = 0; i < kRegistered; ++i) {
-      const auto added = provisioning->add(kDevIds[i], materials_[i]);
+      const auto added = provisioning->add(kDevIds[i], materials_[i], {}, i == kRatcheting);
       check(added.ok(), "fixture: keys add", added.message());
     }
   }

@@ -25,6 +25,8 @@ class EdgeFixture {
   /// are well formed and correctly authenticated under keys the edge does not know).
   static constexpr std::size_t kRegistered = 3;
   static constexpr std::size_t kDevices = kRegistered + 1;
+  /// The registered device that ratchets its secret (PROTOCOL.md 6.6): esp32-03.
+  static constexpr std::size_t kRatcheting = 2;
 
   /// The process's fixture, created on first use (aborts if it cannot be built).
   static EdgeFixture& instance();

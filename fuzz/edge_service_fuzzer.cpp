@@ -2,8 +2,9 @@
 // a sequence of messages: arbitrary (topic, payload) pairs interleaved with genuine frames from
 // real devices (DeviceSession and the PSK baseline on seeded RNGs), their replays, byte-level
 // mutations and single-field forgeries, plus clock steps, edge restarts over the same store,
-// downlinks and device reboots. A real registry (3 devices, and one device the registry does
-// not know) and a real SQLite store (edge_fixture.hpp), reset before every input.
+// downlinks and device reboots. A real registry (3 devices, one of them ratcheting its secret
+// and booting from its flash, PROTOCOL.md 6.6; and one device the registry does not know) and a
+// real SQLite store (edge_fixture.hpp), reset before every input.
 //
 // The input is a script (fuzz::ByteReader): two config bytes (downlink encoding, session limit,
 // replay window, freshness window, clockless mode, topic prefix, disabled modes, INIT budget),
@@ -35,6 +36,7 @@
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "crypto/testing/seeded_rng.hpp"
 #include "dsekp/codec.hpp"
+#include "dsekp/device_ratchet.hpp"
 #include "dsekp/device_session.hpp"
 #include "dsekp/psk_baseline.hpp"
 #include "edge/service/edge_service.hpp"
@@ -61,6 +63,7 @@ constexpr int kMaxSteps = 200;
 struct Reached {
   std::uint64_t inputs = 0, messages = 0, handshakes = 0, dsekp_frames = 0, psk_frames = 0;
   std::uint64_t acks_taken = 0, downlinks_opened = 0, restarts = 0;
+  std::uint64_t ratchet_steps = 0, ratchet_catch_ups = 0;  // confirmations; INITs ahead
   std::uint64_t data_liveness_checks = 0, downlink_liveness_checks = 0;
   std::map<std::string, std::uint64_t> reasons;  // every outcome of handle(), by name
 
@@ -71,11 +74,13 @@ struct Reached {
     std::fprintf(stderr,
                  "fuzz_edge_service reached: inputs=%llu messages=%llu handshakes=%llu "
                  "dsekp_frames=%llu psk_frames=%llu acks_taken=%llu downlinks_opened=%llu "
-                 "restarts=%llu liveness_checks(data=%llu downlink=%llu)\n"
+                 "restarts=%llu ratchet(steps=%llu catch_ups=%llu) "
+                 "liveness_checks(data=%llu downlink=%llu)\n"
                  "fuzz_edge_service outcomes:%s\n",
                  ull(inputs), ull(messages), ull(handshakes), ull(dsekp_frames), ull(psk_frames),
-                 ull(acks_taken), ull(downlinks_opened), ull(restarts), ull(data_liveness_checks),
-                 ull(downlink_liveness_checks), by_reason.c_str());
+                 ull(acks_taken), ull(downlinks_opened), ull(restarts), ull(ratchet_steps),
+                 ull(ratchet_catch_ups), ull(data_liveness_checks), ull(downlink_liveness_checks),
+                 by_reason.c_str());
   }
   static unsigned long long ull(std::uint64_t v) { return v; }
 };
@@ -109,9 +114,24 @@ struct Message {
   MessageKind kind = MessageKind::unknown;  // what the bytes were made as
 };
 
+// A ratcheting device's flash (PROTOCOL.md 6.6): the pair it boots from, kept across reboots.
+struct Flash final : SecretStore {
+  bool store_secret(const DevSecret& next, std::uint32_t next_epoch) noexcept override {
+    secret = next.clone();
+    epoch = next_epoch;
+    written = true;
+    return true;
+  }
+  DevSecret secret;
+  std::uint32_t epoch = 0;
+  bool written = false;
+};
+
 // One device as the harness drives it, with what the properties need to know about it.
 struct Device {
   std::unique_ptr<SeededRng> rng;
+  Flash flash;                             // the ratcheting device's
+  std::unique_ptr<DeviceRatchet> ratchet;  // the ratcheting device's, lost at a reboot
   std::unique_ptr<DeviceSession> session;
   std::optional<Bytes> newest_ack;  // payload of the newest ACK the edge published to it
   std::vector<AckFrame> acks;       // every ACK the edge published to it
@@ -242,6 +262,7 @@ class Run {
   void reboot(std::size_t i) {
     Device& d = devices_[i];
     d.session.reset();
+    d.ratchet.reset();
     d.rng = std::make_unique<SeededRng>(seed_ ^ (100 + i + 16 * reboots_++));
     DeviceCredentials c;
     const edge::DeviceMaterial& m = fixture_.material(i);
@@ -250,6 +271,15 @@ class Run {
     c.edge_salt = m.edge_salt;
     DeviceConfig dc;
     dc.clockless = clockless_;
+    if (i == EdgeFixture::kRatcheting) {
+      // It boots from its flash (the provisioned secret until its first step).
+      if (d.flash.written) {
+        c.dev_secret = d.flash.secret.clone();
+        c.epoch = d.flash.epoch;
+      }
+      d.ratchet = std::make_unique<DeviceRatchet>(d.flash);
+      dc.ratchet = d.ratchet.get();
+    }
     d.session = std::make_unique<DeviceSession>(device_crypto_, c, dc);
     d.newest_ack.reset();
     d.keys_at_edge = false;
@@ -534,6 +564,8 @@ class Run {
     ++g_reached.messages;
     ++g_reached.reasons[r.reason_name()];
     if (r.handshake_accepted) ++g_reached.handshakes;
+    if (r.ratcheted) ++g_reached.ratchet_steps;
+    if (r.ratchet_steps > 0) ++g_reached.ratchet_catch_ups;
     if (r.frame) ++(r.kind == MessageKind::psk ? g_reached.psk_frames : g_reached.dsekp_frames);
     const std::vector<edge::AcceptedFrame> rows = sink_.take();
     const std::string what = std::string(edge::message_kind_name(r.kind)) + " " + r.reason_name() +
