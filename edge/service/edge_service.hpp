@@ -92,6 +92,12 @@ namespace dsekp::edge {
 
 class WriteUnit;
 
+/// Ratcheting devices: how far past the stored secret a REKEY request still reaches the device
+/// (it may be ahead of a state restored from an older copy, PROTOCOL.md 6.6 edge rule 4): one
+/// request under every second secret, kRekeyLookahead / 2 + 1 of them (9), at most once per
+/// device per 10 s.
+inline constexpr std::uint32_t kRekeyLookahead = 16;
+
 struct EdgeServiceConfig {
   std::string topic_prefix;  // e.g. "site1/" (see edge_topics.hpp); default none
   // The protocol core's parameters (EdgeConfig; EDGE_SALT comes from the registry).
@@ -200,10 +206,11 @@ class EdgeService {
   bool save_state(const DevId& dev_id, DeviceContext& ctx, bool record, std::uint64_t now_ms,
                   HandleResult& r);
   /// Adds a REKEY request for the session `frame` names (which the device has and the edge does
-  /// not) to `r`'s publishes, at most one per device per 10 s, proven under K_rekey of
-  /// `dev_secret` (the device's current secret: current_secret()).
+  /// not) to `r`'s publishes, at most once per device per 10 s, proven under K_rekey of
+  /// `dev_secret` (the device's current secret: current_secret()). `ratcheting`: also under
+  /// every second secret past it, up to kRekeyLookahead (see the definition).
   void request_rekey(const DataFrame& frame, ByteView payload, const DevSecret& dev_secret,
-                     std::uint64_t now_ms, HandleResult& r);
+                     bool ratcheting, std::uint64_t now_ms, HandleResult& r);
   /// The device's long-term secret now: its state's in ratchet mode (PROTOCOL.md 6.6), else the
   /// registry's; null for a ratcheting device whose provisioned secret is erased and whose state
   /// holds none (nothing can prove anything to it).

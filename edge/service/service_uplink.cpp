@@ -143,7 +143,7 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
       reject(r, Error::unknown_session);
       ctx.state = EdgeDeviceState{};  // dropped: the new credentials' secret is the current one
       if (const DevSecret* secret = current_secret(ctx))
-        request_rekey(frame, payload, *secret, now_ms, r);
+        request_rekey(frame, payload, *secret, /*ratcheting=*/false, now_ms, r);
     }
     return;
   }
@@ -162,7 +162,7 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
     reject(r, e);
     if (e == Error::unknown_session)
       if (const DevSecret* secret = current_secret(ctx))
-        request_rekey(frame, payload, *secret, now_ms, r);
+        request_rekey(frame, payload, *secret, ctx.state.ratchet.active, now_ms, r);
     return;
   }
 
@@ -184,7 +184,7 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
 }
 
 void EdgeService::request_rekey(const DataFrame& frame, ByteView payload,
-                                const DevSecret& dev_secret, std::uint64_t now_ms,
+                                const DevSecret& dev_secret, bool ratcheting, std::uint64_t now_ms,
                                 HandleResult& r) {
   // The frame is unauthenticated (the edge has no keys for it): the request only names what the
   // frame claims, and the device acts on it only for its current session and a seq it recently
@@ -194,18 +194,32 @@ void EdgeService::request_rekey(const DataFrame& frame, ByteView payload,
   request.dev_id = frame.dev_id;
   request.sessctr = frame.sessctr;
   request.seq = frame.seq;
-  Error e = rekey_request_proof(crypto_, dev_secret, protocol_->config().edge_salt, request,
-                                request.proof);
-  crypto_.forget_keys();
-  std::vector<std::uint8_t> wire(kMaxFrameSize);
-  std::size_t size = 0;
-  if (e == Error::ok) e = encode(request, detect_encoding(payload), wire, size);
+  // A ratcheting device takes a request under its own secret or the one before (PROTOCOL.md
+  // 6.6, device rule 3) and may be ahead of a state restored from an older copy: one request
+  // under every second secret up to kRekeyLookahead past the state's reaches it wherever it is
+  // in that range; the others it refuses (bad_rekey_proof), the one after its first as
+  // rate_limited.
+  const std::uint32_t requests = ratcheting ? kRekeyLookahead / 2 + 1 : 1;
+  const EdgeSalt& salt = protocol_->config().edge_salt;
+  DevSecret secret = dev_secret.clone();
+  const Encoding encoding = detect_encoding(payload);
+  Error e = Error::ok;
+  for (std::uint32_t i = 0; i < requests && e == Error::ok; ++i) {
+    for (int step = 0; step < 2 && i > 0 && e == Error::ok; ++step)
+      e = derive_next_secret(crypto_, secret, salt, frame.dev_id, secret);
+    if (e == Error::ok) e = rekey_request_proof(crypto_, secret, salt, request, request.proof);
+    crypto_.forget_keys();
+    std::vector<std::uint8_t> wire(kMaxFrameSize);
+    std::size_t size = 0;
+    if (e == Error::ok) e = encode(request, encoding, wire, size);
+    if (e != Error::ok) break;
+    wire.resize(size);
+    r.publishes.push_back(Publish{topics_.rekey(frame.dev_id.str()), std::move(wire), 1});
+  }
   if (e != Error::ok) {
     r.detail = std::string("cannot make a REKEY request: ") + error_name(e);
-    return;
+    if (r.publishes.empty()) return;
   }
-  wire.resize(size);
-  r.publishes.push_back(Publish{topics_.rekey(frame.dev_id.str()), std::move(wire), 1});
   r.rekey_requested = true;
   rekey_requests_.sent(frame.dev_id.str(), now_ms);
 }

@@ -172,6 +172,49 @@ TEST_F(RatchetServiceTest, ARotationStartsTheRatchetOverFromTheNewSecret) {
   EXPECT_EQ(stored_epoch(), std::nullopt);
 }
 
+// A state restored from a copy three sessions old: the device is three steps past it, so a
+// request under the state's secret alone would not reach it (it takes its own secret's or the
+// one before). The edge sends one under every second secret of kRekeyLookahead; exactly one is
+// authentic to the device, which rekeys, and its next INIT catches the edge up.
+TEST_F(RatchetServiceTest, ARekeyRequestReachesADeviceAheadOfARestoredState) {
+  auto device = boot(52);
+  (void)session(*device);  // both at epoch 1
+  EdgeDeviceState old_state;
+  std::uint64_t generation = 0;
+  ASSERT_TRUE(sqlite_->load(ratcheting_.credentials.dev_id, old_state, generation).ok());
+  for (int i = 0; i < 3; ++i) (void)session(*device);  // epoch 4
+  EdgeDeviceState current;
+  ASSERT_TRUE(sqlite_->load(ratcheting_.credentials.dev_id, current, generation).ok());
+  ASSERT_TRUE(sqlite_->begin().ok());  // the restore
+  ASSERT_TRUE(sqlite_->save(ratcheting_.credentials.dev_id, old_state, now_ms_, generation).ok());
+  ASSERT_TRUE(sqlite_->commit().ok());
+  start_edge();
+  ASSERT_EQ(stored_epoch(), std::optional<std::uint32_t>(1u));
+
+  const HandleResult r =
+      deliver(kDataTopic, device->data(kReading, now_ms_ + 10, Encoding::compact), now_ms_ + 10);
+  EXPECT_EQ(std::string_view(r.reason_name()), "unknown_session");
+  ASSERT_TRUE(r.rekey_requested);
+  EXPECT_EQ(r.publishes.size(), kRekeyLookahead / 2 + 1);
+  std::vector<Error> answers;
+  for (const Publish& p : r.publishes) {
+    RekeyFrame request;
+    ASSERT_EQ(decode_rekey(p.payload, request), Error::ok);
+    answers.push_back(device->session().handle_rekey(request, 0));
+  }
+  // Under S_1 (the state's: three steps behind, as a single request would be), then S_3 (the
+  // one before the device's), then the rest after the device took one.
+  EXPECT_EQ(answers.at(0), Error::bad_rekey_proof);
+  EXPECT_EQ(answers.at(1), Error::ok);
+  for (std::size_t i = 2; i < answers.size(); ++i) EXPECT_EQ(answers[i], Error::rate_limited) << i;
+  EXPECT_TRUE(device->session().rekey_due());
+
+  const auto [init, data] = session(*device);
+  EXPECT_EQ(init.ratchet_steps, 3u) << "the INIT caught the edge up";
+  ASSERT_TRUE(data.ok()) << data.reason_name();
+  EXPECT_EQ(stored_epoch(), std::optional<std::uint32_t>(5u));
+}
+
 // Edge rule 1: once the stored state is past the provisioned secret, the committed result asks
 // for the registry's copy to be erased (the daemon does it once the store is durable). After
 // the erasure the device carries on from its state; without that state it is refused by name,
