@@ -11,8 +11,11 @@
 //    edge opens the device's DATA frames, the devices open the edge's downlink frames;
 //  - the key-schedule intermediates are re-derived from the spec's formulas with the backend's
 //    primitives and must agree with what the frames prove (proofs, nonces, ciphertexts);
-//  - the PSK baseline frame comes from psk_seal with the scripted IV.
+//  - the PSK baseline frame comes from psk_seal with the scripted IV;
+//  - the ratchet's secrets (v1.2) from the formula, the core's step and an SDK device in ratchet
+//    mode (dsekp_ratchet), which must store exactly dev_secret_1 at the golden ACK.
 #include <array>
+#include <cstring>
 
 #include "crypto/mbedtls/mbedtls_crypto.hpp"
 #include "dsekp/codec.hpp"
@@ -87,7 +90,7 @@ struct Device {
   mcu_test::FixedScript script{nullptr, 0};
   dsekp_device dev{};
 
-  bool init(dsekp_encoding encoding) {
+  bool init(dsekp_encoding encoding, dsekp_ratchet* ratchet = nullptr) {
     sessctr_be = {static_cast<std::uint8_t>(GOLDEN_SESSCTR >> 8),
                   static_cast<std::uint8_t>(GOLDEN_SESSCTR)};
     script_entries = {ByteView(sessctr_be), view(golden_dev_nonce)};
@@ -100,12 +103,30 @@ struct Device {
     p.encoding = encoding;
     p.random = &mcu_test::FixedScript::callback;
     p.random_user = &script;
+    p.ratchet = ratchet;
     return dsekp_device_init(&dev, &p) == DSEKP_OK;
   }
 };
 
+// A ratcheting device's flash, in RAM: what the SDK's store callback was given.
+struct RatchetFlash {
+  std::array<std::uint8_t, 32> secret{};
+  std::uint32_t epoch = 0;
+  int writes = 0;
+  static int store(void* user, const std::uint8_t* next, std::size_t len, std::uint32_t epoch) {
+    auto* f = static_cast<RatchetFlash*>(user);
+    if (len != f->secret.size()) return -1;
+    std::memcpy(f->secret.data(), next, len);
+    f->epoch = epoch;
+    ++f->writes;
+    return 0;
+  }
+};
+
 // Storage outside main's frame: two SDK devices, the edge's per-device state and scratch frames.
-Device g_json_device, g_compact_device;
+Device g_json_device, g_compact_device, g_ratcheting_device;
+RatchetFlash g_flash;
+dsekp_ratchet g_ratchet;
 dsekp::EdgeDeviceState g_edge_state;
 dsekp::DataFrame g_frame, g_frame_compact;
 std::array<std::uint8_t, dsekp::kMaxFrameSize> g_wire, g_wire2;
@@ -408,6 +429,25 @@ int main() {
           "derive_next_secret");
     check(mcu_test::equal(stepped.view(), ByteView(*expected)), "ratchet step = formula");
   }
+  // The SDK in ratchet mode: the golden session's ACK makes it store dev_secret_1, epoch 1,
+  // before it takes the session.
+  check(dsekp_ratchet_init(&g_ratchet, &RatchetFlash::store, &g_flash) == DSEKP_OK,
+        "SDK ratchet init");
+  check(g_ratcheting_device.init(DSEKP_ENCODING_JSON, &g_ratchet), "ratcheting device init");
+  std::size_t ratcheting_init_len = 0;
+  check(
+      dsekp_device_begin_session(&g_ratcheting_device.dev, static_cast<std::uint32_t>(GOLDEN_T),
+                                 g_wire2.data(), g_wire2.size(), &ratcheting_init_len) == DSEKP_OK,
+      "begin_session (ratchet)");
+  check(dsekp_device_handle_ack(&g_ratcheting_device.dev, ack_json.data(), ack_json.size()) ==
+            DSEKP_OK,
+        "SDK handle_ack (ratchet)");
+  check(g_flash.writes == 1 && g_flash.epoch == 1 &&
+            mcu_test::equal(ByteView(g_flash.secret), ByteView(secret_1)),
+        "the SDK stored dev_secret_1 at epoch 1");
+  check(dsekp_device_epoch(&g_ratcheting_device.dev) == 1, "SDK epoch 1");
+  dsekp_device_wipe(&g_ratcheting_device.dev);
+  dsekp_ratchet_wipe(&g_ratchet);
 
   dsekp_device_wipe(&g_json_device.dev);
   dsekp_device_wipe(&g_compact_device.dev);
