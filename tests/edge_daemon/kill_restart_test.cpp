@@ -63,6 +63,28 @@ void expect_each_frame_once(const std::string& state, const std::string& logs, i
   EXPECT_EQ(csv_readings, sent);
 }
 
+/// `dsekp edge` on `broker` that pauses `hold_ms` at each placed moment (test_hold.hpp), with
+/// `extra` flags.
+std::vector<std::string> held_edge_args(const dsekp::test::MosquittoBroker& broker,
+                                        const std::string& registry, const std::string& logs,
+                                        int hold_ms, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{DSEKP_CLI_PATH,
+                                "edge",
+                                "--broker",
+                                "127.0.0.1:" + std::to_string(broker.port()),
+                                "--db",
+                                registry,
+                                "--logs-dir",
+                                logs,
+                                "--metrics",
+                                "off",
+                                "--no-republish",
+                                "--test-hold-ms",
+                                std::to_string(hold_ms)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
 /// What the edge printed since its last batch end ("test hold: after").
 std::string since_batch_end(const std::string& text) {
   const std::string end = "test hold: after\n";
@@ -191,10 +213,7 @@ TEST(EdgeKillRestart, KillsAtEachCriticalMomentLoseAndDoubleNothing) {
   ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
-  EdgeRunner edge(dir,
-                  {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()),
-                   "--db", registry_path, "--logs-dir", logs, "--metrics", "off", "--no-republish",
-                   "--test-hold-ms", std::to_string(kHoldMs)});
+  EdgeRunner edge(dir, held_edge_args(broker, registry_path, logs, kHoldMs));
   ASSERT_TRUE(edge.start());
 
   dsekp::test::MqttTestClient client("esp32-01");
@@ -276,10 +295,7 @@ TEST(EdgeKillRestart, ARatchetingDeviceIsNeverLockedOutByAKillAtAnyMomentOfItsSe
   }
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
-  EdgeRunner edge(dir,
-                  {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()),
-                   "--db", registry_path, "--logs-dir", logs, "--metrics", "off", "--no-republish",
-                   "--test-hold-ms", std::to_string(kHoldMs)});
+  EdgeRunner edge(dir, held_edge_args(broker, registry_path, logs, kHoldMs));
   ASSERT_TRUE(edge.start());
   dsekp::test::MqttTestClient client("esp32-01");
   ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
@@ -392,10 +408,8 @@ TEST(EdgeKillRestart, KillsInsideABatchOfSeveralMessagesLoseAndDoubleNothing) {
   ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
-  EdgeRunner edge(dir, {DSEKP_CLI_PATH, "edge", "--broker",
-                        "127.0.0.1:" + std::to_string(broker.port()), "--db", registry_path,
-                        "--logs-dir", logs, "--metrics", "off", "--no-republish", "--batch-max",
-                        "256", "--batch-time-ms", "0", "--test-hold-ms", std::to_string(kHoldMs)});
+  EdgeRunner edge(dir, held_edge_args(broker, registry_path, logs, kHoldMs,
+                                      {"--batch-max", "256", "--batch-time-ms", "0"}));
   ASSERT_TRUE(edge.start());
 
   dsekp::test::MqttTestClient client("esp32-01");

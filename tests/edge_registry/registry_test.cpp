@@ -46,6 +46,14 @@ class RegistryTest : public ::testing::Test {
     return material;
   }
 
+  /// Runs `sql` on the file through a connection of its own (an older build's schema, say).
+  void run_sql(const char* sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+
   test::TempDir dir_;
   std::string db_ = dir_.file("registry.db");
 };
@@ -314,18 +322,12 @@ TEST_F(RegistryTest, UplinkTopicsArePerDeviceForANewRegistryAndSharedForAnUpgrad
     EXPECT_EQ(material.uplink_topics, UplinkTopics::per_device);
   }
   // Back to what schema 2 looked like.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "ALTER TABLE deployment DROP COLUMN uplink_topics; "
-                         "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
-                         "ALTER TABLE deployment DROP COLUMN topic_prefix; "
-                         "ALTER TABLE devices DROP COLUMN secret_erased_ms; ALTER TABLE devices "
-                         "DROP COLUMN ratchet; UPDATE deployment SET schema_version = 2",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  ASSERT_NO_FATAL_FAILURE(
+      run_sql("ALTER TABLE deployment DROP COLUMN uplink_topics; "
+              "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
+              "ALTER TABLE deployment DROP COLUMN topic_prefix; "
+              "ALTER TABLE devices DROP COLUMN secret_erased_ms; ALTER TABLE devices "
+              "DROP COLUMN ratchet; UPDATE deployment SET schema_version = 2"));
   auto registry = open();
   UplinkTopics topics = UplinkTopics::per_device;
   ASSERT_TRUE(registry->uplink_topics(topics).ok());
@@ -346,17 +348,11 @@ TEST_F(RegistryTest, ASchema3RegistryIsUpgradedAndKeepsTheBrokerFiles) {
     DeviceMaterial material;
     ASSERT_TRUE(registry->add("esp32-01", material).ok());
   }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
-                         "ALTER TABLE deployment DROP COLUMN topic_prefix; "
-                         "ALTER TABLE devices DROP COLUMN secret_erased_ms; ALTER TABLE devices "
-                         "DROP COLUMN ratchet; UPDATE deployment SET schema_version = 3",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  ASSERT_NO_FATAL_FAILURE(
+      run_sql("DROP TABLE dynamic_security; ALTER TABLE devices DROP COLUMN broker; "
+              "ALTER TABLE deployment DROP COLUMN topic_prefix; "
+              "ALTER TABLE devices DROP COLUMN secret_erased_ms; ALTER TABLE devices "
+              "DROP COLUMN ratchet; UPDATE deployment SET schema_version = 3"));
   auto registry = open();
   DynamicSecuritySettings settings;
   EXPECT_EQ(registry->dynamic_security(settings).code(), RegistryErrc::not_found);
@@ -391,17 +387,11 @@ TEST_F(RegistryTest, ASchema4RegistryIsUpgradedAndItsBrokerKeepsTheDefaultRepubl
     settings.admin = {"admin", "secret"};
     ASSERT_TRUE(registry->set_dynamic_security(settings).ok());
   }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "ALTER TABLE dynamic_security DROP COLUMN republish_topic; "
-                         "ALTER TABLE deployment DROP COLUMN topic_prefix; "
-                         "ALTER TABLE devices DROP COLUMN secret_erased_ms; ALTER TABLE devices "
-                         "DROP COLUMN ratchet; UPDATE deployment SET schema_version = 4",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  ASSERT_NO_FATAL_FAILURE(
+      run_sql("ALTER TABLE dynamic_security DROP COLUMN republish_topic; "
+              "ALTER TABLE deployment DROP COLUMN topic_prefix; "
+              "ALTER TABLE devices DROP COLUMN secret_erased_ms; ALTER TABLE devices "
+              "DROP COLUMN ratchet; UPDATE deployment SET schema_version = 4"));
   auto registry = open();
   DynamicSecuritySettings read;
   ASSERT_TRUE(registry->dynamic_security(read).ok());
@@ -424,16 +414,10 @@ TEST_F(RegistryTest, ASchema5RegistryIsUpgradedAndItsDevicesDoNotRatchet) {
     DeviceMaterial material;
     ASSERT_TRUE(registry->add("esp32-01", material).ok());
   }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "ALTER TABLE devices DROP COLUMN secret_erased_ms; ALTER TABLE devices "
-                         "DROP COLUMN ratchet; "
-                         "UPDATE deployment SET schema_version = 5",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  ASSERT_NO_FATAL_FAILURE(
+      run_sql("ALTER TABLE devices DROP COLUMN secret_erased_ms; ALTER TABLE devices "
+              "DROP COLUMN ratchet; "
+              "UPDATE deployment SET schema_version = 5"));
   auto registry = open();
   DeviceCredentials found;
   ASSERT_TRUE(registry->find("esp32-01", found).ok());
@@ -466,15 +450,9 @@ TEST_F(RegistryTest, ASchema6RegistryIsUpgradedAndAnErasedSecretLeavesTheFiles) 
     auto registry = open();
     ASSERT_TRUE(registry->add("esp32-01", ratcheting, {}, /*ratchet=*/true).ok());
   }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "ALTER TABLE devices DROP COLUMN secret_erased_ms; "
-                         "UPDATE deployment SET schema_version = 6",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  ASSERT_NO_FATAL_FAILURE(
+      run_sql("ALTER TABLE devices DROP COLUMN secret_erased_ms; "
+              "UPDATE deployment SET schema_version = 6"));
   auto registry = open();
   DeviceCredentials found;
   ASSERT_TRUE(registry->find("esp32-01", found).ok());

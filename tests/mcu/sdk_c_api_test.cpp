@@ -108,6 +108,23 @@ struct RealEdge {
   dsekp::EdgeDeviceState state;
 };
 
+// The real edge's ACK (JSON) to the INIT that `dev` begins at `now_s` (Unix seconds).
+void edge_ack_to_new_init(dsekp_device& dev, RealEdge& edge, std::uint32_t now_s, Bytes& ack) {
+  ASSERT_TRUE(edge.salt_ok && edge.secret_ok);
+  std::uint8_t out[2048];
+  std::size_t n = 0;
+  ASSERT_EQ(dsekp_device_begin_session(&dev, now_s, out, sizeof out, &n), DSEKP_OK);
+  dsekp::InitFrame init;
+  ASSERT_EQ(dsekp::decode_init(dsekp::ByteView(out, n), init), dsekp::Error::ok);
+  dsekp::InitOutcome outcome;
+  ASSERT_EQ(edge.protocol.handle_init(init, edge.secret, edge.state, std::uint64_t{now_s} * 1000,
+                                      edge.rng, outcome),
+            dsekp::Error::ok);
+  ack.resize(512);
+  ASSERT_EQ(dsekp::encode(outcome.ack, dsekp::Encoding::json, ack, n), dsekp::Error::ok);
+  ack.resize(n);
+}
+
 class DeviceApi : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -140,18 +157,9 @@ class DeviceApi : public ::testing::Test {
 
   // INIT -> ACK between `dev` and `edge` at `now_s` (Unix seconds).
   void handshake_with(RealEdge& edge, std::uint32_t now_s) {
-    ASSERT_TRUE(edge.salt_ok && edge.secret_ok);
-    std::size_t n = 0;
-    ASSERT_EQ(dsekp_device_begin_session(&dev, now_s, out, sizeof out, &n), DSEKP_OK);
-    dsekp::InitFrame init;
-    ASSERT_EQ(dsekp::decode_init(dsekp::ByteView(out, n), init), dsekp::Error::ok);
-    dsekp::InitOutcome outcome;
-    ASSERT_EQ(edge.protocol.handle_init(init, edge.secret, edge.state, std::uint64_t{now_s} * 1000,
-                                        edge.rng, outcome),
-              dsekp::Error::ok);
-    std::uint8_t ack[512];
-    ASSERT_EQ(dsekp::encode(outcome.ack, dsekp::Encoding::json, ack, n), dsekp::Error::ok);
-    ASSERT_EQ(dsekp_device_handle_ack(&dev, ack, n), DSEKP_OK);
+    Bytes ack;
+    ASSERT_NO_FATAL_FAILURE(edge_ack_to_new_init(dev, edge, now_s, ack));
+    ASSERT_EQ(dsekp_device_handle_ack(&dev, ack.data(), ack.size()), DSEKP_OK);
   }
 
   Material material;
@@ -542,18 +550,12 @@ TEST(DeviceApiRatchet, TheStoreGetsEachNextSecretAndARebootCarriesOnWithTheEdge)
     EXPECT_EQ(dsekp_device_epoch(&dev), static_cast<std::uint32_t>(boot));
 
     now_s += 10;
+    Bytes ack_bytes;
+    ASSERT_NO_FATAL_FAILURE(edge_ack_to_new_init(dev, edge, now_s, ack_bytes));
+    const std::uint8_t* ack = ack_bytes.data();
+    const std::size_t ack_len = ack_bytes.size();
     std::uint8_t out[2048];
     std::size_t n = 0;
-    ASSERT_EQ(dsekp_device_begin_session(&dev, now_s, out, sizeof out, &n), DSEKP_OK);
-    dsekp::InitFrame init;
-    ASSERT_EQ(dsekp::decode_init(dsekp::ByteView(out, n), init), dsekp::Error::ok);
-    dsekp::InitOutcome outcome;
-    ASSERT_EQ(edge.protocol.handle_init(init, edge.secret, edge.state, std::uint64_t{now_s} * 1000,
-                                        edge.rng, outcome),
-              dsekp::Error::ok);
-    std::uint8_t ack[512];
-    std::size_t ack_len = 0;
-    ASSERT_EQ(dsekp::encode(outcome.ack, dsekp::Encoding::json, ack, ack_len), dsekp::Error::ok);
     // The first boot's store fails once: the ACK is refused and nothing moves.
     flash.fail = boot == 0;
     if (flash.fail) {
