@@ -6,11 +6,16 @@
 #include <chrono>
 #include <cstdarg>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
 #include "stand_ins/Arduino.h"
 #include "stand_ins/DHT.h"
+#include "stand_ins/Preferences.h"
 #include "stand_ins/WiFi.h"
 #include "stand_ins/esp_random.h"
 
@@ -69,6 +74,41 @@ float DHT::readTemperature() {
 }
 float DHT::readHumidity() {
   return 45.0f;
+}
+
+bool Preferences::begin(const char* name, bool) {
+  if (std::strlen(name) >= sizeof namespace_) return false;
+  std::strcpy(namespace_, name);
+  return true;
+}
+
+namespace {
+std::string nvs_path(const char* name_space, const char* key) {
+  const char* dir = std::getenv("SKETCH_NVS_DIR");
+  return std::string(dir != nullptr ? dir : ".") + "/" + name_space + "." + key;
+}
+}  // namespace
+
+size_t Preferences::getBytes(const char* key, void* buf, size_t max_len) {
+  std::ifstream in(nvs_path(namespace_, key), std::ios::binary);
+  if (!in) return 0;  // never written
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  if (bytes.empty() || bytes.size() > max_len) return 0;
+  std::memcpy(buf, bytes.data(), bytes.size());
+  return bytes.size();
+}
+
+size_t Preferences::putBytes(const char* key, const void* value, size_t len) {
+  const std::string final_path = nvs_path(namespace_, key);
+  const std::string temp_path = final_path + ".tmp";
+  {
+    std::ofstream out(temp_path, std::ios::binary | std::ios::trunc);
+    out.write(static_cast<const char*>(value), static_cast<std::streamsize>(len));
+    if (!out.flush()) return 0;
+  }
+  std::error_code error;
+  std::filesystem::rename(temp_path, final_path, error);
+  return error ? 0 : len;
 }
 
 int main() {

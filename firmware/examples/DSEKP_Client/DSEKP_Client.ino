@@ -10,10 +10,13 @@
 // Needs: Arduino-ESP32 3.x (C++20), PubSubClient 2.8, "DHT sensor library" (Adafruit).
 // Provisioning: `dsekp keys add <dev_id> --db edge.db --broker HOST:PORT --format header
 //   > dsekp_device_config.h` next to this sketch (DEV_ID, DEV_SECRET, EDGE_SALT, broker login).
+// With `--ratchet` (DSEKP_RATCHET 1 in the header) the device replaces its secret after every
+// session (forward secrecy, PROTOCOL.md 6.6) and keeps it in NVS through Preferences.
 #include <DHT.h>
 #include <PubSubClient.h>
 #include <WiFi.h>
 #include <esp_random.h>
+#include <string.h>
 #include <sys/time.h>
 
 #include "dsekp_client.h"
@@ -47,6 +50,46 @@ static int hardware_random(void*, uint8_t* out, size_t len) {
   esp_fill_random(out, len);  // the ESP32's hardware RNG (RF subsystem on: Wi-Fi is up)
   return 0;
 }
+
+#if defined(DSEKP_RATCHET) && DSEKP_RATCHET
+#include <Preferences.h>
+
+// The secret and its epoch in one NVS entry: NVS writes an entry all or nothing, and putBytes
+// commits it before it returns. NVS does not scrub the entry it replaces (PROTOCOL.md's
+// non-claims: storage remanence).
+static Preferences nvs;
+static dsekp_ratchet ratchet;
+static uint8_t stored_secret[32];
+static const size_t kRecordSize = 36;  // secret, epoch (big-endian)
+
+static int store_secret(void*, const uint8_t* secret, size_t len, uint32_t epoch) {
+  if (len != 32) return -1;
+  uint8_t record[kRecordSize];
+  memcpy(record, secret, 32);
+  for (int i = 0; i < 4; ++i) record[32 + i] = static_cast<uint8_t>(epoch >> (24 - 8 * i));
+  const size_t written = nvs.putBytes("secret", record, sizeof record);
+  memset(record, 0, sizeof record);
+  return written == sizeof record ? 0 : -1;
+}
+
+// What the device boots from: the stored pair, or the provisioned secret before the first step.
+static void load_secret(dsekp_device_params& params) {
+  nvs.begin("dsekp", false);
+  uint8_t record[kRecordSize];
+  uint32_t epoch = 0;
+  if (nvs.getBytes("secret", record, sizeof record) == sizeof record) {
+    memcpy(stored_secret, record, 32);
+    for (int i = 0; i < 4; ++i) epoch = epoch << 8 | record[32 + i];
+  } else {
+    memcpy(stored_secret, DSEKP_DEV_SECRET, 32);
+  }
+  memset(record, 0, sizeof record);
+  dsekp_ratchet_init(&ratchet, store_secret, nullptr);
+  params.dev_secret = stored_secret;
+  params.epoch = epoch;
+  params.ratchet = &ratchet;
+}
+#endif
 
 static void on_message(char* topic, byte* payload, unsigned int len) {
   uint8_t command[64];
@@ -91,6 +134,9 @@ void setup() {
   params.per_device_topics = DSEKP_PER_DEVICE_TOPICS;  // as `dsekp keys` provisioned it
   params.topic_prefix = DSEKP_TOPIC_PREFIX;            // the deployment's, "" for none
   params.random = hardware_random;
+#if defined(DSEKP_RATCHET) && DSEKP_RATCHET
+  load_secret(params);
+#endif
   const dsekp_client_io io = {nullptr, publish, monotonic_ms, unix_ms, nullptr, nullptr};
   const int rc = dsekp_client_init(&dsekp, &params, &io, tx_buffer, sizeof tx_buffer);
   if (rc != DSEKP_OK) Serial.printf("dsekp init: %s\n", dsekp_client_error_name(rc));
