@@ -288,11 +288,7 @@ TEST(EdgeKillRestart, ARatchetingDeviceIsNeverLockedOutByAKillAtAnyMomentOfItsSe
   const std::string registry_path = dir.file("registry.db");
   const std::string logs = dir.file("logs");
   DeviceMaterial material;
-  {
-    std::unique_ptr<DeviceRegistry> registry;
-    ASSERT_TRUE(DeviceRegistry::open(registry_path, OpenMode::create_if_missing, registry).ok());
-    ASSERT_TRUE(registry->add("esp32-01", material, {}, /*ratchet=*/true).ok());
-  }
+  ASSERT_TRUE(register_device(registry_path, "esp32-01", material, /*ratchet=*/true));
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
   EdgeRunner edge(dir, held_edge_args(broker, registry_path, logs, kHoldMs));

@@ -157,9 +157,7 @@ class MultiEdgeBed {
     const std::string registry = dir_.file("registry.db");
     for (int d = 0; d < devices; ++d) {
       DeviceMaterial material;
-      std::unique_ptr<DeviceRegistry> open;
-      EXPECT_TRUE(DeviceRegistry::open(registry, OpenMode::create_if_missing, open).ok());
-      EXPECT_TRUE(open->add("dev-" + std::to_string(d), material, {}, ratchet).ok());
+      EXPECT_TRUE(register_device(registry, "dev-" + std::to_string(d), material, ratchet));
       materials_.push_back(std::move(material));
     }
     store_ = "redis://127.0.0.1:" + std::to_string(redis_->port()) + "/t:";
