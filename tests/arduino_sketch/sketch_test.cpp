@@ -162,7 +162,7 @@ TEST(ArduinoSketch, ARatchetingExampleStepsItsSecretInNvsAcrossReboots) {
     EXPECT_EQ(run.out.find("dsekp"), std::string::npos) << "boot " << boot << ": " << run.out;
   }
   const std::string record = dsekp::test::read_file(bed.dir().file("dsekp.secret"));
-  ASSERT_EQ(record.size(), 36u) << "the NVS entry: secret and epoch";
+  ASSERT_EQ(record.size(), 44u) << "the NVS entry: secret, epoch, generation";
   EXPECT_EQ(static_cast<unsigned char>(record[35]), 3u) << "epoch 3 after three sessions";
   const auto show = bed.keys_show(DSEKP_SKETCH_RATCHET_DEV_ID);
   ASSERT_EQ(show.exit_code, 0) << show.err;

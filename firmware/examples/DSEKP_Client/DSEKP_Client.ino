@@ -54,30 +54,38 @@ static int hardware_random(void*, uint8_t* out, size_t len) {
 #if defined(DSEKP_RATCHET) && DSEKP_RATCHET
 #include <Preferences.h>
 
-// The secret and its epoch in one NVS entry: NVS writes an entry all or nothing, and putBytes
-// commits it before it returns. NVS does not scrub the entry it replaces (PROTOCOL.md's
-// non-claims: storage remanence).
+// The secret, its epoch and the provisioning's generation in one NVS entry: NVS writes an entry
+// all or nothing, and putBytes commits it before it returns. NVS does not scrub the entry it
+// replaces (PROTOCOL.md's non-claims: storage remanence).
 static Preferences nvs;
 static dsekp_ratchet ratchet;
 static uint8_t stored_secret[32];
-static const size_t kRecordSize = 36;  // secret, epoch (big-endian)
+// secret (32), epoch (4), DSEKP_REGISTRY_GENERATION (8), big-endian
+static const size_t kRecordSize = 44;
 
 static int store_secret(void*, const uint8_t* secret, size_t len, uint32_t epoch) {
   if (len != 32) return -1;
   uint8_t record[kRecordSize];
   memcpy(record, secret, 32);
   for (int i = 0; i < 4; ++i) record[32 + i] = static_cast<uint8_t>(epoch >> (24 - 8 * i));
+  const uint64_t generation = DSEKP_REGISTRY_GENERATION;
+  for (int i = 0; i < 8; ++i) record[36 + i] = static_cast<uint8_t>(generation >> (56 - 8 * i));
   const size_t written = nvs.putBytes("secret", record, sizeof record);
   memset(record, 0, sizeof record);
   return written == sizeof record ? 0 : -1;
 }
 
-// What the device boots from: the stored pair, or the provisioned secret before the first step.
+// What the device boots from: the stored pair, or the provisioned secret before the first step
+// and after a re-provisioning (`dsekp keys rotate` gives a new generation: the stored chain is
+// of the old secret).
 static void load_secret(dsekp_device_params& params) {
   nvs.begin("dsekp", false);
   uint8_t record[kRecordSize];
   uint32_t epoch = 0;
-  if (nvs.getBytes("secret", record, sizeof record) == sizeof record) {
+  uint64_t generation = 0;
+  const bool stored = nvs.getBytes("secret", record, sizeof record) == sizeof record;
+  for (int i = 0; stored && i < 8; ++i) generation = generation << 8 | record[36 + i];
+  if (stored && generation == DSEKP_REGISTRY_GENERATION) {
     memcpy(stored_secret, record, 32);
     for (int i = 0; i < 4; ++i) epoch = epoch << 8 | record[32 + i];
   } else {
