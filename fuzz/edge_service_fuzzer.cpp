@@ -579,7 +579,7 @@ class Run {
       // (for a ratcheting device, one under each of several secrets, all naming one frame).
       if (r.rekey_requested) {
         const std::size_t most = r.dev_id == std::string(dev_id(EdgeFixture::kRatcheting).str())
-                                     ? edge::kRekeyLookahead / 2 + 1
+                                     ? edge::kMaxRekeyRequests
                                      : 1;
         check(
             r.error == Error::unknown_session && !r.publishes.empty() && r.publishes.size() <= most,

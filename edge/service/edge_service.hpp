@@ -92,11 +92,11 @@ namespace dsekp::edge {
 
 class WriteUnit;
 
-/// Ratcheting devices: how far past the stored secret a REKEY request still reaches the device
-/// (it may be ahead of a state restored from an older copy, PROTOCOL.md 6.6 edge rule 4): one
-/// request under every second secret, kRekeyLookahead / 2 + 1 of them (9), at most once per
-/// device per 10 s.
-inline constexpr std::uint32_t kRekeyLookahead = 16;
+/// Ratcheting devices: a REKEY request goes out under every second secret past the stored one
+/// (the device may be ahead of a state restored from an older copy, PROTOCOL.md 6.6 edge rule 4),
+/// ratchet_lookahead / 2 + 1 of them but at most this many (9 reach 17 steps ahead: the default
+/// look-ahead of 16, and one more), at most once per device per 10 s.
+inline constexpr std::uint32_t kMaxRekeyRequests = 9;
 
 struct EdgeServiceConfig {
   std::string topic_prefix;  // e.g. "site1/" (see edge_topics.hpp); default none
@@ -208,7 +208,7 @@ class EdgeService {
   /// Adds a REKEY request for the session `frame` names (which the device has and the edge does
   /// not) to `r`'s publishes, at most once per device per 10 s, proven under K_rekey of
   /// `dev_secret` (the device's current secret: current_secret()). `ratcheting`: also under
-  /// every second secret past it, up to kRekeyLookahead (see the definition).
+  /// every second secret past it (kMaxRekeyRequests).
   void request_rekey(const DataFrame& frame, ByteView payload, const DevSecret& dev_secret,
                      bool ratcheting, std::uint64_t now_ms, HandleResult& r);
   /// The device's long-term secret now: its state's in ratchet mode (PROTOCOL.md 6.6), else the

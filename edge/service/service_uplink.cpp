@@ -162,7 +162,7 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
     reject(r, e);
     if (e == Error::unknown_session)
       if (const DevSecret* secret = current_secret(ctx))
-        request_rekey(frame, payload, *secret, ctx.state.ratchet.active, now_ms, r);
+        request_rekey(frame, payload, *secret, ctx.credentials.ratchet, now_ms, r);
     return;
   }
 
@@ -195,11 +195,12 @@ void EdgeService::request_rekey(const DataFrame& frame, ByteView payload,
   request.sessctr = frame.sessctr;
   request.seq = frame.seq;
   // A ratcheting device takes a request under its own secret or the one before (PROTOCOL.md
-  // 6.6, device rule 3) and may be ahead of a state restored from an older copy: one request
-  // under every second secret up to kRekeyLookahead past the state's reaches it wherever it is
-  // in that range; the others it refuses (bad_rekey_proof), the one after its first as
-  // rate_limited.
-  const std::uint32_t requests = ratcheting ? kRekeyLookahead / 2 + 1 : 1;
+  // 6.6, device rule 3) and may be ahead of a state restored from an older copy (or lost: then
+  // `dev_secret` is the provisioned one): one request under every second secret of the INIT
+  // look-ahead reaches it wherever its INIT can still be verified; the others it refuses
+  // (bad_rekey_proof, or rate_limited after the one it took).
+  const std::uint32_t requests =
+      ratcheting ? std::min(protocol_->config().ratchet_lookahead / 2 + 1, kMaxRekeyRequests) : 1;
   const EdgeSalt& salt = protocol_->config().edge_salt;
   DevSecret secret = dev_secret.clone();
   const Encoding encoding = detect_encoding(payload);

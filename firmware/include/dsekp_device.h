@@ -111,9 +111,10 @@ typedef int (*dsekp_store_secret_fn)(void* user, const uint8_t* secret, size_t s
 #endif
 
 /** A device's ratchet: the store callback and the REKEY key of the secret before the last step.
- *  Opaque; owned by the application, set up once per boot with dsekp_ratchet_init, and it must
- *  outlive every dsekp_device it is given to. A firmware that never calls dsekp_ratchet_init
- *  does not link the ratchet's code. */
+ *  Opaque; owned by the application (static storage, not a local of setup()), one per device,
+ *  set up once per boot with dsekp_ratchet_init; it must outlive the dsekp_device it is given
+ *  to and not be wiped while that device is in use. A firmware that never calls
+ *  dsekp_ratchet_init does not link the ratchet's code. */
 typedef struct dsekp_ratchet {
   union {
     uint64_t align_u64;
@@ -277,6 +278,10 @@ size_t dsekp_device_max_frame_size(size_t plaintext_len);
 
 /** Bytes of dsekp_device the state really uses (at most DSEKP_DEVICE_STORAGE_SIZE). */
 size_t dsekp_device_state_size(void);
+
+/** Overwrites `len` bytes at `p` with zeros in a way the compiler does not remove (for the
+ *  application's copies of secrets, e.g. the stored secret once dsekp_device_init took it). */
+void dsekp_wipe(void* p, size_t len);
 
 /** Stable snake_case name of a status code ("ok", "bad_ack_proof", ...). Never NULL. */
 const char* dsekp_device_error_name(int status);

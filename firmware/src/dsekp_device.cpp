@@ -256,6 +256,10 @@ int dsekp_device_init(dsekp_device* dev, const dsekp_device_params* params) {
   return DSEKP_OK;
 }
 
+void dsekp_wipe(void* p, size_t len) {
+  if (p != nullptr) dsekp::secure_wipe(MutableByteView(static_cast<std::uint8_t*>(p), len));
+}
+
 int dsekp_ratchet_init(dsekp_ratchet* ratchet, dsekp_store_secret_fn store, void* store_user) {
   if (ratchet == nullptr || store == nullptr) return DSEKP_ERR_INVALID_ARGUMENT;
   std::memset(ratchet, 0, sizeof *ratchet);

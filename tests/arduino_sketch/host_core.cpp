@@ -89,6 +89,10 @@ std::string nvs_path(const char* name_space, const char* key) {
 }
 }  // namespace
 
+bool Preferences::isKey(const char* key) {
+  return std::filesystem::exists(nvs_path(namespace_, key));
+}
+
 size_t Preferences::getBytes(const char* key, void* buf, size_t max_len) {
   std::ifstream in(nvs_path(namespace_, key), std::ios::binary);
   if (!in) return 0;  // never written

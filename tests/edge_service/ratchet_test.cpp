@@ -174,7 +174,7 @@ TEST_F(RatchetServiceTest, ARotationStartsTheRatchetOverFromTheNewSecret) {
 
 // A state restored from a copy three sessions old: the device is three steps past it, so a
 // request under the state's secret alone would not reach it (it takes its own secret's or the
-// one before). The edge sends one under every second secret of kRekeyLookahead; exactly one is
+// one before). The edge sends one under every second secret of the look-ahead; exactly one is
 // authentic to the device, which rekeys, and its next INIT catches the edge up.
 TEST_F(RatchetServiceTest, ARekeyRequestReachesADeviceAheadOfARestoredState) {
   auto device = boot(52);
@@ -195,7 +195,7 @@ TEST_F(RatchetServiceTest, ARekeyRequestReachesADeviceAheadOfARestoredState) {
       deliver(kDataTopic, device->data(kReading, now_ms_ + 10, Encoding::compact), now_ms_ + 10);
   EXPECT_EQ(std::string_view(r.reason_name()), "unknown_session");
   ASSERT_TRUE(r.rekey_requested);
-  EXPECT_EQ(r.publishes.size(), kRekeyLookahead / 2 + 1);
+  EXPECT_EQ(r.publishes.size(), kMaxRekeyRequests);
   std::vector<Error> answers;
   for (const Publish& p : r.publishes) {
     RekeyFrame request;
@@ -213,6 +213,34 @@ TEST_F(RatchetServiceTest, ARekeyRequestReachesADeviceAheadOfARestoredState) {
   EXPECT_EQ(init.ratchet_steps, 3u) << "the INIT caught the edge up";
   ASSERT_TRUE(data.ok()) << data.reason_name();
   EXPECT_EQ(stored_epoch(), std::optional<std::uint32_t>(5u));
+}
+
+// The state lost altogether while the registry still holds the provisioned secret: the requests
+// spread from that secret reach the device two steps past it, and its INIT gets it back in.
+TEST_F(RatchetServiceTest, ARekeyRequestReachesADeviceWhoseStateWasLost) {
+  auto device = boot(54);
+  (void)session(*device);
+  (void)session(*device);  // epoch 2
+  ASSERT_TRUE(sqlite_->begin().ok());
+  ASSERT_TRUE(sqlite_->remove(ratcheting_.credentials.dev_id).ok());
+  ASSERT_TRUE(sqlite_->commit().ok());
+  start_edge();
+  const HandleResult r =
+      deliver(kDataTopic, device->data(kReading, now_ms_ + 10, Encoding::compact), now_ms_ + 10);
+  EXPECT_EQ(std::string_view(r.reason_name()), "unknown_session");
+  ASSERT_EQ(r.publishes.size(), kMaxRekeyRequests);
+  std::vector<Error> answers;
+  for (const Publish& p : r.publishes) {
+    RekeyFrame request;
+    ASSERT_EQ(decode_rekey(p.payload, request), Error::ok);
+    answers.push_back(device->session().handle_rekey(request, 0));
+  }
+  EXPECT_EQ(answers.at(0), Error::bad_rekey_proof) << "under the provisioned secret";
+  EXPECT_EQ(answers.at(1), Error::ok) << "under S_2, the device's";
+  const auto [init, data] = session(*device);
+  EXPECT_EQ(init.ratchet_steps, 2u);
+  ASSERT_TRUE(data.ok()) << data.reason_name();
+  EXPECT_EQ(stored_epoch(), std::optional<std::uint32_t>(3u));
 }
 
 // Edge rule 1: once the stored state is past the provisioned secret, the committed result asks

@@ -71,7 +71,7 @@ static int store_secret(void*, const uint8_t* secret, size_t len, uint32_t epoch
   const uint64_t generation = DSEKP_REGISTRY_GENERATION;
   for (int i = 0; i < 8; ++i) record[36 + i] = static_cast<uint8_t>(generation >> (56 - 8 * i));
   const size_t written = nvs.putBytes("secret", record, sizeof record);
-  memset(record, 0, sizeof record);
+  dsekp_wipe(record, sizeof record);
   return written == sizeof record ? 0 : -1;
 }
 
@@ -79,19 +79,29 @@ static int store_secret(void*, const uint8_t* secret, size_t len, uint32_t epoch
 // and after a re-provisioning (`dsekp keys rotate` gives a new generation: the stored chain is
 // of the old secret).
 static void load_secret(dsekp_device_params& params) {
-  nvs.begin("dsekp", false);
   uint8_t record[kRecordSize];
   uint32_t epoch = 0;
   uint64_t generation = 0;
-  const bool stored = nvs.getBytes("secret", record, sizeof record) == sizeof record;
+  bool stored = false;
+  if (nvs.begin("dsekp", false) && nvs.isKey("secret")) {
+    // An entry that cannot be read whole is not "no entry": falling back to the provisioned
+    // secret would lock the device out once the edge has stepped. Stop and say so.
+    if (nvs.getBytes("secret", record, sizeof record) != sizeof record) {
+      for (;;) {
+        Serial.printf("dsekp: the stored secret cannot be read; re-provision the device\n");
+        delay(10000);
+      }
+    }
+    stored = true;
+  }
   for (int i = 0; stored && i < 8; ++i) generation = generation << 8 | record[36 + i];
   if (stored && generation == DSEKP_REGISTRY_GENERATION) {
     memcpy(stored_secret, record, 32);
     for (int i = 0; i < 4; ++i) epoch = epoch << 8 | record[32 + i];
   } else {
-    memcpy(stored_secret, DSEKP_DEV_SECRET, 32);
+    memcpy(stored_secret, DSEKP_DEV_SECRET, 32);  // first boot, or re-provisioned
   }
-  memset(record, 0, sizeof record);
+  dsekp_wipe(record, sizeof record);
   dsekp_ratchet_init(&ratchet, store_secret, nullptr);
   params.dev_secret = stored_secret;
   params.epoch = epoch;
@@ -148,6 +158,9 @@ void setup() {
   const dsekp_client_io io = {nullptr, publish, monotonic_ms, unix_ms, nullptr, nullptr};
   const int rc = dsekp_client_init(&dsekp, &params, &io, tx_buffer, sizeof tx_buffer);
   if (rc != DSEKP_OK) Serial.printf("dsekp init: %s\n", dsekp_client_error_name(rc));
+#if defined(DSEKP_RATCHET) && DSEKP_RATCHET
+  dsekp_wipe(stored_secret, sizeof stored_secret);  // the SDK holds its own copy
+#endif
 }
 
 void loop() {
