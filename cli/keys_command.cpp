@@ -400,19 +400,12 @@ void run_export(const KeysOptions& options) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   std::size_t written = 0;
   for (const auto& d : devices) {
-    if (d.secret_erased_ms) {
-      // Nothing to carry: its only secret is in the edge's state (PROTOCOL.md 6.6).
-      std::fprintf(stderr,
-                   "dsekp keys: %s left out: its provisioned secret was erased after its first "
-                   "ratchet step (rotate it to re-provision it)\n",
-                   d.dev_id.c_str());
-      continue;
-    }
     edge::DeviceMaterial material;
     if (const edge::RegistryStatus s = registry->material(d.dev_id, material);
         s.code() == edge::RegistryErrc::secret_erased) {
+      // Nothing to carry: its only secret is in the edge's state (PROTOCOL.md 6.6).
       std::fprintf(stderr, "dsekp keys: %s left out: %s\n", d.dev_id.c_str(), s.message().c_str());
-      continue;  // erased since the list was read
+      continue;
     } else {
       check(s);
     }

@@ -30,7 +30,7 @@ void EdgeService::on_init(std::string_view topic_dev_id, ByteView payload, std::
   // Ratchet mode (PROTOCOL.md 6.6): the state holds the device's current secret, and a state
   // without one starts from the provisioned secret, unless the registry erased it (then the
   // state that held the only copy is gone: nothing can verify the device any more).
-  if (ctx.credentials.ratchet && !ctx.state.ratchet.active && ctx.credentials.secret_erased)
+  if (current_secret(ctx) == nullptr)
     return fail(r, EdgeReason::secret_erased,
                 "its provisioned secret was erased and no stored state holds its current one: "
                 "re-provision it (dsekp keys rotate)");

@@ -206,8 +206,10 @@ void EdgeService::request_rekey(const DataFrame& frame, ByteView payload,
   const Encoding encoding = detect_encoding(payload);
   Error e = Error::ok;
   for (std::uint32_t i = 0; i < requests && e == Error::ok; ++i) {
-    for (int step = 0; step < 2 && i > 0 && e == Error::ok; ++step)
+    if (i > 0) {  // two steps past the last one: each request covers two of the device's secrets
       e = derive_next_secret(crypto_, secret, salt, frame.dev_id, secret);
+      if (e == Error::ok) e = derive_next_secret(crypto_, secret, salt, frame.dev_id, secret);
+    }
     if (e == Error::ok) e = rekey_request_proof(crypto_, secret, salt, request, request.proof);
     crypto_.forget_keys();
     std::vector<std::uint8_t> wire(kMaxFrameSize);

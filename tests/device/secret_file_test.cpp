@@ -12,19 +12,17 @@
 namespace dsekp::device {
 namespace {
 
-DeviceCredentials provisioned() {
-  DeviceCredentials c;
-  EXPECT_EQ(c.dev_id.assign("valve-1"), Error::ok);
-  std::array<std::uint8_t, kDevSecretSize> bytes{};
-  bytes.fill(0x11);
-  c.dev_secret = DevSecret::from(bytes);
-  return c;
-}
-
 DevSecret secret_of(std::uint8_t fill) {
   std::array<std::uint8_t, kDevSecretSize> bytes{};
   bytes.fill(fill);
   return DevSecret::from(bytes);
+}
+
+DeviceCredentials provisioned() {
+  DeviceCredentials c;
+  EXPECT_EQ(c.dev_id.assign("valve-1"), Error::ok);
+  c.dev_secret = secret_of(0x11);
+  return c;
 }
 
 TEST(SecretFile, TheLastWriteIsWhatTheDeviceBootsFrom) {
