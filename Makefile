@@ -31,6 +31,9 @@ export CCACHE_NOHASHDIR := true
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
+# Tests run at twice the cores: most of them wait on brokers, child processes and timers (the plain
+# suite used 146 s of CPU in 225 s at -j2, and took 152 s at -j4 with every test passing).
+TEST_JOBS ?= 4
 EXPERIMENT_ARGS ?=
 
 .PHONY: all deps build test bench experiment fuzz test-sanitize demo-multi-edge deb test-deb deb-arm64 test-arm64 format
@@ -47,7 +50,7 @@ build: deps
 FUZZ_SMOKE_SECONDS ?= 30
 
 test: build
-	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(TEST_JOBS)
 	@JOBS=$(JOBS) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) bash scripts/fuzz.sh --smoke
 
 bench: build
@@ -62,7 +65,7 @@ fuzz: deps
 	@JOBS=$(JOBS) bash scripts/fuzz.sh
 
 test-sanitize: deps
-	@bash scripts/test-sanitize.sh
+	@TEST_JOBS=$(TEST_JOBS) bash scripts/test-sanitize.sh
 
 demo-multi-edge: build
 	@BUILD_DIR=$(BUILD_DIR) bash scripts/demo-multi-edge.sh

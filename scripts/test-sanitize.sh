@@ -5,7 +5,8 @@
 #
 #   SANITIZE_BUILD_DIR  build directory (default build-asan)
 #   SANITIZE_CC / SANITIZE_CXX  compilers (default clang-14 / clang++-14; gcc works too)
-#   JOBS                parallel compile and test jobs (default 2)
+#   JOBS                parallel compile jobs (default 2)
+#   TEST_JOBS           parallel test processes (default 4: the tests mostly wait)
 #   CTEST_ARGS          extra ctest arguments (e.g. "-R codec")
 #
 # vptr is off: the core and the mbedTLS backend are built without RTTI, which that check needs.
@@ -26,6 +27,7 @@ build_dir=${SANITIZE_BUILD_DIR:-build-asan}
 cc=${SANITIZE_CC:-clang-14}
 cxx=${SANITIZE_CXX:-clang++-14}
 jobs=${JOBS:-2}
+test_jobs=${TEST_JOBS:-4}  # the tests mostly wait (Makefile: TEST_JOBS)
 # -O1 and line tables only: about half the compile time of RelWithDebInfo (-O2 -g), and still
 # file:line in every report; the sanitizers do not need more.
 flags="-O1 -gline-tables-only -fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
@@ -68,7 +70,7 @@ export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:strict_string_checks=1:dete
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 status=0
 # shellcheck disable=SC2086
-(cd "$build_dir" && ctest --output-on-failure -j "$jobs" -E "$exclude" ${CTEST_ARGS:-}) ||
+(cd "$build_dir" && ctest --output-on-failure -j "$test_jobs" -E "$exclude" ${CTEST_ARGS:-}) ||
   status=$?
 end=$(date +%s)
 echo "test-sanitize: build $((built - start)) s, tests $((end - built)) s," \
