@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench/edge/bench_mqtt_client.hpp"
@@ -170,11 +171,14 @@ class LightSubscriber {
   /// Connects, subscribes (the persistent session is created) and disconnects.
   void create_session(std::chrono::milliseconds timeout) {
     std::atomic<bool> ready{false};
-    ::dsekp::edge::mqtt::MqttClient client(
-        options_, [](std::string_view, ByteView, const ::dsekp::edge::mqtt::MessageProperties&) {},
-        [&ready] { ready = true; });
+    ::dsekp::edge::transport::TransportHandlers handlers;
+    handlers.message = [](std::string_view, ByteView,
+                          const ::dsekp::edge::transport::MessageProperties&) {};
+    handlers.ready = [&ready] { ready = true; };
+    ::dsekp::edge::mqtt::MqttClient client(options_);
     std::string error;
-    if (!client.start(error)) throw std::runtime_error("light subscriber: " + error);
+    if (!client.start(std::move(handlers), error))
+      throw std::runtime_error("light subscriber: " + error);
     wait_until([&] { return ready.load(); }, timeout, "the light subscriber's SUBACK");
     client.stop();
   }
@@ -187,14 +191,17 @@ class LightSubscriber {
     r.messages = expected;
     const ProcessCost before = own_cost();
     {
-      ::dsekp::edge::mqtt::MqttClient client(
-          options_, [&](std::string_view, ByteView, const ::dsekp::edge::mqtt::MessageProperties&) {
-            const std::int64_t now = unix_us();
-            if (received.fetch_add(1) == 0) first_us = now;
-            last_us = now;
-          });
+      ::dsekp::edge::transport::TransportHandlers handlers;
+      handlers.message = [&](std::string_view, ByteView,
+                             const ::dsekp::edge::transport::MessageProperties&) {
+        const std::int64_t now = unix_us();
+        if (received.fetch_add(1) == 0) first_us = now;
+        last_us = now;
+      };
+      ::dsekp::edge::mqtt::MqttClient client(options_);
       std::string error;
-      if (!client.start(error)) throw std::runtime_error("light subscriber: " + error);
+      if (!client.start(std::move(handlers), error))
+        throw std::runtime_error("light subscriber: " + error);
       wait_until([&] { return received.load() >= expected; }, timeout, "the light drain");
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // anything beyond N
       client.stop();

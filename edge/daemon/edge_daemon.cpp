@@ -11,24 +11,22 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <set>
 #include <stdexcept>
 
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "edge/admin/admin_protocol.hpp"
 #include "edge/daemon/admin_handler.hpp"
 #include "edge/daemon/broker_options.hpp"
+#include "edge/daemon/burst_pipeline.hpp"
 #include "edge/daemon/device_activity.hpp"
 #include "edge/daemon/edge_storage.hpp"
 #include "edge/daemon/operational_metrics.hpp"
 #include "edge/daemon/periodic_task.hpp"
 #include "edge/daemon/rejection_log.hpp"
 #include "edge/daemon/reloadable_options.hpp"
-#include "edge/daemon/result_metrics.hpp"
 #include "edge/daemon/secret_eraser.hpp"
 #include "edge/daemon/service_manager.hpp"
 #include "edge/daemon/store_watch.hpp"
-#include "edge/daemon/test_hold.hpp"
 #include "edge/daemon/unix_clock.hpp"
 #include "edge/logging/edge_logger.hpp"
 #include "edge/metrics/edge_metrics.hpp"
@@ -37,8 +35,8 @@
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/republish_topics.hpp"
 #include "edge/service/edge_service.hpp"
-#include "edge/service/message_batch.hpp"
 #include "edge/sinks/republish_sink.hpp"
+#include "edge/transport/transport.hpp"
 
 namespace dsekp::edge::daemon {
 namespace {
@@ -67,7 +65,7 @@ sigset_t stop_signals() {
 
 std::unique_ptr<metrics::MetricsServer> start_metrics(const std::string& spec,
                                                       const metrics::Registry& registry,
-                                                      const mqtt::MqttClient& client,
+                                                      const transport::Transport& client,
                                                       const StoreHealth& store_health) {
   if (spec == "off") return nullptr;
   const auto colon = spec.rfind(':');
@@ -156,42 +154,7 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   metrics::Registry metric_registry;
   metrics::EdgeMetrics edge_metrics = metrics::declare_edge_metrics(metric_registry);
   StoreWatch store_watch(metric_registry, redis_store, storage.shared_endpoint(), stopping);
-  // The client is created before the sinks that publish through it and started after the
-  // service exists, so no message can arrive before there is someone to handle it.
   RejectionLog rejections(o.rejection_lines_per_second);
-  MessageBatch* batch_ptr = nullptr;
-  AdminHandler* admin_ptr = nullptr;
-  // dsekp_active_sessions: counted in the store once, then followed message by message (loop
-  // thread only). With a shared store the gauge is per edge: the sessions this edge's own
-  // messages created minus those they removed since it started.
-  auto active_sessions = static_cast<std::int64_t>(storage.count_local_sessions());
-  edge_metrics.set_active_sessions(static_cast<std::size_t>(active_sessions));
-  auto on_message = [&](std::string_view topic, ByteView payload,
-                        const mqtt::MessageProperties& properties) {
-    const bool retained = properties.retained;
-    // On delivery, before decoding (LOGS.md); one reading gives both recvts_us and recvts_ms.
-    const std::uint64_t recvts_us = unix_us_now();
-    const std::uint64_t now_ms = recvts_us / 1000;
-    if (topic == admin_ptr->topic() && retained) {
-      // A stored request would send its downlink again on every restart of the edge.
-      logging::logger().warn("admin request refused: retained_message (a stored copy)");
-      return;
-    }
-    if (topic == admin_ptr->topic()) {
-      // The batch ends only if the request is authenticated (AdminHandler's before_seal): the
-      // downlink's seq is saved in its own transaction, after the batch.
-      const std::string answer = admin_ptr->handle(
-          payload, {properties.response_topic, properties.correlation_data}, now_ms);
-      logging::logger().info("admin downlink: {}", answer);
-      store_watch.after_store_use();
-      return;
-    }
-    test_hold(o.test_hold_ms, "before");
-    // In the open batch; its ACKs go out after the batch's commit (or the process fail-stops).
-    // Metrics and logs follow from the batch's settled/failed_attempt callbacks (below).
-    batch_ptr->handle(topic, payload, now_ms, recvts_us, retained);
-    store_watch.after_store_use();
-  };
   // Last-seen times for dsekp_devices_silent; asks the registry (a connection of its own: it is
   // read on the scraping thread) whether a silent device was removed.
   std::unique_ptr<DeviceRegistry> activity_registry;
@@ -204,59 +167,19 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
     return activity_registry->info(dev_id, info).code() != RegistryErrc::not_found;
   });
   // Ratcheting devices whose state went past their provisioned secret: erased from the
-  // registry at the batch's end, once the commit is durable.
+  // registry at the burst's end, once the commit is durable.
   SecretEraser secret_eraser(o.registry_db, storage.sessions());
-  // Devices with downlinks held (admin_handler.hpp) whose frame was just accepted: sent to at
-  // the batch's end, once its commit is done.
-  std::set<std::string> deliver_to;
-  // A message's final outcome: after its batch committed, or after it was handled again.
-  auto on_settled = [&](const SettledMessage& m) {
-    const HandleResult& r = m.result;
-    record_result(edge_metrics, r, m.handling);
-    if (r.ok() && r.frame) activity.seen(r.dev_id, m.now_ms);
-    if (r.ok() && r.frame && r.frame->mode == Mode::dsekp && admin_ptr->holds(r.dev_id))
-      deliver_to.insert(r.dev_id);
-    store_watch.count_lookup(r.cache_lookup);
-    secret_eraser.note(r);
-    if (r.processed() && r.established_delta != 0) {
-      active_sessions = std::max<std::int64_t>(0, active_sessions + r.established_delta);
-      edge_metrics.set_active_sessions(static_cast<std::size_t>(active_sessions));
-    }
-    if (!r.ok()) rejections.log(r, m.topic, m.now_ms);
-    // Ratchet mode: an INIT more than one secret ahead means the state went back in time (a
-    // store restored from an older copy); the device got back in, the operator should know.
-    // At most one per accepted INIT, which the device's INIT budget bounds.
-    if (r.ok() && r.ratchet_steps > 1)
-      logging::logger().warn(
-          "device {}: its INIT was {} ratchet steps ahead of the stored state "
-          "(a state restored from an older copy?); caught up",
-          r.dev_id, r.ratchet_steps);
-  };
-  auto on_failed_attempt = [&](const SettledMessage& m) {
-    record_failed_attempt(edge_metrics, m.result);
-    rejections.log(m.result, m.topic, m.now_ms);
-  };
-  // After the burst's last message, before libmosquitto writes its PUBACKs.
-  auto on_batch_end = [&] {
-    batch_ptr->end();
-    store_watch.after_store_use();
-    if (!deliver_to.empty()) {
-      const std::uint64_t now_ms = unix_ms_now();
-      for (const std::string& dev_id : deliver_to) admin_ptr->deliver(dev_id, now_ms);
-      deliver_to.clear();
-      store_watch.after_store_use();
-    }
-    secret_eraser.erase_noted(unix_ms_now());
-    storage.prune_telemetry(unix_ms_now());
-    test_hold(o.test_hold_ms, "after");
-  };
   const ServiceManager service_manager;
   const std::string broker_name = o.broker_host + ":" + std::to_string(o.broker_port);
-  mqtt::ReadyHandler on_ready = [&o, &service_manager, &broker_name] {
+  transport::ReadyHandler on_ready = [&o, &service_manager, &broker_name] {
     if (!o.ready_file.empty()) write_ready_file(o.ready_file);
     service_manager.status("serving: subscribed on " + broker_name);
   };
-  mqtt::MqttClient client(mqtt_options, on_message, on_ready, on_batch_end);
+  // The broker: created before the sinks that publish through it, started last, once there is a
+  // pipeline to handle what it delivers.
+  const std::unique_ptr<transport::Transport> broker =
+      std::make_unique<mqtt::MqttClient>(mqtt_options);
+  transport::Transport& client = *broker;
   std::unique_ptr<sinks::RepublishSink> republish;
   std::unique_ptr<PeriodicTask> availability_sweep;
   if (republished) {
@@ -312,13 +235,6 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   EdgeService service(EdgeServiceParts{*registry, storage.sessions(), storage.generations(),
                                        storage.sink(), crypto, rng, downlink_journal.get()},
                       config);
-  MessageBatchOptions batch_options;
-  batch_options.settled = on_settled;
-  batch_options.failed_attempt = on_failed_attempt;
-  MessageBatch batch(
-      service, [&client](const Publish& p) { client.publish(p.topic, p.payload, p.qos); },
-      batch_options);
-  batch_ptr = &batch;
   admin::AdminKey admin_key{};
   if (const RegistryStatus s = registry->admin_key(admin_key); !s.ok())
     throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
@@ -337,8 +253,16 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
                                client.publish(t, p, 1, false, correlation);
                              });
   secure_wipe(admin_key);  // the handler keeps its own copy
-  admin_handler.set_before_seal([&batch] { batch.end(); });
-  admin_ptr = &admin_handler;
+  BurstPipeline pipeline({.service = service,
+                          .transport = client,
+                          .admin = admin_handler,
+                          .storage = storage,
+                          .store_watch = store_watch,
+                          .metrics = edge_metrics,
+                          .activity = activity,
+                          .secret_eraser = secret_eraser,
+                          .rejections = rejections,
+                          .test_hold_ms = o.test_hold_ms});
   // Held downlinks whose time is up are answered "expired" (admin_handler.hpp).
   const PeriodicTask downlink_expiry(std::chrono::seconds(1),
                                      [&admin_handler] { admin_handler.expire(unix_ms_now()); });
@@ -348,7 +272,7 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   const auto metrics_server =
       start_metrics(o.metrics, metric_registry, client, store_watch.health());
 
-  if (!client.start(error)) throw std::runtime_error("MQTT: " + error);
+  if (!client.start(pipeline.handlers(on_ready), error)) throw std::runtime_error("MQTT: " + error);
   logging::logger().info(
       "registry {}, state {}, store {}, broker {}:{}{}", o.registry_db, storage.state_path(),
       redis_store ? o.store : std::string("sqlite"), o.broker_host, o.broker_port,

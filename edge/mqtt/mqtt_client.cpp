@@ -73,12 +73,7 @@ bool parse_mqtt_version(std::string_view text, MqttVersion& out) noexcept {
   return true;
 }
 
-MqttClient::MqttClient(MqttOptions options, MessageHandler handler, ReadyHandler on_ready,
-                       BatchEndHandler on_batch_end)
-    : options_(std::move(options)),
-      handler_(std::move(handler)),
-      on_ready_(std::move(on_ready)),
-      on_batch_end_(std::move(on_batch_end)) {
+MqttClient::MqttClient(MqttOptions options) : options_(std::move(options)) {
   if (options_.batch_max < 1) options_.batch_max = 1;
 }
 
@@ -94,11 +89,16 @@ void MqttClient::wake() noexcept {
   (void)!::write(wake_fd_, &one, sizeof one);
 }
 
-bool MqttClient::start(std::string& error) {
-  if (started_) {
+bool MqttClient::start(transport::TransportHandlers handlers, std::string& error) {
+  if (started_ || mosq_ != nullptr) {
     error = "the MQTT client is already started";
     return false;
   }
+  if (!handlers.message) {
+    error = "the MQTT client needs a message handler";
+    return false;
+  }
+  handlers_ = std::move(handlers);
   init_library_once();
   // clean_session = false: the persistent session that makes the broker queue for the edge
   // (with MQTT 5: clean start = false; the session expiry interval goes with each CONNECT).
@@ -355,8 +355,8 @@ void MqttClient::end_batch() {
   ++batches_;
   messages_ += batch_count_;
   batch_count_ = 0;
-  if (!on_batch_end_) return;
-  guarded("batch end", [this] { on_batch_end_(); });
+  if (!handlers_.burst_end) return;
+  guarded("batch end", [this] { handlers_.burst_end(); });
 }
 
 void MqttClient::stop() noexcept {
@@ -468,7 +468,7 @@ void MqttClient::handle_suback(int, int count, const int* granted, const mqtt5__
   // One line once every topic is subscribed: operators (and the tests) wait for it.
   if (++subacks_ == options_.subscriptions.size()) {
     logging::logger().info("ready (subscribed to {} topics)", subacks_);
-    if (on_ready_) on_ready_();
+    if (handlers_.ready) handlers_.ready();
   }
 }
 
@@ -502,7 +502,7 @@ void MqttClient::handle_message(const mosquitto_message* message, const mqtt5__p
   const ByteView payload(
       static_cast<const std::uint8_t*>(message->payload),
       message->payloadlen < 0 ? 0 : static_cast<std::size_t>(message->payloadlen));
-  MessageProperties properties;
+  transport::MessageProperties properties;
   properties.retained = message->retain;
   // Devices send no properties: for them this costs one null check.
   char* response_topic = nullptr;
@@ -531,7 +531,7 @@ void MqttClient::handle_message(const mosquitto_message* message, const mqtt5__p
     batch_count_ = 0;
   }
   ++delivered_;
-  handler_(message->topic, payload, properties);
+  handlers_.message(message->topic, payload, properties);
   // loop_read may read several packets per call: a full batch is ended here, still before any
   // write.
   if (++batch_count_ >= options_.batch_max) {

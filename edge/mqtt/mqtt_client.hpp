@@ -75,6 +75,7 @@
 #include <vector>
 
 #include "dsekp/bytes.hpp"
+#include "edge/transport/transport.hpp"
 
 struct mosquitto;
 struct mosquitto_message;
@@ -136,47 +137,25 @@ struct MqttOptions {
   std::function<void(const std::string& what)> fatal;
 };
 
-/// What a received message carries besides its topic and payload.
-struct MessageProperties {
-  bool retained = false;            // as delivered: set only for a stored retained copy
-  std::string_view response_topic;  // MQTT 5 Response Topic ("": none)
-  ByteView correlation_data;        // MQTT 5 Correlation Data (empty: none)
-};
-
-/// Called on the loop thread for every received message (the views live for the call only).
-using MessageHandler = std::function<void(std::string_view topic, ByteView payload,
-                                          const MessageProperties& properties)>;
-/// Called on the loop thread each time every subscription of a (re)connection was granted.
-using ReadyHandler = std::function<void()>;
-/// Called on the loop thread after the last message of a batch, before any packet queued since
-/// (the batch's PUBACKs) is written.
-using BatchEndHandler = std::function<void()>;
-
-class MqttClient {
+/// The MQTT transport (the edge's only one): see the top of this file for how it keeps the
+/// transport contract (edge/transport/transport.hpp) on libmosquitto.
+class MqttClient final : public transport::Transport {
  public:
-  MqttClient(MqttOptions options, MessageHandler handler, ReadyHandler on_ready = {},
-             BatchEndHandler on_batch_end = {});
-  ~MqttClient();
+  explicit MqttClient(MqttOptions options);
+  ~MqttClient() override;
   MqttClient(const MqttClient&) = delete;
   MqttClient& operator=(const MqttClient&) = delete;
 
-  /// Starts connecting in the background (the loop thread retries until the broker answers).
-  /// False with `error` for what cannot get better by retrying (bad options, no thread).
-  [[nodiscard]] bool start(std::string& error);
-  /// Disconnects and joins the loop thread. Idempotent.
-  void stop() noexcept;
-
-  /// Queues a publish (QoS 1 by default). False if libmosquitto refused it (it queues while
-  /// disconnected, so false means a bad argument or no memory).
+  [[nodiscard]] bool start(transport::TransportHandlers handlers, std::string& error) override;
+  void stop() noexcept override;
+  /// False if libmosquitto refused it (it queues while disconnected).
   bool publish(const std::string& topic, ByteView payload, int qos = 1, bool retain = false,
-               ByteView correlation_data = {}) noexcept;
-
-  /// Whether the last CONNACK accepted the edge and no disconnect came since (for /healthz).
-  [[nodiscard]] bool connected() const noexcept { return connected_.load(); }
-  /// How long the loop thread has been inside its handlers (a burst of messages and its batch
-  /// end, the commit); zero while it polls, writes or waits to reconnect. The systemd watchdog
-  /// watches it (edge/daemon/service_manager.hpp).
-  [[nodiscard]] std::chrono::milliseconds loop_stalled_for() const noexcept;
+               ByteView correlation_data = {}) noexcept override;
+  /// Whether the last CONNACK accepted the edge and no disconnect came since.
+  [[nodiscard]] bool connected() const noexcept override { return connected_.load(); }
+  /// Time inside the handlers (a burst of messages and its end, the commit); zero while the loop
+  /// polls, writes or waits to reconnect.
+  [[nodiscard]] std::chrono::milliseconds loop_stalled_for() const noexcept override;
 
  private:
   void run();  // the loop thread: connect, loop, back off, reconnect until stop()
@@ -213,9 +192,7 @@ class MqttClient {
   }
 
   MqttOptions options_;
-  MessageHandler handler_;
-  ReadyHandler on_ready_;
-  BatchEndHandler on_batch_end_;
+  transport::TransportHandlers handlers_;
   int wake_fd_ = -1;  // eventfd: publish()/stop() from other threads interrupt the poll
   std::thread::id loop_thread_;
   bool in_batch_ = false;        // loop thread only
