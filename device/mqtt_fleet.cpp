@@ -64,6 +64,13 @@ mosquitto* new_client_without_wakeup_pair(const char* id, void* userdata) {
 
 }  // namespace
 
+bool publish_reaches_the_broker(int rc, int qos) noexcept {
+  if (rc == MOSQ_ERR_SUCCESS) return true;
+  // The send's errors, after the message was queued (send__publish -> packet__queue ->
+  // packet__write, lib/packet_mosq.c).
+  return qos > 0 && (rc == MOSQ_ERR_NO_CONN || rc == MOSQ_ERR_CONN_LOST || rc == MOSQ_ERR_ERRNO);
+}
+
 std::uint64_t monotonic_ms() noexcept {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -93,8 +100,10 @@ struct MqttFleet::Slot final : Publisher {
 
   bool publish(const std::string& topic, ByteView payload, int qos, int& mid) override {
     if (link != Link::ready) return false;
-    return mosquitto_publish(mosq, &mid, topic.c_str(), static_cast<int>(payload.size()),
-                             payload.data(), qos, false) == MOSQ_ERR_SUCCESS;
+    return publish_reaches_the_broker(
+        mosquitto_publish(mosq, &mid, topic.c_str(), static_cast<int>(payload.size()),
+                          payload.data(), qos, false),
+        qos);
   }
 };
 

@@ -54,6 +54,14 @@ struct FleetResult {
   bool all_done = false;                // every device sent its count
 };
 
+/// Whether a mosquitto_publish() that returned `rc` leaves the message on its way to the broker.
+/// libmosquitto 2.0.11 (lib/actions.c, lib/messages_mosq.c) queues a QoS 1 or 2 message before
+/// it first tries to send it; when that send fails (the connection died a moment ago) the call
+/// returns the error but keeps the message and sends it again after the reconnect. Such a frame
+/// does reach the edge: counting it as failed made a frame appear at the edge that the client log
+/// never had. Errors returned before the queueing (bad arguments, sizes, no memory) send nothing.
+[[nodiscard]] bool publish_reaches_the_broker(int rc, int qos) noexcept;
+
 class MqttFleet {
  public:
   /// Creates one client per device (no connection yet). Throws std::runtime_error if the
