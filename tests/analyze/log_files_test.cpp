@@ -98,8 +98,9 @@ TEST(LogSchema, EveryColumnReadIsAColumnWritten) {
             << kind_name(kind) << " " << mode_name(mode) << ": " << column;
       for (const std::string_view column : optional_columns(kind))
         EXPECT_TRUE(is_written(column)) << kind_name(kind) << ": " << column;
-      if (!micros_column(kind).empty())
+      if (!micros_column(kind).empty()) {
         EXPECT_TRUE(is_written(micros_column(kind))) << kind_name(kind);
+      }
     }
   }
 }

@@ -426,10 +426,12 @@ TEST(MultiEdge, RatchetingDevicesStepOnceWhicheverEdgeHandlesTheirSessions) {
   ASSERT_TRUE(bed.start_edges());
   ASSERT_TRUE(bed.connect_devices());
   for (int s = 0; s < kSessions; ++s) {
-    if (s > 0)
+    if (s > 0) {
       for (auto& dev : bed.devices_) ASSERT_TRUE(bed.handshake(*dev));
-    for (int i = 0; i < kFramesPerSession; ++i)
+    }
+    for (int i = 0; i < kFramesPerSession; ++i) {
       for (int d = 0; d < kDevices; ++d) ASSERT_TRUE(bed.send(d, s * kFramesPerSession + i));
+    }
     ASSERT_TRUE(bed.wait_rows(static_cast<std::size_t>(kDevices * kFramesPerSession * (s + 1)),
                               std::chrono::seconds(30)))
         << bed.all_stderr();

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <utility>
 
-#include "edge/store/redis/redis_commit_script.hpp"
+#include "edge/store/redis/redis_durability.hpp"
 #include "redis_window_field.hpp"
 
 namespace dsekp::edge {
@@ -103,9 +103,12 @@ std::unique_ptr<RedisSessionStore> RedisSessionStore::open(const RedisStoreOptio
     return nullptr;
   }
   std::unique_ptr<RedisSessionStore> store(new RedisSessionStore(options));
-  if (!store->connection_.connect() || !store->load_script()) {
-    error = store->connection_.last_error().empty() ? store->last_error_
-                                                    : store->connection_.last_error();
+  if (!store->connection_.connect()) {
+    error = store->connection_.last_error();
+    return nullptr;
+  }
+  if (const StoreResult loaded = store->script_.load(); !loaded.ok()) {
+    error = loaded.message;
     return nullptr;
   }
   return store;
@@ -157,50 +160,17 @@ StoreResult RedisSessionStore::clear_pending(const std::string& key) {
 
 StoreResult RedisSessionStore::make_durable() {
   if (in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
-  // Every write fsync'd before its reply, also while the AOF is being rewritten, and no state
-  // ever evicted for memory.
-  constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kNeeded{{
-      {"appendonly", "yes"},
-      {"appendfsync", "always"},
-      {"no-appendfsync-on-rewrite", "no"},
-      {"maxmemory-policy", "noeviction"},
-  }};
-  for (const auto& [name, wanted] : kNeeded) {
-    const std::array<std::string_view, 3> args{"CONFIG", "GET", name};
-    const Reply r = connection_.command(args);
-    if (r == nullptr) return failure(connection_.last_error());
-    if (is_error(r)) return failure("CONFIG GET " + std::string(name) + ": " + reply_text(*r));
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-        r->element[1]->type != REDIS_REPLY_STRING)
-      return failure("CONFIG GET " + std::string(name) + ": unexpected reply");
-    const std::string value = reply_text(*r->element[1]);
-    if (value != wanted)
-      return failure("the server runs with " + std::string(name) + " " + value +
-                     ", so an acknowledged write can still be lost (needs " + std::string(wanted) +
-                     ")");
-  }
-  return StoreResult{};
+  return recorded(redis::check_writes_durable(connection_));
+}
+
+StoreResult RedisSessionStore::recorded(StoreResult r) {
+  if (r.status == StoreStatus::storage_failure) last_error_ = r.message;
+  return r;
 }
 
 StoreResult RedisSessionStore::failure(std::string why) {
   last_error_ = std::move(why);
   return StoreResult{StoreStatus::storage_failure, StateCodecError::ok, last_error_};
-}
-
-bool RedisSessionStore::load_script() {
-  const std::array<std::string_view, 3> args{"SCRIPT", "LOAD", redis::kCommitScript};
-  const Reply r = connection_.command(args);
-  if (r == nullptr) {
-    last_error_ = connection_.last_error();
-    return false;
-  }
-  if (r->type != REDIS_REPLY_STRING) {
-    last_error_ =
-        "SCRIPT LOAD: " + (is_error(r) ? reply_text(*r) : std::string("unexpected reply"));
-    return false;
-  }
-  script_sha_ = reply_text(*r);
-  return true;
 }
 
 // The newest staged operation on `key` of the kind asked for: cred records for
@@ -706,74 +676,18 @@ void RedisSessionStore::discard_staged() noexcept {
   pending_rows_.clear();
 }
 
-StoreResult RedisSessionStore::run_script(std::vector<Staged>& ops,
+StoreResult RedisSessionStore::run_script(const std::vector<Staged>& ops,
                                           std::vector<std::uint64_t>& generations,
                                           const std::vector<std::string>* rows) {
   conflict_key_.clear();
-  const std::string op_count = std::to_string(ops.size());
-  const std::string key_count = std::to_string(ops.size() + (rows != nullptr ? 1 : 0));
-  std::vector<std::string_view> args;
-  args.reserve(5 + ops.size() * 5 + (rows != nullptr ? rows->size() : 0));
-  args.insert(args.end(), {"EVALSHA", script_sha_, key_count});
-  for (const Staged& op : ops) args.push_back(op.key);
-  if (rows != nullptr) args.push_back(pending_key_);
-  args.push_back(op_count);
-  for (const Staged& op : ops) {
-    std::string_view kind;
-    switch (op.kind) {
-      case Kind::save:
-        kind = "save";
-        break;
-      case Kind::remove:
-        kind = "remove";
-        break;
-      case Kind::cred:
-        kind = "cred";
-        break;
-      case Kind::wput:
-        kind = "wput";
-        break;
-      case Kind::wacc:
-        kind = "wacc";
-        break;
-      case Kind::wkeep:
-        kind = "wkeep";
-        break;
-    }
-    args.insert(args.end(), {kind, op.expected, op.updated_ms, as_chars(op.blob)});
-  }
-  if (rows != nullptr)
-    for (const std::string& row : *rows) args.push_back(row);
-  Reply r = connection_.command(args);
-  if (r != nullptr && is_error(r) && std::string_view(r->str, r->len).starts_with("NOSCRIPT")) {
-    // The server lost its script cache (restart, SCRIPT FLUSH): load it again, retry once.
-    // NOSCRIPT means nothing ran, so the retry cannot apply the unit twice.
-    if (!load_script()) return failure(last_error_);
-    args[1] = script_sha_;
-    r = connection_.command(args);
-  }
-  if (r == nullptr) return failure(connection_.last_error());
-  if (is_error(r)) return failure("commit script: " + reply_text(*r));
-  if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 ||
-      r->element[0]->type != REDIS_REPLY_INTEGER)
-    return failure("commit script: unexpected reply");
-  if (r->element[0]->integer == 0) {
-    // {0, i}: operation i conflicted; its device is the one whose cached view was stale.
-    if (r->elements == 2 && r->element[1]->type == REDIS_REPLY_INTEGER &&
-        r->element[1]->integer >= 1 &&
-        static_cast<std::size_t>(r->element[1]->integer) <= ops.size())
-      conflict_key_ = ops[static_cast<std::size_t>(r->element[1]->integer) - 1].key;
-    return StoreResult{StoreStatus::generation_conflict};
-  }
-  if (r->elements != ops.size() + 1) return failure("commit script: unexpected reply");
-  generations.clear();
-  for (std::size_t i = 1; i < r->elements; ++i) {
-    const redisReply& g = *r->element[i];
-    if (g.type != REDIS_REPLY_INTEGER || g.integer < 0)
-      return failure("commit script: unexpected generation");
-    generations.push_back(static_cast<std::uint64_t>(g.integer));
-  }
-  return StoreResult{};
+  static const std::vector<std::string> kNoRows;
+  std::size_t conflicting = ops.size();
+  const StoreResult r =
+      script_.run(ops, rows != nullptr ? std::string_view(pending_key_) : std::string_view(),
+                  rows != nullptr ? *rows : kNoRows, generations, conflicting);
+  // The device whose operation conflicted is the one whose cached view was stale.
+  if (conflicting < ops.size()) conflict_key_ = ops[conflicting].key;
+  return recorded(r);
 }
 
 }  // namespace dsekp::edge

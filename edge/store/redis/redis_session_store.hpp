@@ -1,4 +1,4 @@
-// SessionStore on a Redis server shared by several edges (issue 7): sessions one edge
+// SessionStore on a Redis server shared by several edges: sessions one edge
 // establishes are usable by every other edge, and replay protection stays exact across them.
 //
 // Layout. Each device is one hash, key `<prefix>dev2:{<dev_id>}` (2: the layout with window
@@ -23,9 +23,8 @@
 // generation_conflict and nothing is written. rollback() drops the staged operations; a
 // savepoint is a mark in the staged list and rollback_to_savepoint() drops what was staged after
 // it (no round trip either). A batch of messages in one transaction is thus one script run, and
-// one conflicting device fails the whole batch (docs/SCALING.md). The
-// script is loaded (SCRIPT LOAD) once per store object and again when Redis answers NOSCRIPT
-// (a restarted server has an empty script cache). round_trips() counts every command sent.
+// one conflicting device fails the whole batch (docs/SCALING.md). The call itself, with the
+// script's loading, is redis_commit_call.hpp. round_trips() counts every command sent.
 //
 // Why two edges can never both accept the same frame. Acceptance of (session, seq) is decided by
 // the commit script in Redis, atomically, never by an edge's private copy. On the fast path the
@@ -77,9 +76,10 @@
 
 #include <unordered_map>
 
+#include "edge/store/redis/redis_commit_call.hpp"
+#include "edge/store/redis/redis_connection.hpp"
 #include "edge/store/session_store.hpp"
 #include "edge/store/uplink_session_cache.hpp"
-#include "redis_connection.hpp"
 
 namespace dsekp::edge {
 
@@ -114,11 +114,8 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   StoreResult savepoint() override;
   StoreResult release_savepoint() override;
   StoreResult rollback_to_savepoint() override;
-  /// Redis replies before its append-only file reaches the disk unless the server runs with
-  /// appendonly yes, appendfsync always and no-appendfsync-on-rewrite no (then each write was
-  /// fsync'd before the reply), and may evict a state unless maxmemory-policy is noeviction:
-  /// ok only with all four, asked of the server each time. A replica promoted after a
-  /// primary's loss may still lack the newest writes (docs/SCALING.md).
+  /// ok only if the server's configuration makes every acknowledged write durable
+  /// (redis_durability.hpp), asked of the server each time.
   StoreResult make_durable() override;
   [[nodiscard]] bool in_savepoint() const noexcept override { return in_savepoint_; }
 
@@ -182,18 +179,8 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
 
  private:
-  // The commit script's operation kinds (commit_script.lua).
-  enum class Kind : std::uint8_t { save, remove, cred, wput, wacc, wkeep };
-  struct Staged {
-    std::string key;
-    std::string dev_id;
-    Kind kind = Kind::save;
-    std::string expected;              // "any" or a decimal generation; window kinds: the field
-    std::string updated_ms;            // decimal, empty for a remove; window kinds: the tag
-    std::uint64_t new_generation = 0;  // what load() reports for a staged save
-    std::vector<std::uint8_t> blob;    // the encoded state (cred: the decimal record; window
-                                       // kinds: the value); wiped
-  };
+  using Kind = redis::CommitOpKind;
+  using Staged = redis::CommitOp;
   // A session's window as this store last loaded or saved it, to turn a save into window
   // operations: the seqs added since (wacc) rather than the whole window (which would undo what
   // other edges accepted meanwhile).
@@ -212,11 +199,12 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   };
 
   RedisSessionStore(const RedisStoreOptions& options) noexcept;
-  bool load_script();
   /// `rows` non-null: also replaces the pending list with them (pending_key_).
-  StoreResult run_script(std::vector<Staged>& ops, std::vector<std::uint64_t>& generations,
+  StoreResult run_script(const std::vector<Staged>& ops, std::vector<std::uint64_t>& generations,
                          const std::vector<std::string>* rows = nullptr);
   StoreResult failure(std::string why);
+  /// `r`, with its message kept as last_error() if it is a storage_failure.
+  StoreResult recorded(StoreResult r);
   const Staged* find_staged(const std::string& key, Kind wanted) const noexcept;
   void discard_staged() noexcept;
   /// Forgets the cached devices of the staged operations from index `staged_from` and of the
@@ -240,8 +228,8 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
                     const std::vector<std::string>& tags, std::uint64_t credential_generation);
 
   redis::RedisConnection connection_;
+  redis::CommitScript script_{connection_};
   std::string prefix_;
-  std::string script_sha_;
   std::vector<Staged> staged_;
   std::size_t savepoint_mark_ = 0;         // staged_.size() at savepoint()
   std::string pending_key_;                // "": no write-ahead of rows

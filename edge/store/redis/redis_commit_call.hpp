@@ -1,0 +1,55 @@
+// The commit script (commit_script.lua) as one call: the operations a transaction staged, and
+// optionally the rows of an edge's write-ahead list, go to Redis in ONE EVALSHA, which checks
+// every generation condition before it writes anything. The answer is each operation's new
+// generation, or which operation conflicted (then nothing was written). The script is loaded
+// with SCRIPT LOAD once and again when Redis answers NOSCRIPT (a restarted server has an empty
+// script cache; NOSCRIPT means nothing ran, so the retry cannot apply a unit twice).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edge/store/redis/redis_connection.hpp"
+#include "edge/store/session_store.hpp"
+
+namespace dsekp::edge::redis {
+
+/// The commit script's operation kinds (commit_script.lua).
+enum class CommitOpKind : std::uint8_t { save, remove, cred, wput, wacc, wkeep };
+
+/// One staged operation on one device's hash.
+struct CommitOp {
+  std::string key;
+  std::string dev_id;
+  CommitOpKind kind = CommitOpKind::save;
+  std::string expected;              // "any" or a decimal generation; window kinds: the field
+  std::string updated_ms;            // decimal, empty for a remove; window kinds: the tag
+  std::uint64_t new_generation = 0;  // what a load reports for a staged save
+  std::vector<std::uint8_t> blob;    // the encoded state (cred: the decimal record; window
+                                     // kinds: the value); wiped by its owner
+};
+
+class CommitScript {
+ public:
+  /// `connection` must outlive this object.
+  explicit CommitScript(RedisConnection& connection) : connection_(connection) {}
+
+  /// SCRIPT LOAD: storage_failure with the reason if the server refuses or cannot be reached.
+  StoreResult load();
+  /// Runs the script on `ops`; with a non-empty `pending_key` the list there is replaced by
+  /// `rows` in the same run (an empty one deletes it). On success `generations` holds each
+  /// operation's generation; on generation_conflict, `conflicting` is the index of the operation
+  /// that conflicted, if Redis named it (else ops.size()).
+  StoreResult run(const std::vector<CommitOp>& ops, std::string_view pending_key,
+                  const std::vector<std::string>& rows, std::vector<std::uint64_t>& generations,
+                  std::size_t& conflicting);
+
+ private:
+  RedisConnection& connection_;
+  std::string sha_;
+};
+
+}  // namespace dsekp::edge::redis
