@@ -44,22 +44,6 @@ std::vector<std::string> tags_of(const EdgeDeviceState& state) {
   return tags;
 }
 
-// The part of a session the uplink fast path needs: its uplink keys (copied explicitly, as
-// SecretBytes wants) and window. The downlink keys are left out (zero): they are not needed to
-// open uplink frames, so no copy of them outlives a handling.
-EdgeSession uplink_copy(const EdgeSession& s) {
-  EdgeSession out;
-  out.sessctr = s.sessctr;
-  out.keys.up.key = s.keys.up.key.clone();
-  out.keys.up.iv_base = s.keys.up.iv_base.clone();
-  out.uplink_window = s.uplink_window;
-  out.downlink_seq = s.downlink_seq;
-  out.created_ms = s.created_ms;
-  out.last_seen_ms = s.last_seen_ms;
-  out.serial = s.serial;
-  return out;
-}
-
 }  // namespace
 
 std::string check_redis_prefix(std::string_view prefix) {
@@ -81,9 +65,7 @@ std::string check_redis_edge_id(std::string_view edge_id) {
 }
 
 RedisSessionStore::RedisSessionStore(const RedisStoreOptions& options) noexcept
-    : connection_(options.endpoint),
-      prefix_(options.prefix),
-      cache_devices_(options.cache_devices) {}
+    : connection_(options.endpoint), prefix_(options.prefix), uplink_(options.cache_devices) {}
 
 RedisSessionStore::~RedisSessionStore() {
   discard_staged();
@@ -236,7 +218,7 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
   loaded_key_ = key;
   if (std::uint64_t c = 0; cred != nullptr && parse_u64(text_of(*cred), c)) loaded_cred_ = c;
   if (state == nullptr && gen == nullptr) {
-    cache_.erase(key);
+    uplink_.erase(key);
     return StoreResult{};
   }
   // A hash with a state but no (numeric) generation, or the reverse, was not written by the
@@ -244,7 +226,7 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
   if (state == nullptr || gen == nullptr || !parse_u64(text_of(*gen), generation) ||
       generation == kAbsentGeneration || generation == kAnyGeneration) {
     generation = kAbsentGeneration;
-    cache_.erase(key);
+    uplink_.erase(key);
     return StoreResult{StoreStatus::corrupt_state, StateCodecError::inconsistent_state};
   }
   // Decoded straight from hiredis's reply buffer, which the Reply frees (not wiped: hiredis
@@ -252,7 +234,7 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
   const StateCodecError e = decode_device_state(
       ByteView(reinterpret_cast<const std::uint8_t*>(state->str), state->len), &dev_id, out);
   if (e != StateCodecError::ok) {
-    cache_.erase(key);
+    uplink_.erase(key);
     return StoreResult{StoreStatus::corrupt_state, e};
   }
   // The window fields, not the blob, hold the established sessions' windows: the blob's are as
@@ -274,16 +256,16 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
     if (!stored) {
       out = EdgeDeviceState{};
       generation = kAbsentGeneration;
-      cache_.erase(key);
+      uplink_.erase(key);
       return StoreResult{StoreStatus::corrupt_state, StateCodecError::inconsistent_state};
     }
   }
   apply_staged_accepts(key, out, tags);
   remember(key, out, tags);
   if (loaded_cred_) {
-    cache_device(key, out, tags, *loaded_cred_);
+    uplink_.put(key, out, tags, *loaded_cred_);
   } else {
-    cache_.erase(key);
+    uplink_.erase(key);
   }
   return StoreResult{};
 }
@@ -333,33 +315,11 @@ void RedisSessionStore::remember(const std::string& key, const EdgeDeviceState& 
   }
 }
 
-void RedisSessionStore::cache_device(const std::string& key, const EdgeDeviceState& state,
-                                     const std::vector<std::string>& tags,
-                                     std::uint64_t credential_generation) {
-  if (cache_devices_ == 0) return;
-  if (state.established_count == 0) {
-    cache_.erase(key);
-    return;
-  }
-  auto it = cache_.find(key);
-  if (it == cache_.end()) {
-    if (cache_.size() >= cache_devices_) cache_.erase(cache_.begin());
-    it = cache_.emplace(key, CachedDevice{}).first;
-  }
-  CachedDevice& device = it->second;
-  device.credential_generation = credential_generation;
-  device.sessions.clear();
-  for (std::uint32_t i = 0; i < state.established_count; ++i) {
-    const EdgeSession& session = state.established[i];
-    device.sessions.push_back(CachedSession{uplink_copy(session), tags[i]});
-  }
-}
-
 void RedisSessionStore::forget(const DevId& dev_id) noexcept {
   try {
-    cache_.erase(key_of(dev_id));
+    uplink_.erase(key_of(dev_id));
   } catch (...) {
-    cache_.clear();  // cannot build the key (out of memory): forget every device rather than one
+    uplink_.clear();  // cannot build the key (out of memory): forget every device rather than one
   }
 }
 
@@ -367,21 +327,17 @@ EdgeSession* RedisSessionStore::find_session(const DevId& dev_id, std::uint16_t 
                                              std::uint64_t credential_generation) noexcept {
   try {
     std::string key = key_of(dev_id);
-    const auto it = cache_.find(key);
-    if (it == cache_.end() || it->second.credential_generation != credential_generation)
-      return nullptr;
-    for (CachedSession& s : it->second.sessions) {
-      if (s.session.sessctr != sessctr || s.tag.empty()) continue;
-      if (in_transaction_) {
-        bool seen = false;
-        for (const WindowBefore& w : windows_before_)
-          seen = seen || (w.sessctr == sessctr && w.key == key && w.tag == s.tag);
-        if (!seen)
-          windows_before_.push_back(
-              WindowBefore{std::move(key), sessctr, s.tag, s.session.uplink_window});
-      }
-      return &s.session;
+    redis::UplinkKeys::Entry* e = uplink_.find(key, sessctr, credential_generation);
+    if (e == nullptr) return nullptr;
+    if (in_transaction_) {
+      bool seen = false;
+      for (const WindowBefore& w : windows_before_)
+        seen = seen || (w.sessctr == sessctr && w.key == key && w.tag == e->tag);
+      if (!seen)
+        windows_before_.push_back(
+            WindowBefore{std::move(key), sessctr, e->tag, e->session.uplink_window});
     }
+    return &e->session;
   } catch (...) {
     // Out of memory building the key: a miss (the slow path decides).
   }
@@ -391,13 +347,9 @@ EdgeSession* RedisSessionStore::find_session(const DevId& dev_id, std::uint16_t 
 StoreResult RedisSessionStore::stage_accept(const DevId& dev_id, const EdgeSession& session,
                                             std::uint32_t seq) {
   const std::string key = key_of(dev_id);
-  const auto it = cache_.find(key);
-  const CachedSession* cached = nullptr;
-  if (it != cache_.end())
-    for (const CachedSession& s : it->second.sessions)
-      if (&s.session == &session) cached = &s;
+  const redis::UplinkKeys::Entry* cached = uplink_.entry_of(key, session);
   if (!in_transaction_ || cached == nullptr) {
-    cache_.erase(key);
+    uplink_.erase(key);
     return StoreResult{StoreStatus::transaction_misuse};
   }
   Staged op;
@@ -412,7 +364,7 @@ StoreResult RedisSessionStore::stage_accept(const DevId& dev_id, const EdgeSessi
     touched_.push_back(key);
     staged_.push_back(std::move(op));
   } catch (...) {
-    cache_.erase(key);
+    uplink_.erase(key);
     throw;
   }
   return StoreResult{};
@@ -490,13 +442,13 @@ StoreResult RedisSessionStore::save(const DevId& dev_id, const EdgeDeviceState& 
       cred = loaded_cred_;
     }
     if (cred) {
-      cache_device(key, state, tags, *cred);
+      uplink_.put(key, state, tags, *cred);
     } else {
-      cache_.erase(key);
+      uplink_.erase(key);
     }
     return StoreResult{};
   }
-  cache_.erase(key);  // outside a transaction: the next frame reloads
+  uplink_.erase(key);  // outside a transaction: the next frame reloads
   std::vector<std::uint64_t> generations;
   const StoreResult r = run_script(ops, generations);
   secure_wipe(ops.front().blob);
@@ -513,7 +465,7 @@ StoreResult RedisSessionStore::remove(const DevId& dev_id) {
   op.dev_id = std::string(dev_id.str());
   op.kind = Kind::remove;
   op.expected = "any";
-  cache_.erase(op.key);
+  uplink_.erase(op.key);
   snapshots_.erase(op.key);
   if (in_transaction_) {
     staged_.push_back(std::move(op));
@@ -559,7 +511,7 @@ StoreResult RedisSessionStore::stage_credential(const DevId& dev_id,
   op.key = key_of(dev_id);
   op.dev_id = std::string(dev_id.str());
   op.kind = Kind::cred;
-  cache_.erase(op.key);  // cached under the record this replaces
+  uplink_.erase(op.key);  // cached under the record this replaces
   op.expected = "any";
   if (generation) {
     const std::string text = std::to_string(*generation);
@@ -643,28 +595,24 @@ StoreResult RedisSessionStore::rollback_to_savepoint() {
 }
 
 void RedisSessionStore::restore_after_failed_commit() noexcept {
-  for (const WindowBefore& w : windows_before_) {
-    const auto it = cache_.find(w.key);
-    if (it == cache_.end()) continue;
-    for (CachedSession& s : it->second.sessions)
-      if (s.session.sessctr == w.sessctr && s.tag == w.tag) s.session.uplink_window = w.window;
-  }
+  for (const WindowBefore& w : windows_before_)
+    uplink_.put_back_window(w.key, w.sessctr, w.tag, w.window);
   // The accepts staged without a recorded window (the session was found outside this
   // transaction) cannot be put back: those devices are forgotten.
   for (const std::string& key : touched_) {
     bool recorded = false;
     for (const WindowBefore& w : windows_before_) recorded = recorded || w.key == key;
-    if (!recorded) cache_.erase(key);
+    if (!recorded) uplink_.erase(key);
   }
   for (const Staged& op : staged_)
     if (op.kind == Kind::save || op.kind == Kind::remove || op.kind == Kind::cred)
-      cache_.erase(op.key);
-  if (!conflict_key_.empty()) cache_.erase(conflict_key_);
+      uplink_.erase(op.key);
+  if (!conflict_key_.empty()) uplink_.erase(conflict_key_);
 }
 
 void RedisSessionStore::forget_touched(std::size_t staged_from, std::size_t touched_from) noexcept {
-  for (std::size_t i = staged_from; i < staged_.size(); ++i) cache_.erase(staged_[i].key);
-  for (std::size_t i = touched_from; i < touched_.size(); ++i) cache_.erase(touched_[i]);
+  for (std::size_t i = staged_from; i < staged_.size(); ++i) uplink_.erase(staged_[i].key);
+  for (std::size_t i = touched_from; i < touched_.size(); ++i) uplink_.erase(touched_[i]);
 }
 
 void RedisSessionStore::discard_staged() noexcept {

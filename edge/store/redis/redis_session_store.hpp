@@ -10,10 +10,11 @@
 // Redis Cluster hash tag: everything of one device lands in one slot. The prefix (e.g.
 // "dsekp:fleet1:") lets several fleets or test runs share a server.
 //
-// Session-key cache (uplink_session_cache.hpp): load() and saves in a transaction keep the
-// device's established sessions in this object, so the service can accept a DATA frame under one
-// of them by staging a window operation only (stage_accept), without a load. Failed commits,
-// rollbacks and undone savepoints forget the devices they touched.
+// Session-key cache (uplink_session_cache.hpp, kept in redis_uplink_keys.hpp): load() and saves
+// in a transaction keep the device's established sessions in this object, so the service can
+// accept a DATA frame under one of them by staging a window operation only (stage_accept),
+// without a load. Failed commits, rollbacks and undone savepoints forget the devices they
+// touched.
 //
 // Operations and round trips. load() is one HGETALL. save() and remove() outside a transaction
 // are one EVALSHA each. begin() costs nothing: saves and removes inside a transaction are staged
@@ -78,6 +79,7 @@
 
 #include "edge/store/redis/redis_commit_call.hpp"
 #include "edge/store/redis/redis_connection.hpp"
+#include "edge/store/redis/redis_uplink_keys.hpp"
 #include "edge/store/session_store.hpp"
 #include "edge/store/uplink_session_cache.hpp"
 
@@ -122,7 +124,7 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   // The uplink fast path (uplink_session_cache.hpp). The cache is filled by load(): the
   // established sessions of a device whose hash has a cred record.
   [[nodiscard]] UplinkSessionCache* uplink_cache() noexcept override {
-    return cache_devices_ == 0 ? nullptr : this;
+    return uplink_.enabled() ? this : nullptr;
   }
   [[nodiscard]] EdgeSession* find_session(const DevId& dev_id, std::uint16_t sessctr,
                                           std::uint64_t credential_generation) noexcept override;
@@ -130,7 +132,7 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
                            std::uint32_t seq) override;
   void forget(const DevId& dev_id) noexcept override;
   /// Devices in the cache now.
-  [[nodiscard]] std::size_t cached_devices() const noexcept { return cache_.size(); }
+  [[nodiscard]] std::size_t cached_devices() const noexcept { return uplink_.size(); }
 
   /// Network round trips so far (commands sent, including script loads).
   [[nodiscard]] std::uint64_t round_trips() const noexcept { return connection_.round_trips(); }
@@ -189,15 +191,6 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
     std::string tag;
     ReplayWindow window;
   };
-  struct CachedSession {
-    EdgeSession session;
-    std::string tag;
-  };
-  struct CachedDevice {
-    std::uint64_t credential_generation = 0;
-    std::vector<CachedSession> sessions;
-  };
-
   RedisSessionStore(const RedisStoreOptions& options) noexcept;
   /// `rows` non-null: also replaces the pending list with them (pending_key_).
   StoreResult run_script(const std::vector<Staged>& ops, std::vector<std::uint64_t>& generations,
@@ -224,8 +217,6 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   void apply_staged_accepts(const std::string& key, EdgeDeviceState& state,
                             const std::vector<std::string>& tags,
                             const Staged* after = nullptr) const;
-  void cache_device(const std::string& key, const EdgeDeviceState& state,
-                    const std::vector<std::string>& tags, std::uint64_t credential_generation);
 
   redis::RedisConnection connection_;
   redis::CommitScript script_{connection_};
@@ -243,8 +234,7 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   std::string loaded_key_;
   std::optional<std::uint64_t> loaded_cred_;
   std::unordered_map<std::string, std::vector<WindowSnapshot>> snapshots_;  // by key
-  std::unordered_map<std::string, CachedDevice> cache_;                     // by key
-  std::size_t cache_devices_;
+  redis::UplinkKeys uplink_;          // the fast path's sessions (redis_uplink_keys.hpp)
   std::vector<std::string> touched_;  // keys of accepts staged in the open transaction
   std::size_t touched_mark_ = 0;      // touched_.size() at savepoint()
   // A cached session's window as it was when the open transaction first used it: a failed
