@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "crypto/openssl/openssl_crypto.hpp"
@@ -24,6 +25,7 @@
 #include "edge/daemon/periodic_task.hpp"
 #include "edge/daemon/rejection_log.hpp"
 #include "edge/daemon/reloadable_options.hpp"
+#include "edge/daemon/republishing.hpp"
 #include "edge/daemon/secret_eraser.hpp"
 #include "edge/daemon/service_manager.hpp"
 #include "edge/daemon/store_watch.hpp"
@@ -35,7 +37,6 @@
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/republish_topics.hpp"
 #include "edge/service/edge_service.hpp"
-#include "edge/sinks/republish_sink.hpp"
 #include "edge/transport/transport.hpp"
 
 namespace dsekp::edge::daemon {
@@ -122,6 +123,54 @@ void resolve_topic_prefix(EdgeDaemonOptions& o, DeviceRegistry& registry) {
   }
 }
 
+// The service's settings from the options (the reloadable ones through apply_reloadable, which
+// SIGHUP applies again).
+EdgeServiceConfig service_config(const EdgeDaemonOptions& o) {
+  EdgeServiceConfig config;
+  config.topic_prefix = o.topic_prefix;
+  config.psk_enabled = o.psk_baseline;
+  std::string error;
+  if (!parse_downlink_lane(o.downlink_lane, config.downlink_lane, error))
+    throw std::runtime_error("--downlink-lane: " + error);
+  if (!o.store.empty() && o.store != "sqlite" && config.downlink_lane.count == 1)
+    logging::logger().warn(
+        "a shared store and downlink lane 0/1: if several edges use this store, give each its "
+        "own --downlink-lane K/N, or a store restored from an older copy can make two of them "
+        "seal two downlinks under one nonce");
+  apply_reloadable(o, config);
+  return config;
+}
+
+// The admin topic's handler (`dsekp edge send`), under the registry's admin key; it holds
+// downlinks for devices `activity` does not see online.
+std::unique_ptr<AdminHandler> make_admin_handler(const EdgeDaemonOptions& o,
+                                                 DeviceRegistry& registry, EdgeService& service,
+                                                 DeviceActivity& activity,
+                                                 transport::Transport& transport) {
+  admin::AdminKey admin_key{};
+  if (const RegistryStatus s = registry.admin_key(admin_key); !s.ok())
+    throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
+  AdminHandlerOptions admin_options;
+  admin_options.topic_prefix = o.topic_prefix;
+  admin_options.queue_ttl_ms = std::uint64_t{o.downlink_queue_ttl_s} * 1000;
+  admin_options.known = [&registry](const std::string& dev_id) {
+    DeviceInfo info;
+    return registry.info(dev_id, info).code() != RegistryErrc::not_found;
+  };
+  const std::uint64_t offline_after_ms = std::uint64_t{o.device_offline_after_s} * 1000;
+  admin_options.online = [&activity, offline_after_ms](const std::string& dev_id,
+                                                       std::uint64_t now_ms) {
+    return activity.online(dev_id, now_ms, offline_after_ms);
+  };
+  auto handler = std::make_unique<AdminHandler>(
+      service, admin_key, std::move(admin_options),
+      [&transport](const std::string& t, ByteView p, ByteView correlation) {
+        transport.publish(t, p, 1, false, correlation);
+      });
+  secure_wipe(admin_key);  // the handler keeps its own copy
+  return handler;
+}
+
 }  // namespace
 
 int run_edge_daemon(const EdgeDaemonOptions& given) {
@@ -142,7 +191,6 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   // Every option checked before the storage changes anything (its recovery and retention
   // write): a start that is refused leaves the files as they were.
   const std::optional<RepublishTopics> republished = republish_topics(o);
-  const bool retain = o.republish_retain || o.home_assistant;
   const mqtt::MqttOptions mqtt_options = broker_options(o, *registry, republished);
   std::string error;
   EdgeStorage storage(o);
@@ -180,39 +228,10 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   const std::unique_ptr<transport::Transport> broker =
       std::make_unique<mqtt::MqttClient>(mqtt_options);
   transport::Transport& client = *broker;
-  std::unique_ptr<sinks::RepublishSink> republish;
-  std::unique_ptr<PeriodicTask> availability_sweep;
-  if (republished) {
-    republish = std::make_unique<sinks::RepublishSink>(
-        sinks::RepublishOptions{*republished, retain, o.home_assistant,
-                                mqtt_options.availability.topic},
-        [&client](const std::string& topic, const std::string& json, bool retain_this) {
-          client.publish(topic,
-                         ByteView(reinterpret_cast<const std::uint8_t*>(json.data()), json.size()),
-                         1, retain_this);
-        });
-    storage.add_sink(*republish);
-    activity.publish_availability(
-        std::uint64_t{o.device_offline_after_s} * 1000,
-        [&client, topics = *republished, retain](const std::string& dev_id,
-                                                 std::string_view payload) {
-          if (payload.empty() && !retain) return;  // nothing retained to clear
-          client.publish(
-              topics.device_availability(dev_id),
-              ByteView(reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()), 1,
-              retain);
-        });
-    std::vector<DeviceInfo> devices;
-    if (const RegistryStatus s = registry->list(devices); !s.ok())
-      throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
-    std::vector<std::string> dev_ids;
-    for (const DeviceInfo& d : devices) dev_ids.push_back(d.dev_id);
-    activity.expect(dev_ids, unix_ms_now());
-    const auto period = std::chrono::milliseconds(
-        std::clamp<std::uint64_t>(std::uint64_t{o.device_offline_after_s} * 250, 100, 5000));
-    availability_sweep =
-        std::make_unique<PeriodicTask>(period, [&activity] { activity.sweep(unix_ms_now()); });
-  }
+  std::optional<Republishing> republishing;
+  if (republished)
+    republishing.emplace(o, *republished, mqtt_options.availability.topic, client, storage,
+                         activity, *registry);
 
   const std::string journal_path =
       o.downlink_journal.empty() ? storage.state_path() + ".downlinks" : o.downlink_journal;
@@ -221,41 +240,15 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
 
   OpenSslCrypto crypto;
   OpenSslRng rng;
-  EdgeServiceConfig config;
-  config.topic_prefix = o.topic_prefix;
-  config.psk_enabled = o.psk_baseline;
-  if (!parse_downlink_lane(o.downlink_lane, config.downlink_lane, error))
-    throw std::runtime_error("--downlink-lane: " + error);
-  if (!o.store.empty() && o.store != "sqlite" && config.downlink_lane.count == 1)
-    logging::logger().warn(
-        "a shared store and downlink lane 0/1: if several edges use this store, give each its "
-        "own --downlink-lane K/N, or a store restored from an older copy can make two of them "
-        "seal two downlinks under one nonce");
-  apply_reloadable(o, config);
+  EdgeServiceConfig config = service_config(o);
   EdgeService service(EdgeServiceParts{*registry, storage.sessions(), storage.generations(),
                                        storage.sink(), crypto, rng, downlink_journal.get()},
                       config);
-  admin::AdminKey admin_key{};
-  if (const RegistryStatus s = registry->admin_key(admin_key); !s.ok())
-    throw std::runtime_error("registry " + o.registry_db + ": " + s.message());
-  AdminHandlerOptions admin_options;
-  admin_options.topic_prefix = o.topic_prefix;
-  admin_options.queue_ttl_ms = std::uint64_t{o.downlink_queue_ttl_s} * 1000;
-  admin_options.known = [&registry](const std::string& dev_id) {
-    DeviceInfo info;
-    return registry->info(dev_id, info).code() != RegistryErrc::not_found;
-  };
-  admin_options.online = [&activity, &o](const std::string& dev_id, std::uint64_t now_ms) {
-    return activity.online(dev_id, now_ms, std::uint64_t{o.device_offline_after_s} * 1000);
-  };
-  AdminHandler admin_handler(service, admin_key, std::move(admin_options),
-                             [&client](const std::string& t, ByteView p, ByteView correlation) {
-                               client.publish(t, p, 1, false, correlation);
-                             });
-  secure_wipe(admin_key);  // the handler keeps its own copy
+  const std::unique_ptr<AdminHandler> admin_handler =
+      make_admin_handler(o, *registry, service, activity, client);
   BurstPipeline pipeline({.service = service,
                           .transport = client,
-                          .admin = admin_handler,
+                          .admin = *admin_handler,
                           .storage = storage,
                           .store_watch = store_watch,
                           .metrics = edge_metrics,
@@ -265,7 +258,7 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
                           .test_hold_ms = o.test_hold_ms});
   // Held downlinks whose time is up are answered "expired" (admin_handler.hpp).
   const PeriodicTask downlink_expiry(std::chrono::seconds(1),
-                                     [&admin_handler] { admin_handler.expire(unix_ms_now()); });
+                                     [&admin_handler] { admin_handler->expire(unix_ms_now()); });
 
   declare_operational_metrics(
       metric_registry, [&client] { return client.connected(); }, activity);
