@@ -31,8 +31,9 @@ export CCACHE_NOHASHDIR := true
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
-# Tests run at twice the cores: most of them wait on brokers, child processes and timers (the plain
-# suite used 146 s of CPU in 225 s at -j2, and took 152 s at -j4 with every test passing).
+# Tests run four at a time on this 2-core machine class: most of them wait on brokers, child
+# processes and timers (the plain suite used 146 s of CPU in 225 s at -j2, and took 152 s at -j4
+# with every test passing).
 TEST_JOBS ?= 4
 EXPERIMENT_ARGS ?=
 

@@ -10,9 +10,10 @@ namespace dsekp::device {
 
 struct FleetCounters {
   // DATA frames.
-  std::uint64_t packets_sent = 0;    // published (mosquitto_publish accepted them)
+  std::uint64_t packets_sent = 0;    // published, or kept by the library to send at a reconnect
   std::uint64_t packets_acked = 0;   // QoS 1: PUBACK received; QoS 0: equal to packets_sent
-  std::uint64_t publish_errors = 0;  // publish calls the client library refused (any frame)
+  std::uint64_t publish_errors = 0;  // publishes the client library did not send or keep to
+                                     // send after a reconnect (any frame)
   std::uint64_t seal_errors = 0;     // the core refused to seal (should stay 0)
   // Handshakes (one per INIT sent at least once).
   std::uint64_t handshakes_started = 0;

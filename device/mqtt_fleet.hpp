@@ -57,9 +57,10 @@ struct FleetResult {
 /// Whether a mosquitto_publish() that returned `rc` leaves the message on its way to the broker.
 /// libmosquitto 2.0.11 (lib/actions.c, lib/messages_mosq.c) queues a QoS 1 or 2 message before
 /// it first tries to send it; when that send fails (the connection died a moment ago) the call
-/// returns the error but keeps the message and sends it again after the reconnect. Such a frame
-/// does reach the edge: counting it as failed made a frame appear at the edge that the client log
-/// never had. Errors returned before the queueing (bad arguments, sizes, no memory) send nothing.
+/// returns the error but keeps the message and sends it again when the same client reconnects.
+/// Counting such a frame as failed made a frame appear at the edge that the client log never had.
+/// Errors returned before the queueing (bad arguments, sizes) send nothing. MOSQ_ERR_NOMEM is
+/// either (before the queueing, or building the packet after it); it counts as not sent.
 [[nodiscard]] bool publish_reaches_the_broker(int rc, int qos) noexcept;
 
 class MqttFleet {

@@ -21,7 +21,7 @@ BurstPipeline::BurstPipeline(BurstPipelineParts parts)
               .settled = [this](const SettledMessage& m) { settle(m); },
               .failed_attempt = [this](const SettledMessage& m) { failed_attempt(m); },
           }),
-      active_sessions_(static_cast<std::int64_t>(parts.storage.count_local_sessions())) {
+      active_sessions_(static_cast<std::int64_t>(parts.active_sessions)) {
   parts_.metrics.set_active_sessions(static_cast<std::size_t>(active_sessions_));
   // An authenticated admin request seals a downlink in a transaction of its own: the open batch
   // is committed first.

@@ -51,7 +51,8 @@ struct BurstPipelineParts {
   DeviceActivity& activity;
   SecretEraser& secret_eraser;
   RejectionLog& rejections;
-  std::uint32_t test_hold_ms = 0;  // test_hold.hpp; 0 in production
+  std::uint32_t test_hold_ms = 0;     // test_hold.hpp; 0 in production
+  std::uint64_t active_sessions = 0;  // the store's count at start-up
 };
 
 class BurstPipeline {

@@ -223,6 +223,9 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
     if (!o.ready_file.empty()) write_ready_file(o.ready_file);
     service_manager.status("serving: subscribed on " + broker_name);
   };
+  // dsekp_active_sessions starts from the store's count (the pipeline follows it from there);
+  // counted before anything is written, so a store that cannot count refuses the start cleanly.
+  const std::uint64_t active_sessions = storage.count_local_sessions();
   // The broker: created before the sinks that publish through it, started last, once there is a
   // pipeline to handle what it delivers.
   const std::unique_ptr<transport::Transport> broker =
@@ -255,7 +258,14 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
                           .activity = activity,
                           .secret_eraser = secret_eraser,
                           .rejections = rejections,
-                          .test_hold_ms = o.test_hold_ms});
+                          .test_hold_ms = o.test_hold_ms,
+                          .active_sessions = active_sessions});
+  // The loop thread calls into everything declared above: on every way out of this function,
+  // an exception included, it is joined before any of it is destroyed.
+  struct StopTransport {
+    transport::Transport& transport;
+    ~StopTransport() { transport.stop(); }
+  } const stop_transport{client};
   // Held downlinks whose time is up are answered "expired" (admin_handler.hpp).
   const PeriodicTask downlink_expiry(std::chrono::seconds(1),
                                      [&admin_handler] { admin_handler->expire(unix_ms_now()); });

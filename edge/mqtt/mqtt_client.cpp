@@ -91,7 +91,7 @@ void MqttClient::wake() noexcept {
 
 bool MqttClient::start(transport::TransportHandlers handlers, std::string& error) {
   if (started_ || mosq_ != nullptr) {
-    error = "the MQTT client is already started";
+    error = "the MQTT client was started before (a stopped client is not started again)";
     return false;
   }
   if (!handlers.message) {
@@ -99,6 +99,16 @@ bool MqttClient::start(transport::TransportHandlers handlers, std::string& error
     return false;
   }
   handlers_ = std::move(handlers);
+  if (open_and_run(error)) return true;
+  // A failed start leaves nothing behind, so it can be tried again.
+  if (mosq_ != nullptr) mosquitto_destroy(mosq_);
+  mosq_ = nullptr;
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  wake_fd_ = -1;
+  return false;
+}
+
+bool MqttClient::open_and_run(std::string& error) {
   init_library_once();
   // clean_session = false: the persistent session that makes the broker queue for the edge
   // (with MQTT 5: clean start = false; the session expiry interval goes with each CONNECT).

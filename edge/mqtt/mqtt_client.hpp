@@ -158,6 +158,7 @@ class MqttClient final : public transport::Transport {
   [[nodiscard]] std::chrono::milliseconds loop_stalled_for() const noexcept override;
 
  private:
+  bool open_and_run(std::string& error);  // start()'s work: the client, then the loop thread
   void run();  // the loop thread: connect, loop, back off, reconnect until stop()
   int connect_once();
   void pause(unsigned seconds);

@@ -431,7 +431,9 @@ std::uint64_t confirm_session(Rig& rig, InProcessEdge& edge, DataFrame& first) {
   const auto data = rig.wire.on("dsekp/data");
   EXPECT_EQ(data.size(), 1u);
   std::string plaintext;
-  if (!data.empty()) EXPECT_EQ(edge.open(data[0].payload, first, plaintext), Error::ok);
+  if (!data.empty()) {
+    EXPECT_EQ(edge.open(data[0].payload, first, plaintext), Error::ok);
+  }
   return now;
 }
 
