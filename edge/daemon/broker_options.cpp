@@ -61,6 +61,7 @@ mqtt::MqttOptions broker_options(const EdgeDaemonOptions& o, DeviceRegistry& reg
     throw std::runtime_error("--mqtt-version: expected 5, 3.1.1 or auto, got \"" + o.mqtt_version +
                              "\"");
   mqtt_options.tls = {o.tls_ca, o.tls_cert, o.tls_key, o.tls_insecure};
+  mqtt_options.allow_unverified_library = o.allow_unverified_libmosquitto;
   resolve_broker_login(o, registry, mqtt_options);
   if (republished)
     mqtt_options.availability = {

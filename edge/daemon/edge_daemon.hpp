@@ -129,6 +129,8 @@ struct EdgeDaemonOptions {
   std::string tls_cert;
   std::string tls_key;
   bool tls_insecure = false;
+  // Start on a libmosquitto release other than the one the PUBACK-after-commit was verified in.
+  bool allow_unverified_libmosquitto = false;
   // Messages per store transaction (one commit, then their PUBACKs; mqtt_client.hpp); 1: one
   // commit per message.
   std::uint32_t batch_max = 256;

@@ -118,6 +118,11 @@ const OptionSpec kSpecs[] = {
     {.key = "tls_insecure",
      .help = "Do not check the broker's host name (the chain is still verified)",
      .member = &O::tls_insecure},
+    {.key = "allow_unverified_libmosquitto",
+     .help = "Start even if the libmosquitto at run time is not 2.0.11, the release in which "
+             "the edge's acknowledge-after-commit was verified (check a new one with the kill "
+             "tests first)",
+     .member = &O::allow_unverified_libmosquitto},
     // Fault injection for the durability test only (test_hold.hpp): a hidden flag.
     {.key = "test_hold_ms",
      .help = "",

@@ -73,6 +73,17 @@ bool parse_mqtt_version(std::string_view text, MqttVersion& out) noexcept {
   return true;
 }
 
+std::string unverified_library_problem(int major, int minor, int revision) {
+  const auto& v = kVerifiedLibmosquitto;
+  if (major == v[0] && minor == v[1] && revision == v[2]) return {};
+  return "libmosquitto " + std::to_string(major) + "." + std::to_string(minor) + "." +
+         std::to_string(revision) + " at run time, but the edge's PUBACK-after-commit rests on " +
+         "how libmosquitto " + std::to_string(v[0]) + "." + std::to_string(v[1]) + "." +
+         std::to_string(v[2]) + " queues packets in threaded mode (edge/mqtt/mqtt_client.hpp); " +
+         "check this release (ctest -R EdgeKillRestart) and then allow it with " +
+         "--allow-unverified-libmosquitto";
+}
+
 MqttClient::MqttClient(MqttOptions options) : options_(std::move(options)) {
   if (options_.batch_max < 1) options_.batch_max = 1;
 }
@@ -110,6 +121,15 @@ bool MqttClient::start(transport::TransportHandlers handlers, std::string& error
 
 bool MqttClient::open_and_run(std::string& error) {
   init_library_once();
+  int major = 0, minor = 0, revision = 0;
+  mosquitto_lib_version(&major, &minor, &revision);
+  if (std::string problem = unverified_library_problem(major, minor, revision); !problem.empty()) {
+    if (!options_.allow_unverified_library) {
+      error = std::move(problem);
+      return false;
+    }
+    logging::logger().warn("{} (allowed)", problem);
+  }
   // clean_session = false: the persistent session that makes the broker queue for the edge
   // (with MQTT 5: clean start = false; the session expiry interval goes with each CONNECT).
   mosq_ = mosquitto_new(options_.client_id.c_str(), false, this);

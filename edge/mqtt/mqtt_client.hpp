@@ -39,12 +39,14 @@
 //         enforced in on_message, which ends a full batch itself.
 //     So a SIGKILL before the batch end leaves all of the burst's messages unacknowledged and the
 //     broker redelivers them; after the commit, they are refused as replays. Proven by
-//     tests/edge_daemon/kill_restart_test.cpp. batch_max = 1 gives one commit per message.
-//     The MQTT 5 Receive Maximum sent with CONNECT is 2 * batch_max (at least libmosquitto's
-//     default 20), or the broker would stop after 20 unacknowledged messages and every batch
-//     would end in a round trip; with MQTT 3.1.1 the broker's max_inflight_messages decides.
-//     Publishes from other threads (admin) are queued by libmosquitto and written by our loop;
-//     publish() wakes the loop through the eventfd so they do not wait for the poll timeout.
+//     tests/edge_daemon/kill_restart_test.cpp. A library is only as good as that reading of its
+//     source: start() asks libmosquitto its version and refuses any other release than the
+//     one read (kVerifiedLibmosquitto) unless allow_unverified_library. batch_max = 1 gives one
+//     commit per message. The MQTT 5 Receive Maximum sent with CONNECT is 2 * batch_max (at least
+//     libmosquitto's default 20), or the broker would stop after 20 unacknowledged messages and
+//     every batch would end in a round trip; with MQTT 3.1.1 the broker's max_inflight_messages
+//     decides. Publishes from other threads (admin) are queued by libmosquitto and written by our
+//     loop; publish() wakes the loop through the eventfd so they do not wait for the poll timeout.
 //   * Oversized messages never reach the edge's memory: with MQTT 5 the CONNECT announces
 //     maximum_packet_size (MQTT 5 3.1.2.11.4), and the broker drops any PUBLISH larger than that
 //     instead of sending it (Mosquitto does; proven by tests/hostile/oversize_test.cpp).
@@ -87,6 +89,12 @@ enum class MqttVersion { automatic, v5, v311 };
 
 /// "auto", "5", "3.1.1" (also "311") -> the version; false for anything else.
 bool parse_mqtt_version(std::string_view text, MqttVersion& out) noexcept;
+
+/// The libmosquitto release whose source the PUBACK-after-commit argument above was checked in.
+inline constexpr int kVerifiedLibmosquitto[3] = {2, 0, 11};
+/// Empty if libmosquitto `major.minor.revision` is the verified release; otherwise why the edge
+/// should not rely on it without checking (start() refuses it unless allowed).
+[[nodiscard]] std::string unverified_library_problem(int major, int minor, int revision);
 
 /// The client's own availability for whoever watches it (QoS 1): `online` on every accepted
 /// CONNACK, `offline` before a clean DISCONNECT, and `offline` as the MQTT will, which the
@@ -132,6 +140,10 @@ struct MqttOptions {
   std::chrono::milliseconds batch_time{10};
   // MQTT 5 Maximum Packet Size announced in CONNECT (0: none, the protocol's 268,435,455).
   std::uint32_t maximum_packet_size = 0;
+  // Run on a libmosquitto other than kVerifiedLibmosquitto (with a warning) instead of refusing
+  // to start: for an operator who has checked that release (the kill tests: ctest -R
+  // EdgeKillRestart), or a client that does not rely on when PUBACKs are written.
+  bool allow_unverified_library = false;
   // Called (loop thread) with what a handler threw; must not return normally. Unset: log and
   // _exit(70) (EX_SOFTWARE) without writing another byte to the broker.
   std::function<void(const std::string& what)> fatal;

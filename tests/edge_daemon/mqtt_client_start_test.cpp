@@ -1,7 +1,10 @@
 // The MQTT transport's start (edge/mqtt/mqtt_client.hpp): a start that fails leaves nothing
-// behind and can be tried again; a client that ran and was stopped is not started twice.
+// behind and can be tried again; a client that ran and was stopped is not started twice; a
+// libmosquitto other than the verified release is refused unless allowed.
 #include <gtest/gtest.h>
+#include <mosquitto.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -50,6 +53,22 @@ TEST(MqttClientStart, AFailedStartCanBeTriedAgainAndAStoppedClientIsNotStartedTw
   EXPECT_FALSE(client.start(ignore_messages(), error)) << "started twice";
   client.stop();
   EXPECT_FALSE(client.start(ignore_messages(), error)) << "a stopped client started again";
+}
+
+// The release the PUBACK-after-commit was read in is the only one accepted without the
+// operator's say-so; this machine's library is that release (else every edge test here would
+// run on an unverified library).
+TEST(MqttClientStart, OnlyTheVerifiedLibmosquittoIsTakenWithoutBeingAllowed) {
+  EXPECT_EQ(unverified_library_problem(2, 0, 11), "");
+  for (const auto& [major, minor, revision] :
+       {std::array{2, 0, 12}, std::array{2, 1, 0}, std::array{1, 6, 12}, std::array{2, 0, 10}}) {
+    const std::string problem = unverified_library_problem(major, minor, revision);
+    EXPECT_NE(problem.find("--allow-unverified-libmosquitto"), std::string::npos) << problem;
+  }
+  int major = 0, minor = 0, revision = 0;
+  mosquitto_lib_version(&major, &minor, &revision);
+  EXPECT_EQ(unverified_library_problem(major, minor, revision), "")
+      << "the installed libmosquitto is not the verified release";
 }
 
 }  // namespace
