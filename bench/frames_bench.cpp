@@ -110,6 +110,33 @@ double ns_per_call(std::size_t n, std::size_t repetitions, Body body) {
   return median_of(samples);
 }
 
+struct PairedCost {
+  double ns = 0;          // median thread CPU ns per call of the body
+  double over_floor = 0;  // median of the repetitions' body / floor ratios
+};
+
+// As ns_per_call, with `floor()` timed over as many calls right before each repetition of the
+// body: the ratio of two measurements a moment apart, so that a machine whose speed drifts during
+// the run (this machine class varies 10-20 % within minutes) moves both sides of it together.
+template <typename Floor, typename Body>
+PairedCost paired_ns_per_call(std::size_t n, std::size_t repetitions, Floor floor, Body body) {
+  std::vector<double> samples;
+  std::vector<double> ratios;
+  std::size_t offset = 0;
+  for (std::size_t r = 0; r < repetitions; ++r) {
+    const std::uint64_t floor_start = thread_cpu_ns();
+    for (std::size_t i = 0; i < n; ++i) floor();
+    const std::uint64_t start = thread_cpu_ns();
+    for (std::size_t i = 0; i < n; ++i) body(offset + i);
+    const std::uint64_t end = thread_cpu_ns();
+    samples.push_back(static_cast<double>(end - start) / static_cast<double>(n));
+    if (start > floor_start)
+      ratios.push_back(static_cast<double>(end - start) / static_cast<double>(start - floor_start));
+    offset += n;
+  }
+  return {median_of(samples), ratios.empty() ? 0 : median_of(ratios)};
+}
+
 }  // namespace
 
 FrameSizes measure_frame_sizes(CryptoBackend& crypto, Rng& rng) {
@@ -139,28 +166,31 @@ FrameCosts measure_frame_costs(CryptoBackend& crypto, Rng& rng, std::size_t fram
   std::array<std::uint8_t, kMaxPayloadSize> plaintext{};
 
   // Floor: a bare AES-128-GCM open of the same plaintext under one key.
+  std::array<std::uint8_t, 16> floor_key{};
+  floor_key.fill(0x42);
+  const AeadNonce floor_nonce;
+  AeadTag floor_tag;
+  std::vector<std::uint8_t> floor_ct(kReading.size());
+  std::array<std::uint8_t, kMaxPayloadSize> floor_plaintext{};
+  require(crypto.aes128_gcm_seal(floor_key, floor_nonce, ByteView(), reading_bytes(), floor_ct,
+                                 floor_tag),
+          "seal");
+  const auto floor_open = [&] {
+    require(crypto.aes128_gcm_open(floor_key, floor_nonce, ByteView(), floor_ct, floor_tag,
+                                   MutableByteView(floor_plaintext).first(floor_ct.size())),
+            "open");
+  };
   {
-    std::array<std::uint8_t, 16> key{};
-    key.fill(0x42);
-    AeadNonce nonce;
-    AeadTag tag;
-    std::vector<std::uint8_t> ct(kReading.size());
-    require(crypto.aes128_gcm_seal(key, nonce, ByteView(), reading_bytes(), ct, tag), "seal");
     // Warm up, then measure.
-    for (int i = 0; i < 1000; ++i)
-      require(crypto.aes128_gcm_open(key, nonce, ByteView(), ct, tag,
-                                     MutableByteView(plaintext).first(ct.size())),
-              "open");
-    costs.bare_gcm_open_ns = ns_per_call(frames, repetitions, [&](std::size_t) {
-      require(crypto.aes128_gcm_open(key, nonce, ByteView(), ct, tag,
-                                     MutableByteView(plaintext).first(ct.size())),
-              "open");
-    });
+    for (int i = 0; i < 1000; ++i) floor_open();
+    costs.bare_gcm_open_ns = ns_per_call(frames, repetitions, [&](std::size_t) { floor_open(); });
     // The same with an AAD of the size DSEKP authenticates for esp32-01 (label, dev_id, header).
     std::array<std::uint8_t, 38> aad{};
-    require(crypto.aes128_gcm_seal(key, nonce, aad, reading_bytes(), ct, tag), "seal");
+    AeadTag tag;
+    std::vector<std::uint8_t> ct(kReading.size());
+    require(crypto.aes128_gcm_seal(floor_key, floor_nonce, aad, reading_bytes(), ct, tag), "seal");
     costs.gcm_open_with_aad_ns = ns_per_call(frames, repetitions, [&](std::size_t) {
-      require(crypto.aes128_gcm_open(key, nonce, aad, ct, tag,
+      require(crypto.aes128_gcm_open(floor_key, floor_nonce, aad, ct, tag,
                                      MutableByteView(plaintext).first(ct.size())),
               "open");
     });
@@ -185,7 +215,7 @@ FrameCosts measure_frame_costs(CryptoBackend& crypto, Rng& rng, std::size_t fram
 
     DataFrame received;
     DataOutcome outcome;
-    const double open_ns = ns_per_call(frames, repetitions, [&](std::size_t i) {
+    const PairedCost open = paired_ns_per_call(frames, repetitions, floor_open, [&](std::size_t i) {
       require(path == Path::json_portable
                   ? decode_data(wire.frame(i), Direction::uplink, received)
                   : simd.decode_data(wire.frame(i), Direction::uplink, received),
@@ -197,13 +227,15 @@ FrameCosts measure_frame_costs(CryptoBackend& crypto, Rng& rng, std::size_t fram
     });
     switch (path) {
       case Path::json_simdjson:
-        costs.edge_open_json_ns = open_ns;
+        costs.edge_open_json_ns = open.ns;
+        costs.edge_open_json_over_floor = open.over_floor;
         break;
       case Path::json_portable:
-        costs.edge_open_json_portable_ns = open_ns;
+        costs.edge_open_json_portable_ns = open.ns;
         break;
       case Path::compact:
-        costs.edge_open_compact_ns = open_ns;
+        costs.edge_open_compact_ns = open.ns;
+        costs.edge_open_compact_over_floor = open.over_floor;
         break;
     }
   }

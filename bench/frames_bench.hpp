@@ -27,6 +27,10 @@ struct FrameCosts {
   double edge_open_json_portable_ns = 0;  // the same with the portable (jsmn) decoder
   double edge_open_compact_ns = 0;        // decode compact, device lookup, decrypt, replay window
   double psk_open_json_ns = 0;  // baseline: decode JSON (simdjson) + decrypt, no replay window
+  // The targets' ratios: each repetition of the path timed right after as many floor opens, the
+  // median of those repetitions' ratios (steadier than the ratio of two medians taken apart).
+  double edge_open_json_over_floor = 0;
+  double edge_open_compact_over_floor = 0;
 };
 
 /// Sizes for the reference reading from dev_id esp32-01 (sessctr 5 digits, sendts 13 digits).

@@ -168,8 +168,9 @@ void run_frames(const FramesOptions& options) {
   const auto sizes = bench::measure_frame_sizes(openssl, rng);
   const auto costs = bench::measure_frame_costs(openssl, rng, options.frames, options.repetitions,
                                                 options.devices);
-  const double json_ratio = costs.edge_open_json_ns / costs.bare_gcm_open_ns;
-  const double compact_ratio = costs.edge_open_compact_ns / costs.bare_gcm_open_ns;
+  // Paired with a floor measured a moment before each repetition (frames_bench.hpp).
+  const double json_ratio = costs.edge_open_json_over_floor;
+  const double compact_ratio = costs.edge_open_compact_over_floor;
   if (options.as_json) {
     json out = {{"reading", R"({"t":24.0,"h":51.0})"},
                 {"dev_id", "esp32-01"},
@@ -220,7 +221,8 @@ void run_frames(const FramesOptions& options) {
   row("edge: compact parse+lookup+decrypt+replay check", costs.edge_open_compact_ns);
   row("edge: PSK baseline JSON parse+decrypt", costs.psk_open_json_ns);
   std::printf(
-      "\nTargets: JSON path <= 3x floor: %.2fx %s; compact <= 1.5x floor: %.2fx %s; "
+      "\nTargets (each path's repetitions paired with floor opens timed just before them, the "
+      "median ratio):\n  JSON path <= 3x floor: %.2fx %s; compact <= 1.5x floor: %.2fx %s; "
       "compact size <= 64: %zu %s\n",
       json_ratio, json_ratio <= 3 ? "met" : "NOT met", compact_ratio,
       compact_ratio <= 1.5 ? "met" : "NOT met", sizes.dsekp_compact,

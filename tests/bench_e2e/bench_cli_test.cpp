@@ -389,6 +389,27 @@ TEST(BenchEdgeCli, ADrainOfEachModeIsCompleteAndJudgedAgainstItsTargets) {
   expect_nothing_left("dsekp-bench-edge-");
 }
 
+// bench frames judges its ratio targets on repetitions paired with floor opens timed just
+// before them: the ratios are there, above 1 (every path includes a GCM open and more), the JSON
+// path dearer than the compact one, and each verdict follows its value.
+TEST(BenchFramesCli, ThePathsRatiosToTheFloorArePairedAndJudged) {
+  TempDir dir;
+  const auto r = run_command(
+      {DSEKP_CLI_PATH, "bench", "frames", "--frames", "2000", "--repetitions", "5", "--json"},
+      dir.path().string(), 60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const double json_ratio = j.at("edge_open_json_over_floor").get<double>();
+  const double compact_ratio = j.at("edge_open_compact_over_floor").get<double>();
+  EXPECT_GT(compact_ratio, 1.0);
+  EXPECT_GT(json_ratio, compact_ratio);
+  EXPECT_GT(j.at("costs_ns_per_frame").at("bare_gcm_open").get<double>(), 0.0);
+  const auto text = run_command({DSEKP_CLI_PATH, "bench", "frames", "--frames", "2000"},
+                                dir.path().string(), 60s);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("paired with floor opens"), std::string::npos) << text.out;
+}
+
 TEST(BenchE2eCli, BadOptionsExitWithTwo) {
   TempDir dir;
   for (const auto& args : std::vector<std::vector<std::string>>{
