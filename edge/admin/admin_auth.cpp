@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "crypto/openssl/openssl_crypto.hpp"
+#include "dsekp/crypto.hpp"
 #include "edge/registry/text_encoding.hpp"
 
 namespace dsekp::edge::admin {
@@ -31,6 +33,72 @@ std::vector<std::uint8_t> mac_input(std::string_view prefix, const DownlinkReque
   in.push_back(static_cast<std::uint8_t>(r.payload.size()));
   in.insert(in.end(), r.payload.begin(), r.payload.end());
   return in;
+}
+
+// The payload travels sealed (AES-128-GCM) so that a broker that lets others read the admin
+// topic shows them no downlink command: the key is HKDF-Expand(admin_key, kPayloadKeyLabel, 16)
+// (the admin key is 32 random bytes, a valid PRK), the nonce 12 random bytes, the AAD the label,
+// the prefix, request_id and dev_id (each after its length as one byte), and `sealed` is
+// nonce || ciphertext || tag.
+constexpr std::string_view kPayloadKeyLabel = "DSEKP admin downlink v1 payload key";
+constexpr std::string_view kPayloadAadLabel = "DSEKP admin downlink v1 payload";
+
+ByteView bytes_of(std::string_view s) {
+  return ByteView(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+}
+
+std::vector<std::uint8_t> payload_aad(std::string_view prefix, const DownlinkRequest& r) {
+  std::vector<std::uint8_t> aad(kPayloadAadLabel.begin(), kPayloadAadLabel.end());
+  for (const std::string_view field :
+       {prefix, std::string_view(r.request_id), std::string_view(r.dev_id)}) {
+    aad.push_back(static_cast<std::uint8_t>(field.size() > 255 ? 255 : field.size()));
+    aad.insert(aad.end(), field.begin(), field.end());
+  }
+  return aad;
+}
+
+// The payload key in `out`, wiped by the caller.
+bool payload_key(OpenSslCrypto& crypto, const AdminKey& key, std::array<std::uint8_t, 16>& out) {
+  const ByteView info[] = {bytes_of(kPayloadKeyLabel)};
+  return crypto.hkdf_expand(ByteView(key.data(), key.size()), info, out) == Error::ok;
+}
+
+bool seal_payload(const AdminKey& key, std::string_view prefix, DownlinkRequest& r) {
+  OpenSslCrypto crypto;
+  OpenSslRng rng;
+  std::array<std::uint8_t, 16> k{};
+  AeadNonce nonce;
+  AeadTag tag;
+  std::vector<std::uint8_t> ct(r.payload.size());
+  const std::vector<std::uint8_t> aad = payload_aad(prefix, r);
+  const bool ok = payload_key(crypto, key, k) && rng.fill(nonce.mutable_view()) == Error::ok &&
+                  crypto.aes128_gcm_seal(k, nonce, aad, r.payload, ct, tag) == Error::ok;
+  secure_wipe(k);
+  if (!ok) return false;
+  r.sealed.assign(nonce.data(), nonce.data() + kNonceSize);
+  r.sealed.insert(r.sealed.end(), ct.begin(), ct.end());
+  r.sealed.insert(r.sealed.end(), tag.data(), tag.data() + kTagSize);
+  return true;
+}
+
+bool open_payload(const AdminKey& key, std::string_view prefix, DownlinkRequest& r) {
+  if (r.sealed.size() < kNonceSize + kTagSize) return false;
+  const std::size_t n = r.sealed.size() - kNonceSize - kTagSize;
+  const AeadNonce nonce =
+      AeadNonce::from(std::span<const std::uint8_t, kNonceSize>(r.sealed.data(), kNonceSize));
+  const AeadTag tag = AeadTag::from(
+      std::span<const std::uint8_t, kTagSize>(r.sealed.data() + kNonceSize + n, kTagSize));
+  OpenSslCrypto crypto;
+  std::array<std::uint8_t, 16> k{};
+  std::vector<std::uint8_t> plaintext(n);
+  const std::vector<std::uint8_t> aad = payload_aad(prefix, r);
+  const bool ok = payload_key(crypto, key, k) &&
+                  crypto.aes128_gcm_open(k, nonce, aad, ByteView(r.sealed.data() + kNonceSize, n),
+                                         tag, plaintext) == Error::ok;
+  secure_wipe(k);
+  if (!ok) return false;
+  r.payload = std::move(plaintext);
+  return true;
 }
 
 bool compute(const AdminKey& key, std::string_view prefix, const DownlinkRequest& r,
@@ -58,7 +126,10 @@ std::string request_mac(const AdminKey& key, std::string_view prefix,
 void sign(const AdminKey& key, std::string_view prefix, DownlinkRequest& request,
           std::uint64_t now_ms) {
   request.ts_ms = now_ms;
+  request.sealed.clear();
   request.mac_hex = request_mac(key, prefix, request);
+  // No MAC without the sealed payload: a request that cannot be sealed goes out unsigned.
+  if (!request.mac_hex.empty() && !seal_payload(key, prefix, request)) request.mac_hex.clear();
 }
 
 const char* admin_verdict_name(AdminVerdict v) noexcept {
@@ -75,9 +146,12 @@ const char* admin_verdict_name(AdminVerdict v) noexcept {
   return "unknown";
 }
 
-AdminVerdict verify(const AdminKey& key, std::string_view prefix, const DownlinkRequest& request,
+AdminVerdict verify(const AdminKey& key, std::string_view prefix, DownlinkRequest& request,
                     std::uint64_t now_ms) {
   if (request.mac_hex.empty()) return AdminVerdict::unauthenticated;
+  // The payload exists in clear only once its seal has opened under the admin key.
+  request.payload.clear();
+  if (!open_payload(key, prefix, request)) return AdminVerdict::bad_mac;
   // Compared as the lowercase hex both sides write, in constant time.
   const std::string expected = request_mac(key, prefix, request);
   if (expected.empty() || request.mac_hex.size() != expected.size() ||

@@ -10,7 +10,10 @@
 //                     || u8(len(request_id)) || request_id || u8(len(dev_id)) || dev_id
 //                     || u64(ts_ms) || u16(len(payload)) || payload)
 // The topic prefix is covered, so a request for one deployment (`site1/`) cannot be replayed to
-// another that shares the registry.
+// another that shares the registry. The payload itself is never on the broker in clear: it
+// travels sealed with AES-128-GCM under a key derived from the admin key (admin_auth.cpp has the
+// construction), so an account that may read the admin topic, or anyone on an open broker,
+// learns the device and the size of a command, not the command.
 //
 // A request whose ts_ms is more than kMaxRequestAgeMs from the edge's clock is stale_request:
 // a captured request cannot be replayed later; within that window the edge's memory of answered
@@ -35,7 +38,9 @@ inline constexpr std::uint64_t kMaxRequestAgeMs = 300'000;
 [[nodiscard]] std::string request_mac(const AdminKey& key, std::string_view prefix,
                                       const DownlinkRequest& request);
 
-/// Sets request.ts_ms = now_ms and request.mac_hex, for the edge of topic prefix `prefix`.
+/// Sets request.ts_ms = now_ms, request.mac_hex and request.sealed (the payload encrypted, see
+/// the top of this file), for the edge of topic prefix `prefix`. Leaves the MAC empty (an
+/// unsigned request) if OpenSSL fails.
 void sign(const AdminKey& key, std::string_view prefix, DownlinkRequest& request,
           std::uint64_t now_ms);
 
@@ -44,8 +49,9 @@ enum class AdminVerdict : std::uint8_t { ok, unauthenticated, bad_mac, stale_req
 /// "ok", "unauthenticated" (no MAC), "bad_mac", "stale_request".
 [[nodiscard]] const char* admin_verdict_name(AdminVerdict v) noexcept;
 
-/// The edge's check: a MAC in constant time, then the age.
+/// The edge's check: the sealed payload opened (which sets request.payload; bad_mac if it does
+/// not open), the MAC in constant time, then the age. request.payload is empty unless it opened.
 [[nodiscard]] AdminVerdict verify(const AdminKey& key, std::string_view prefix,
-                                  const DownlinkRequest& request, std::uint64_t now_ms);
+                                  DownlinkRequest& request, std::uint64_t now_ms);
 
 }  // namespace dsekp::edge::admin

@@ -52,7 +52,7 @@ bool valid_request_id(std::string_view id) noexcept {
 std::string encode(const DownlinkRequest& r) {
   return nlohmann::json{{"request_id", r.request_id},
                         {"dev_id", r.dev_id},
-                        {"payload_b64", to_base64(ByteView(r.payload.data(), r.payload.size()))},
+                        {"sealed_b64", to_base64(ByteView(r.sealed.data(), r.sealed.size()))},
                         {"ts_ms", r.ts_ms},
                         {"mac", r.mac_hex}}
       .dump();
@@ -96,28 +96,34 @@ bool parse(std::string_view text, DownlinkRequest& out, std::string& error) {
     error = "bad request_id";
     return false;
   }
-  if (!string_member(j, "dev_id", out.dev_id, error) ||
-      !string_member(j, "payload_b64", b64, error))
+  if (!string_member(j, "dev_id", out.dev_id, error)) return false;
+  if (j.contains("payload_b64")) {
+    error = "a payload in clear (payload_b64) is refused: requests carry it sealed (sealed_b64)";
     return false;
+  }
+  if (!string_member(j, "sealed_b64", b64, error)) return false;
   // Absent or malformed: left empty, and the edge refuses the request as unauthenticated.
   if (const auto ts = j.find("ts_ms"); ts != j.end() && ts->is_number_unsigned())
     out.ts_ms = ts->get<std::uint64_t>();
   if (const auto mac = j.find("mac"); mac != j.end() && mac->is_string())
     out.mac_hex = mac->get<std::string>();
-  // At most kMaxPayloadSize bytes are ever sealed: a longer payload is not even decoded.
-  out.payload.resize(kMaxPayloadSize);
+  // At most kMaxPayloadSize bytes are ever sealed as a downlink: a longer request is not even
+  // decoded.
+  out.payload.clear();
+  out.sealed.resize(kNonceSize + kMaxPayloadSize + kTagSize);
   std::size_t n = 0;
-  const Error e = base64::decode(b64, out.payload, n);
+  const Error e = base64::decode(b64, out.sealed, n);
   if (e == Error::buffer_too_small) {
-    out.payload.clear();
+    out.sealed.clear();
     out.payload_too_large = true;
     return true;
   }
   if (e != Error::ok) {
-    error = "payload_b64 is not canonical base64";
+    out.sealed.clear();
+    error = "sealed_b64 is not canonical base64";
     return false;
   }
-  out.payload.resize(n);
+  out.sealed.resize(n);
   return true;
 }
 

@@ -6,7 +6,9 @@
 // asks, and the daemon seals, commits the consumed seq, publishes, and answers.
 //
 //   request  on {prefix}dsekp/admin/downlink   (QoS 1)
-//            {"request_id":"...","dev_id":"esp32-01","payload_b64":"...","ts_ms":N,"mac":"..."}
+//            {"request_id":"...","dev_id":"esp32-01","sealed_b64":"...","ts_ms":N,"mac":"..."}
+//            (the payload sealed under the admin key, admin_auth.hpp; a request with the payload
+//            in clear, "payload_b64", is refused as bad_request)
 //   result   on {prefix}dsekp/admin/result/{request_id}   (QoS 1), or on the request's MQTT 5
 //            Response Topic with its Correlation Data (below)
 //            {"request_id":"...","status":"sent","ok":true,"reason":"ok","dev_id":"esp32-01",
@@ -48,13 +50,16 @@ namespace dsekp::edge::admin {
 struct DownlinkRequest {
   std::string request_id;
   std::string dev_id;
+  // In clear only in memory: set by the sender before sign(), by verify() at the edge.
   std::vector<std::uint8_t> payload;
   // The request's own authentication (admin_auth.hpp): when it was made, Unix ms, and the
   // HMAC over everything it asks, under the registry's admin key (64 hex digits).
   std::uint64_t ts_ms = 0;
-  std::string mac_hex;
-  // The payload decodes to more than kMaxPayloadSize bytes (not kept): the edge answers
-  // payload_too_large.
+  std::string mac_hex{};
+  // What travels: nonce || AES-128-GCM(payload) || tag (admin_auth.hpp).
+  std::vector<std::uint8_t> sealed{};
+  // The sealed payload is longer than kMaxPayloadSize bytes would be (not kept): the edge
+  // answers payload_too_large.
   bool payload_too_large = false;
 };
 

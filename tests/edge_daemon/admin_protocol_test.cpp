@@ -12,13 +12,23 @@ namespace {
 
 TEST(AdminProtocol, RequestsAndResultsRoundTrip) {
   DownlinkRequest request{"req-1", "esp32-01", {0x00, 0xff, 'a'}};
+  AdminKey key{};
+  key[5] = 9;
+  sign(key, "", request, 1'764'460'800'000);
   DownlinkRequest parsed;
   std::string error;
-  ASSERT_TRUE(parse(encode(request), parsed, error)) << error;
+  const std::string wire = encode(request);
+  ASSERT_TRUE(parse(wire, parsed, error)) << error;
   EXPECT_EQ(parsed.request_id, "req-1");
   EXPECT_EQ(parsed.dev_id, "esp32-01");
-  EXPECT_EQ(parsed.payload, request.payload);
+  EXPECT_TRUE(parsed.payload.empty()) << "in clear before its seal is opened";
+  EXPECT_EQ(parsed.sealed, request.sealed);
   EXPECT_FALSE(parsed.payload_too_large);
+  EXPECT_EQ(verify(key, "", parsed, 1'764'460'800'000), AdminVerdict::ok);
+  EXPECT_EQ(parsed.payload, request.payload);
+  // The payload is on the wire only sealed: neither it nor its base64 appears in the JSON.
+  EXPECT_EQ(wire.find("payload"), std::string::npos) << wire;
+  EXPECT_EQ(wire.find("AP9h"), std::string::npos) << wire;  // base64 of 00 ff 61
 
   DownlinkResult result{"req-1", DownlinkStatus::sent, "ok", "esp32-01", 7};
   DownlinkResult back;
@@ -58,15 +68,21 @@ TEST(AdminProtocol, MalformedRequestsAreRefused) {
   DownlinkRequest r;
   std::string error;
   EXPECT_FALSE(parse("not json", r, error));
-  EXPECT_FALSE(parse(R"({"request_id":"a/b","dev_id":"d","payload_b64":""})", r, error));
+  EXPECT_FALSE(parse(R"({"request_id":"a/b","dev_id":"d","sealed_b64":""})", r, error));
   EXPECT_EQ(r.request_id, "");  // a '/' would escape the result topic: no answer at all
-  EXPECT_FALSE(parse(R"({"request_id":"ok-id","dev_id":5,"payload_b64":""})", r, error));
+  EXPECT_FALSE(parse(R"({"request_id":"ok-id","dev_id":5,"sealed_b64":""})", r, error));
   EXPECT_EQ(r.request_id, "ok-id");  // kept: the edge answers bad_request
-  EXPECT_FALSE(parse(R"({"request_id":"ok-id","dev_id":"d","payload_b64":"YQ"})", r, error));
+  EXPECT_FALSE(parse(R"({"request_id":"ok-id","dev_id":"d","sealed_b64":"YQ"})", r, error));
   EXPECT_NE(error.find("base64"), std::string::npos);
-  // 1025 bytes: flagged, not decoded.
-  const std::string big = std::string(1364, 'Q') + "QUE=";  // base64 of 1023 + 2 bytes
-  ASSERT_TRUE(parse(R"({"request_id":"big","dev_id":"d","payload_b64":")" + big + "\"}", r, error))
+  // A payload in clear is refused by name, whatever else the request holds.
+  EXPECT_FALSE(
+      parse(R"({"request_id":"old","dev_id":"d","payload_b64":"b24=","sealed_b64":"","mac":"00"})",
+            r, error));
+  EXPECT_NE(error.find("in clear"), std::string::npos) << error;
+  EXPECT_EQ(r.request_id, "old");
+  // More than nonce + 1024 + tag bytes: flagged, not decoded.
+  const std::string big = std::string(1408, 'Q');  // base64 of 1056 bytes
+  ASSERT_TRUE(parse(R"({"request_id":"big","dev_id":"d","sealed_b64":")" + big + "\"}", r, error))
       << error;
   EXPECT_TRUE(r.payload_too_large);
   EXPECT_FALSE(valid_request_id(std::string(65, 'a')));
@@ -109,7 +125,18 @@ TEST(AdminAuth, TheMacCoversEveryFieldAndTheAgeIsBounded) {
   };
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.request_id = "req-2"; }), AdminVerdict::bad_mac);
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.dev_id = "esp32-02"; }), AdminVerdict::bad_mac);
-  EXPECT_EQ(changed([](DownlinkRequest& c) { c.payload.push_back('!'); }), AdminVerdict::bad_mac);
+  // The payload as it travels: any change to its seal (nonce, ciphertext, tag) or a seal from
+  // another request is refused; so is a request without one.
+  for (const std::size_t at : {std::size_t{0}, std::size_t{12}, r.sealed.size() - 1})
+    EXPECT_EQ(changed([at](DownlinkRequest& c) { c.sealed[at] ^= 1; }), AdminVerdict::bad_mac)
+        << at;
+  EXPECT_EQ(changed([](DownlinkRequest& c) { c.sealed.push_back(0); }), AdminVerdict::bad_mac);
+  EXPECT_EQ(changed([](DownlinkRequest& c) { c.sealed.clear(); }), AdminVerdict::bad_mac);
+  DownlinkRequest other_request{"req-1", "esp32-01", {'o', 'f', 'f'}};
+  sign(key, "", other_request, kNow);
+  EXPECT_EQ(changed([&](DownlinkRequest& c) { c.sealed = other_request.sealed; }),
+            AdminVerdict::bad_mac)
+      << "another command's seal under the first one's MAC";
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.ts_ms += 1; }), AdminVerdict::bad_mac);
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.mac_hex[0] ^= 1; }), AdminVerdict::bad_mac);
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.mac_hex.pop_back(); }), AdminVerdict::bad_mac);

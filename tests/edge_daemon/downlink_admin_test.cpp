@@ -127,7 +127,7 @@ TEST_F(DownlinkAdminTest, TheEdgeSealsSendsAndNeverReusesASeq) {
   // A forged request from a device account: the ACL drops it (checked below: never answered).
   ASSERT_TRUE(device_client.publish(
       "dsekp/admin/downlink",
-      R"({"request_id":"forged-1","dev_id":"esp32-01","payload_b64":"Zm9yZ2Vk"})"));
+      R"({"request_id":"forged-1","dev_id":"esp32-01","sealed_b64":"Zm9yZ2Vk"})"));
 
   std::vector<std::string> texts = {"set-interval 5", "led on", "{\"reboot\":false}"};
   std::vector<std::uint32_t> seqs;

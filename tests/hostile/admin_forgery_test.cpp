@@ -50,16 +50,19 @@ TEST(HostileAdmin, OnlyRequestsSignedWithTheRegistrysAdminKeyMakeTheEdgeSeal) {
   edge::admin::sign(edge::admin::AdminKey{}, "", wrong_key, unix_ms());
   edge::admin::DownlinkRequest altered = request("altered");
   edge::admin::sign(key, "", altered, unix_ms());
-  altered.payload.back() = '!';  // changed after signing
+  altered.sealed.back() ^= 1;  // the sealed command changed on its way
   edge::admin::DownlinkRequest stale = request("stale");
   edge::admin::sign(key, "", stale, unix_ms() - edge::admin::kMaxRequestAgeMs - 60'000);
   edge::admin::DownlinkRequest genuine = request("genuine");
   edge::admin::sign(key, "", genuine, unix_ms());
-  const std::map<std::string, std::string> expected = {{"no-mac", "unauthenticated"},
-                                                       {"wrong-key", "bad_mac"},
-                                                       {"altered", "bad_mac"},
-                                                       {"stale", "stale_request"},
-                                                       {"genuine", "ok"}};
+  // The format before requests were sealed: the command in clear, however well signed.
+  ASSERT_TRUE(attacker.publish(
+      "dsekp/admin/downlink",
+      R"({"request_id":"in-clear","dev_id":"victim","payload_b64":"b24=","ts_ms":)" +
+          std::to_string(unix_ms()) + R"(,"mac":")" + genuine.mac_hex + "\"}"));
+  const std::map<std::string, std::string> expected = {
+      {"in-clear", "bad_request"}, {"no-mac", "unauthenticated"}, {"wrong-key", "bad_mac"},
+      {"altered", "bad_mac"},      {"stale", "stale_request"},    {"genuine", "ok"}};
   for (const auto* r : {&unsigned_request, &wrong_key, &altered, &stale, &genuine})
     ASSERT_TRUE(attacker.publish("dsekp/admin/downlink", edge::admin::encode(*r)));
   for (const auto& [id, reason] : expected) {
