@@ -5,8 +5,9 @@
 // targets (script_ops.hpp) that walk through handshakes, data, downlink, replays, reordering,
 // restarts and reboots. The seeds are small and committed; regenerate them with
 //   build-fuzz/bin/fuzz_make_corpus tests/vectors/golden_trace_v1.json fuzz/corpus
-// (the output is deterministic). Files named regression-* in the corpora are not written here:
-// they are the inputs of fixed findings (docs/RELIABILITY.md), added by hand and kept.
+// (the output is deterministic but for the admin requests' random nonces). Files named regression-*
+// in the corpora are not written here: they are the inputs of fixed findings (docs/RELIABILITY.md),
+// added by hand and kept.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -17,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "admin_fuzz_key.hpp"
+#include "edge/admin/admin_protocol.hpp"
 #include "fuzz_support.hpp"
 #include "script_ops.hpp"
 
@@ -401,6 +404,28 @@ void edge_scripts(const nlohmann::json& trace) {
   }
 }
 
+// Admin requests signed with the fuzz target's key (admin_fuzz_key.hpp): a command, an empty
+// one, the largest, one for a long dev_id, and one unsigned. Their nonces are random, so these
+// seeds differ from run to run (the others do not).
+void admin_requests() {
+  const auto signed_request = [](const std::string& id, const std::string& dev_id,
+                                 const Bytes& payload, bool sign_it) {
+    edge::admin::DownlinkRequest r;
+    r.request_id = id;
+    r.dev_id = dev_id;
+    r.payload = payload;
+    if (sign_it) edge::admin::sign(fuzz::admin_fuzz_key(), "", r, fuzz::kAdminFuzzNowMs);
+    return text(edge::admin::encode(r));
+  };
+  write("fuzz_admin_request", "command", signed_request("r-1", "esp32-01", text("led on"), true));
+  write("fuzz_admin_request", "empty", signed_request("r-2", "esp32-01", Bytes{}, true));
+  write("fuzz_admin_request", "largest",
+        signed_request("r-3", "esp32-01", Bytes(kMaxPayloadSize, 0x5a), true));
+  write("fuzz_admin_request", "long_dev_id",
+        signed_request(std::string(64, 'i'), std::string(64, 'd'), text("{}"), true));
+  write("fuzz_admin_request", "unsigned", signed_request("r-4", "esp32-01", text("x"), false));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -417,6 +442,7 @@ int main(int argc, char** argv) {
   replay_window_scripts();
   device_scripts(trace);
   edge_scripts(trace);
+  admin_requests();
   std::printf("seed corpora written to %s\n", argv[2]);
   return 0;
 }

@@ -149,17 +149,23 @@ const char* admin_verdict_name(AdminVerdict v) noexcept {
 AdminVerdict verify(const AdminKey& key, std::string_view prefix, DownlinkRequest& request,
                     std::uint64_t now_ms) {
   if (request.mac_hex.empty()) return AdminVerdict::unauthenticated;
-  // The payload exists in clear only once its seal has opened under the admin key.
+  // The payload exists in clear only once its seal has opened under the admin key, and stays
+  // only if the whole request is accepted.
   request.payload.clear();
   if (!open_payload(key, prefix, request)) return AdminVerdict::bad_mac;
+  const auto refuse = [&request](AdminVerdict v) {
+    secure_wipe(request.payload);
+    request.payload.clear();
+    return v;
+  };
   // Compared as the lowercase hex both sides write, in constant time.
   const std::string expected = request_mac(key, prefix, request);
   if (expected.empty() || request.mac_hex.size() != expected.size() ||
       CRYPTO_memcmp(request.mac_hex.data(), expected.data(), expected.size()) != 0)
-    return AdminVerdict::bad_mac;
+    return refuse(AdminVerdict::bad_mac);
   const std::uint64_t age =
       now_ms > request.ts_ms ? now_ms - request.ts_ms : request.ts_ms - now_ms;
-  return age > kMaxRequestAgeMs ? AdminVerdict::stale_request : AdminVerdict::ok;
+  return age > kMaxRequestAgeMs ? refuse(AdminVerdict::stale_request) : AdminVerdict::ok;
 }
 
 }  // namespace dsekp::edge::admin

@@ -50,7 +50,8 @@ enum class AdminVerdict : std::uint8_t { ok, unauthenticated, bad_mac, stale_req
 [[nodiscard]] const char* admin_verdict_name(AdminVerdict v) noexcept;
 
 /// The edge's check: the sealed payload opened (which sets request.payload; bad_mac if it does
-/// not open), the MAC in constant time, then the age. request.payload is empty unless it opened.
+/// not open), the MAC in constant time, then the age. request.payload is empty (wiped) unless
+/// the verdict is ok.
 [[nodiscard]] AdminVerdict verify(const AdminKey& key, std::string_view prefix,
                                   DownlinkRequest& request, std::uint64_t now_ms);
 

@@ -138,6 +138,16 @@ TEST(AdminAuth, TheMacCoversEveryFieldAndTheAgeIsBounded) {
             AdminVerdict::bad_mac)
       << "another command's seal under the first one's MAC";
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.ts_ms += 1; }), AdminVerdict::bad_mac);
+  // A refused request keeps no command in clear, also when its seal opened and its MAC or age
+  // then failed (found by fuzz_admin_request).
+  for (const std::uint64_t ts : {r.ts_ms + 1, r.ts_ms}) {
+    DownlinkRequest c = r;
+    c.ts_ms = ts;
+    c.payload = {'x'};
+    const AdminVerdict v = verify(key, "", c, ts == r.ts_ms ? kNow + kMaxRequestAgeMs + 1 : kNow);
+    EXPECT_NE(v, AdminVerdict::ok);
+    EXPECT_TRUE(c.payload.empty()) << admin_verdict_name(v);
+  }
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.mac_hex[0] ^= 1; }), AdminVerdict::bad_mac);
   EXPECT_EQ(changed([](DownlinkRequest& c) { c.mac_hex.pop_back(); }), AdminVerdict::bad_mac);
   EXPECT_EQ(verify(key, "site2/", r, kNow), AdminVerdict::bad_mac) << "another deployment";
