@@ -168,6 +168,10 @@ int run_send(SendArgs a, const CLI::App& cmd) {
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count()));
   secure_wipe(key);
+  // Nothing goes out unsigned: without a MAC there is no seal either, and the edge would only
+  // answer "unauthenticated".
+  if (request.mac_hex.empty()) throw std::runtime_error("cannot sign and seal the request");
+  secure_wipe(request.payload);  // only the seal travels
 
   edge::admin::DownlinkResult result;
   std::string error;

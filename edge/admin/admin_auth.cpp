@@ -47,6 +47,12 @@ ByteView bytes_of(std::string_view s) {
   return ByteView(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
 }
 
+// The AAD's lengths are one byte each, so longer fields (none is valid) are never sealed or
+// opened: no two (prefix, request_id, dev_id) give the same AAD.
+bool aad_fields_fit(std::string_view prefix, const DownlinkRequest& r) {
+  return prefix.size() <= 255 && r.request_id.size() <= 255 && r.dev_id.size() <= 255;
+}
+
 std::vector<std::uint8_t> payload_aad(std::string_view prefix, const DownlinkRequest& r) {
   std::vector<std::uint8_t> aad(kPayloadAadLabel.begin(), kPayloadAadLabel.end());
   for (const std::string_view field :
@@ -64,6 +70,7 @@ bool payload_key(OpenSslCrypto& crypto, const AdminKey& key, std::array<std::uin
 }
 
 bool seal_payload(const AdminKey& key, std::string_view prefix, DownlinkRequest& r) {
+  if (!aad_fields_fit(prefix, r)) return false;
   OpenSslCrypto crypto;
   OpenSslRng rng;
   std::array<std::uint8_t, 16> k{};
@@ -82,7 +89,7 @@ bool seal_payload(const AdminKey& key, std::string_view prefix, DownlinkRequest&
 }
 
 bool open_payload(const AdminKey& key, std::string_view prefix, DownlinkRequest& r) {
-  if (r.sealed.size() < kNonceSize + kTagSize) return false;
+  if (!aad_fields_fit(prefix, r) || r.sealed.size() < kNonceSize + kTagSize) return false;
   const std::size_t n = r.sealed.size() - kNonceSize - kTagSize;
   const AeadNonce nonce =
       AeadNonce::from(std::span<const std::uint8_t, kNonceSize>(r.sealed.data(), kNonceSize));
@@ -107,11 +114,13 @@ bool compute(const AdminKey& key, std::string_view prefix, const DownlinkRequest
   if (prefix.size() > 255 || r.request_id.size() > 255 || r.dev_id.size() > 255 ||
       r.payload.size() > 0xffff)
     return false;
-  const std::vector<std::uint8_t> in = mac_input(prefix, r);
+  std::vector<std::uint8_t> in = mac_input(prefix, r);  // ends with the payload: wiped below
   unsigned int size = 0;
-  return HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), in.data(), in.size(),
-              out.data(), &size) != nullptr &&
-         size == out.size();
+  const bool ok = HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), in.data(), in.size(),
+                       out.data(), &size) != nullptr &&
+                  size == out.size();
+  secure_wipe(in);
+  return ok;
 }
 
 }  // namespace

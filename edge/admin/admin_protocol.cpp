@@ -97,6 +97,10 @@ bool parse(std::string_view text, DownlinkRequest& out, std::string& error) {
     return false;
   }
   if (!string_member(j, "dev_id", out.dev_id, error)) return false;
+  if (!is_valid_dev_id(out.dev_id)) {
+    error = "bad dev_id";
+    return false;
+  }
   if (j.contains("payload_b64")) {
     error = "a payload in clear (payload_b64) is refused: requests carry it sealed (sealed_b64)";
     return false;

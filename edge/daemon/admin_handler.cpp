@@ -36,6 +36,12 @@ std::string AdminHandler::handle(ByteView payload, const RequestProperties& prop
                                  std::uint64_t now_ms) {
   const std::string_view text(reinterpret_cast<const char*>(payload.data()), payload.size());
   admin::DownlinkRequest request;
+  // The command is in clear once verify() opened it: wiped however this returns (a held copy
+  // wipes itself, downlink_queue.hpp).
+  struct WipePayload {
+    std::vector<std::uint8_t>& payload;
+    ~WipePayload() { secure_wipe(payload); }
+  } const wipe_payload{request.payload};
   std::string error;
   const bool parsed = admin::parse(text, request, error);
   std::lock_guard lock(mutex_);

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "dsekp/bytes.hpp"
+
 namespace dsekp::edge::daemon {
 
 /// Where a request's results go: its topic, and the MQTT 5 correlation data to send back.
@@ -26,9 +28,10 @@ struct ResultAddress {
 struct QueuedDownlink {
   std::string request_id;
   std::string dev_id;
-  std::vector<std::uint8_t> payload;
+  std::vector<std::uint8_t> payload;  // the command in clear: wiped with every copy
   ResultAddress reply_to;
   std::uint64_t expires_ms = 0;
+  ~QueuedDownlink() { secure_wipe(payload); }
 };
 
 class DownlinkQueue {

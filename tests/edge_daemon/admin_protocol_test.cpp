@@ -74,6 +74,13 @@ TEST(AdminProtocol, MalformedRequestsAreRefused) {
   EXPECT_EQ(r.request_id, "ok-id");  // kept: the edge answers bad_request
   EXPECT_FALSE(parse(R"({"request_id":"ok-id","dev_id":"d","sealed_b64":"YQ"})", r, error));
   EXPECT_NE(error.find("base64"), std::string::npos);
+  // A dev_id no device can have is refused before anything is decoded or opened.
+  for (const std::string& dev_id : {std::string("a b"), std::string(65, 'd'), std::string()}) {
+    EXPECT_FALSE(
+        parse(R"({"request_id":"ok-id","dev_id":")" + dev_id + R"(","sealed_b64":""})", r, error))
+        << dev_id;
+    EXPECT_EQ(error, "bad dev_id");
+  }
   // A payload in clear is refused by name, whatever else the request holds.
   EXPECT_FALSE(
       parse(R"({"request_id":"old","dev_id":"d","payload_b64":"b24=","sealed_b64":"","mac":"00"})",
