@@ -43,10 +43,6 @@ std::vector<std::uint8_t> mac_input(std::string_view prefix, const DownlinkReque
 constexpr std::string_view kPayloadKeyLabel = "DSEKP admin downlink v1 payload key";
 constexpr std::string_view kPayloadAadLabel = "DSEKP admin downlink v1 payload";
 
-ByteView bytes_of(std::string_view s) {
-  return ByteView(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
-}
-
 // The AAD's lengths are one byte each, so longer fields (none is valid) are never sealed or
 // opened: no two (prefix, request_id, dev_id) give the same AAD.
 bool aad_fields_fit(std::string_view prefix, const DownlinkRequest& r) {

@@ -6,13 +6,10 @@
 #include "edge/admin/admin_protocol.hpp"
 #include "edge/logging/edge_logger.hpp"
 #include "edge/logging/printable.hpp"
+#include "edge/registry/text_encoding.hpp"
 
 namespace dsekp::edge::daemon {
 namespace {
-
-ByteView bytes(const std::string& s) {
-  return ByteView(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
-}
 
 admin::DownlinkResult refusal(const admin::DownlinkRequest& request, std::string reason) {
   admin::DownlinkResult r;
@@ -78,7 +75,7 @@ std::string AdminHandler::handle(ByteView payload, const RequestProperties& prop
     return "refused admin request " + request.request_id + ": " + admin::admin_verdict_name(v);
   }
   if (const auto it = answered_.find(request.request_id); it != answered_.end()) {
-    publish_(to.topic, bytes(it->second),
+    publish_(to.topic, bytes_of(it->second),
              ByteView(to.correlation_data.data(), to.correlation_data.size()));
     return it->second;  // a redelivery: the same answer, no second downlink
   }
@@ -126,7 +123,8 @@ AdminHandler::Sealed AdminHandler::seal(const std::string& request_id, const std
 std::string AdminHandler::answer(const admin::DownlinkResult& result, const ResultAddress& to,
                                  bool remember) {
   const std::string json = admin::encode(result);
-  publish_(to.topic, bytes(json), ByteView(to.correlation_data.data(), to.correlation_data.size()));
+  publish_(to.topic, bytes_of(json),
+           ByteView(to.correlation_data.data(), to.correlation_data.size()));
   if (!remember || result.request_id.empty()) return json;
   if (answered_.insert_or_assign(result.request_id, json).second) {
     order_.push_back(result.request_id);

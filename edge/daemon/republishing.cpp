@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "edge/daemon/unix_clock.hpp"
+#include "edge/registry/text_encoding.hpp"
 
 namespace dsekp::edge::daemon {
 
@@ -20,19 +21,14 @@ Republishing::Republishing(const EdgeDaemonOptions& o, const RepublishTopics& to
   sink_ = std::make_unique<sinks::RepublishSink>(
       sinks::RepublishOptions{topics, retain, o.home_assistant, edge_availability_topic},
       [&transport](const std::string& topic, const std::string& json, bool retain_this) {
-        transport.publish(topic,
-                          ByteView(reinterpret_cast<const std::uint8_t*>(json.data()), json.size()),
-                          1, retain_this);
+        transport.publish(topic, bytes_of(json), 1, retain_this);
       });
   storage.add_sink(*sink_);
   activity.publish_availability(
       std::uint64_t{o.device_offline_after_s} * 1000,
       [&transport, topics, retain](const std::string& dev_id, std::string_view payload) {
         if (payload.empty() && !retain) return;  // nothing retained to clear
-        transport.publish(
-            topics.device_availability(dev_id),
-            ByteView(reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()), 1,
-            retain);
+        transport.publish(topics.device_availability(dev_id), bytes_of(payload), 1, retain);
       });
   std::vector<DeviceInfo> devices;
   if (const RegistryStatus s = registry.list(devices); !s.ok())

@@ -47,7 +47,7 @@ std::unique_ptr<SqliteCredentialGenerations> SqliteCredentialGenerations::open(
 
 StoreResult SqliteCredentialGenerations::failure() {
   last_error_ = sqlite3_errmsg(db_);
-  return StoreResult{StoreStatus::storage_failure, StateCodecError::ok, last_error_};
+  return storage_failure(last_error_);
 }
 
 // Asked of SQLite rather than of the store's flag: after some errors SQLite has already ended

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "device_state_codec.hpp"
 #include "dsekp/edge_session.hpp"
@@ -58,6 +59,11 @@ struct [[nodiscard]] StoreResult {
 /// The status with its reason and the backend's message, e.g.
 /// "storage_failure (database or disk is full)" or "corrupt_state (truncated)".
 [[nodiscard]] std::string describe(const StoreResult& r);
+
+/// A storage_failure with the backend's words.
+[[nodiscard]] inline StoreResult storage_failure(std::string message) {
+  return StoreResult{StoreStatus::storage_failure, StateCodecError::ok, std::move(message)};
+}
 
 /// Generation of a device that has no stored state.
 inline constexpr std::uint64_t kAbsentGeneration = 0;

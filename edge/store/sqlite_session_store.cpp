@@ -365,11 +365,9 @@ StoreResult SqliteSessionStore::make_durable() {
   sqlite3_file* wal = nullptr;
   if (sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK ||
       wal == nullptr || wal->pMethods == nullptr)
-    return StoreResult{StoreStatus::storage_failure, StateCodecError::ok,
-                       "sync: the write-ahead log is not open"};
+    return storage_failure("sync: the write-ahead log is not open");
   if (const int rc = wal->pMethods->xSync(wal, SQLITE_SYNC_FULL); rc != SQLITE_OK)
-    return StoreResult{StoreStatus::storage_failure, StateCodecError::ok,
-                       std::string("sync the write-ahead log: ") + sqlite3_errstr(rc)};
+    return storage_failure(std::string("sync the write-ahead log: ") + sqlite3_errstr(rc));
   return StoreResult{};
 }
 

@@ -8,10 +8,6 @@
 namespace dsekp::edge::redis {
 namespace {
 
-StoreResult failure(std::string why) {
-  return StoreResult{StoreStatus::storage_failure, StateCodecError::ok, std::move(why)};
-}
-
 std::string reply_text(const redisReply& r) {
   return std::string(r.str, r.len);
 }
@@ -39,11 +35,11 @@ std::string_view kind_name(CommitOpKind kind) {
 StoreResult CommitScript::load() {
   const std::array<std::string_view, 3> args{"SCRIPT", "LOAD", kCommitScript};
   const Reply r = connection_.command(args);
-  if (r == nullptr) return failure(connection_.last_error());
+  if (r == nullptr) return storage_failure(connection_.last_error());
   if (r->type != REDIS_REPLY_STRING)
-    return failure("SCRIPT LOAD: " + (r->type == REDIS_REPLY_ERROR
-                                          ? reply_text(*r)
-                                          : std::string("unexpected reply")));
+    return storage_failure("SCRIPT LOAD: " + (r->type == REDIS_REPLY_ERROR
+                                                  ? reply_text(*r)
+                                                  : std::string("unexpected reply")));
   sha_ = reply_text(*r);
   return StoreResult{};
 }
@@ -74,11 +70,11 @@ StoreResult CommitScript::run(const std::vector<CommitOp>& ops, std::string_view
     args[1] = sha_;
     r = connection_.command(args);
   }
-  if (r == nullptr) return failure(connection_.last_error());
-  if (r->type == REDIS_REPLY_ERROR) return failure("commit script: " + reply_text(*r));
+  if (r == nullptr) return storage_failure(connection_.last_error());
+  if (r->type == REDIS_REPLY_ERROR) return storage_failure("commit script: " + reply_text(*r));
   if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 ||
       r->element[0]->type != REDIS_REPLY_INTEGER)
-    return failure("commit script: unexpected reply");
+    return storage_failure("commit script: unexpected reply");
   if (r->element[0]->integer == 0) {
     // {0, i}: operation i (from 1) conflicted.
     if (r->elements == 2 && r->element[1]->type == REDIS_REPLY_INTEGER &&
@@ -87,12 +83,12 @@ StoreResult CommitScript::run(const std::vector<CommitOp>& ops, std::string_view
       conflicting = static_cast<std::size_t>(r->element[1]->integer) - 1;
     return StoreResult{StoreStatus::generation_conflict};
   }
-  if (r->elements != ops.size() + 1) return failure("commit script: unexpected reply");
+  if (r->elements != ops.size() + 1) return storage_failure("commit script: unexpected reply");
   generations.clear();
   for (std::size_t i = 1; i < r->elements; ++i) {
     const redisReply& g = *r->element[i];
     if (g.type != REDIS_REPLY_INTEGER || g.integer < 0)
-      return failure("commit script: unexpected generation");
+      return storage_failure("commit script: unexpected generation");
     generations.push_back(static_cast<std::uint64_t>(g.integer));
   }
   return StoreResult{};

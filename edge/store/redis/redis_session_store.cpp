@@ -152,7 +152,7 @@ StoreResult RedisSessionStore::recorded(StoreResult r) {
 
 StoreResult RedisSessionStore::failure(std::string why) {
   last_error_ = std::move(why);
-  return StoreResult{StoreStatus::storage_failure, StateCodecError::ok, last_error_};
+  return storage_failure(last_error_);
 }
 
 // The newest staged operation on `key` of the kind asked for: cred records for
