@@ -59,14 +59,15 @@ void NatsServer::start(int port) {
     // MQTT needs a server_name and JetStream; the limits keep a test's store small. A QoS 1
     // message delivered to an edge that was killed before its PUBACK is not always sent again
     // when the edge's session resumes: NATS redelivers it after ack_wait (30 s by default), longer
-    // than a test waits.
+    // than a test waits. 5 s, not less: with 2 s the sanitizer suite once saw the queued-order
+    // probe fail, likely a redelivery to a slow client (not confirmed).
     std::ofstream out(conf);
     out << "server_name: dsekp_broker_compat\n"
         << "listen: 127.0.0.1:-1\n"
         << extra_lines_ << "\n"
         << "jetstream {\n  store_dir: \"" << dir_ << "/jetstream\"\n"
         << "  max_memory_store: 64MB\n  max_file_store: 256MB\n}\n"
-        << "mqtt {\n  host: 127.0.0.1\n  port: " << port << "\n  ack_wait: \"2s\"\n}\n";
+        << "mqtt {\n  host: 127.0.0.1\n  port: " << port << "\n  ack_wait: \"5s\"\n}\n";
   }
   // Each start logs to its own file: the port is read from the fresh log.
   const std::string log_file = dir_ + "/nats-" + std::to_string(++starts_) + ".log";
