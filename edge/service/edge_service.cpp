@@ -41,7 +41,8 @@ EdgeService::EdgeService(const EdgeServiceParts& parts, const EdgeServiceConfig&
       downlink_journal_(parts.downlink_journal),
       config_(config),
       topics_(config.topic_prefix),
-      protocol_(std::in_place, parts.crypto, protocol_config(parts.registry, config)) {}
+      protocol_(std::in_place, parts.crypto, protocol_config(parts.registry, config)),
+      data_context_(std::make_unique<DeviceContext>()) {}
 
 void EdgeService::reconfigure(const EdgeServiceConfig& config) {
   std::lock_guard lock(mutex_);

@@ -68,6 +68,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -176,6 +177,7 @@ class EdgeService {
   [[nodiscard]] const EdgeTopics& topics() const noexcept { return topics_; }
 
  private:
+  friend class ReusedContext;
   struct DeviceContext;
 
   HandleResult internal_error(MessageKind kind, const char* what) noexcept;
@@ -231,6 +233,7 @@ class EdgeService {
   std::optional<EdgeProtocol> protocol_;  // always set; re-made by reconfigure()
   SimdJsonDecoder decoder_;
   std::array<std::uint8_t, kMaxPayloadSize> plaintext_{};  // wiped after every frame
+  std::unique_ptr<DeviceContext> data_context_;  // on_data's, reused; cleared after every frame
 
   mutable std::mutex mutex_;  // guards everything above and batch_open_
   bool batch_open_ = false;

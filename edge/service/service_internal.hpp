@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "edge/store/device_state_copy.hpp"
 #include "edge_service.hpp"
 
 namespace dsekp::edge {
@@ -15,6 +16,30 @@ struct EdgeService::DeviceContext {
   std::uint64_t store_generation = kAbsentGeneration;  // for the conditional save
   bool stale = false;                    // the stored state was built with other credentials
   std::uint32_t loaded_established = 0;  // established sessions in the state as loaded
+
+  /// Back to as constructed, keys wiped: the DATA path reuses one context for every frame
+  /// (constructing a state costs more than the frame's window check).
+  void clear() noexcept {
+    credentials = DeviceCredentials{};
+    clear_device_state(state);
+    store_generation = kAbsentGeneration;
+    stale = false;
+    loaded_established = 0;
+  }
+};
+
+/// Lends the service's reused DATA context for one frame and clears it when the frame is done,
+/// whichever way the handler leaves.
+class ReusedContext {
+ public:
+  explicit ReusedContext(EdgeService::DeviceContext& ctx) noexcept : ctx_(ctx) {}
+  ReusedContext(const ReusedContext&) = delete;
+  ReusedContext& operator=(const ReusedContext&) = delete;
+  ~ReusedContext() { ctx_.clear(); }
+  [[nodiscard]] EdgeService::DeviceContext& get() noexcept { return ctx_; }
+
+ private:
+  EdgeService::DeviceContext& ctx_;
 };
 
 namespace service_detail {

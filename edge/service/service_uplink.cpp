@@ -134,7 +134,8 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
   if (store_.uplink_cache() != nullptr)
     r.cache_lookup = cached == CachedPath::handled ? CacheLookup::hit : CacheLookup::miss;
   if (cached == CachedPath::handled) return;
-  DeviceContext ctx;
+  ReusedContext lease(*data_context_);
+  DeviceContext& ctx = lease.get();
   if (!load_device(frame.dev_id, ctx, r)) return;
   if (ctx.stale) {
     // Frames under keys from old credentials are refused, and those keys deleted; the request

@@ -62,4 +62,10 @@ void copy_device_state(const EdgeDeviceState& from, EdgeDeviceState& to) noexcep
   to.ratchet.secret = from.ratchet.secret.clone();
 }
 
+void clear_device_state(EdgeDeviceState& state) noexcept {
+  static const EdgeDeviceState empty;
+  state.pending.session = EdgeSession{};  // also when has_pending is off: nothing stays behind
+  copy_device_state(empty, state);
+}
+
 }  // namespace dsekp::edge

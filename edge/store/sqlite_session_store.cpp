@@ -194,7 +194,7 @@ StoreResult SqliteSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
   if (in_transaction_) {
     if (const StateWriteBack::Entry* e = write_back_.find(dev_id.str())) {
       if (e->removed()) {
-        out = EdgeDeviceState{};
+        clear_device_state(out);
         generation = kAbsentGeneration;
       } else {
         copy_device_state(*e->state, out);
@@ -203,7 +203,7 @@ StoreResult SqliteSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
       return StoreResult{};
     }
   }
-  out = EdgeDeviceState{};
+  clear_device_state(out);
   generation = kAbsentGeneration;
   StatementScope scope(load_);
   sqlite3_stmt* s = scope.get();

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <utility>
 
+#include "edge/store/device_state_copy.hpp"
 #include "edge/store/redis/redis_durability.hpp"
 #include "redis_window_field.hpp"
 
@@ -169,7 +170,7 @@ const RedisSessionStore::Staged* RedisSessionStore::find_staged(const std::strin
 
 StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
                                     std::uint64_t& generation) {
-  out = EdgeDeviceState{};
+  clear_device_state(out);
   generation = kAbsentGeneration;
   const std::string key = key_of(dev_id);
   // A staged state was derived from an earlier load in this transaction: the cred field cached
@@ -254,7 +255,7 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
                redis::WindowFieldMatch::same_session;
     }
     if (!stored) {
-      out = EdgeDeviceState{};
+      clear_device_state(out);
       generation = kAbsentGeneration;
       uplink_.erase(key);
       return StoreResult{StoreStatus::corrupt_state, StateCodecError::inconsistent_state};
