@@ -433,6 +433,10 @@ void add_bench_command(CLI::App& app) {
                   "(0: no probe)")
       ->check(CLI::Range(0, 100'000))
       ->capture_default_str();
+  e2e->add_option("--batch-wait-ms", e.batch_wait_ms,
+                  "The edge's --batch-wait-ms (a burst owing no answer waits for more messages)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   add_common_e2e_options(e2e, e.dir, e.keep, e.mosquitto, e.encoding, e.qos, e.seed,
                          e2e_options->as_json);
   e2e->callback([e2e_options] {

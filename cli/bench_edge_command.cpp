@@ -32,8 +32,10 @@ nlohmann::json drain_json(const bench::edge::DrainFigures& r) {
           {"edge_cpu_us_per_frame", r.cpu_us_per_frame},
           {"user_cpu_us_per_frame", r.user_us_per_frame},
           {"system_cpu_us_per_frame", r.system_us_per_frame},
-          {"read_calls_per_frame", r.reads_per_frame},
-          {"write_calls_per_frame", r.writes_per_frame}};
+          {"read_calls_per_frame",
+           r.system_calls_counted ? nlohmann::json(r.reads_per_frame) : nlohmann::json()},
+          {"write_calls_per_frame",
+           r.system_calls_counted ? nlohmann::json(r.writes_per_frame) : nlohmann::json()}};
 }
 
 // Every round's drains, in the order they ran (the top-level dsekp/psk are the medians).
@@ -55,10 +57,15 @@ void print_text(const bench::edge::EdgeBenchResult& r, const BenchEdgeArgs& a) {
   const auto line = [](const char* name, const bench::edge::DrainFigures& f) {
     std::printf(
         "  %-7s %9.0f msg/s  (%zu of %zu in %.3f s%s)  CPU %.3f s = %.2f us/frame (user %.2f, "
-        "system %.2f); system calls per frame: %.2f reads, %.2f writes\n",
+        "system %.2f); ",
         name, f.rate, f.delivered, f.messages, f.seconds, f.complete ? "" : ", INCOMPLETE", f.cpu_s,
-        f.cpu_us_per_frame, f.user_us_per_frame, f.system_us_per_frame, f.reads_per_frame,
-        f.writes_per_frame);
+        f.cpu_us_per_frame, f.user_us_per_frame, f.system_us_per_frame);
+    if (f.system_calls_counted) {
+      std::printf("system calls per frame: %.2f reads, %.2f writes\n", f.reads_per_frame,
+                  f.writes_per_frame);
+    } else {
+      std::printf("system calls not counted (a wrapper ran the edge)\n");
+    }
   };
   std::printf(
       "dsekp bench edge: a backlog of %zu frames drained, %zu devices, %s frames (DSEKP %.0f B, "

@@ -129,8 +129,10 @@ std::string e2e_text(const E2eResult& r) {
   const E2eOptions& o = r.options;
   std::string out;
   out += "End to end on loopback: PSK against DSEKP on one broker and one edge\n";
-  out += format("  broker: %s (private, loopback, TCP_NODELAY); edge: dsekp edge, default sinks\n",
-                r.mosquitto_version.c_str());
+  out += format(
+      "  broker: %s (private, loopback, TCP_NODELAY); edge: dsekp edge, default sinks, "
+      "batch wait %u ms\n",
+      r.mosquitto_version.c_str(), o.batch_wait_ms);
   out += format(
       "  load per run: %zu devices x %s frames, one every %u ms each = %s frames/s "
       "offered; %s encoding, QoS %d\n",
@@ -222,6 +224,7 @@ ordered_json e2e_json(const E2eResult& r) {
             {"offered_frames_per_s", offered_rate(o.devices, o.interval_ms)},
             {"encoding", o.encoding},
             {"qos", o.qos},
+            {"edge_batch_wait_ms", o.batch_wait_ms},
             {"probe_handshakes", o.handshakes},
             {"seed", o.seed}}},
           {"broker", r.mosquitto_version},

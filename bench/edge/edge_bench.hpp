@@ -51,8 +51,11 @@ struct DrainFigures {
   double cpu_us_per_frame = 0;
   double user_us_per_frame = 0;    // of which in the process itself
   double system_us_per_frame = 0;  // and in the kernel on its behalf
-  double reads_per_frame = 0;      // read-type system calls (read, recv, pread, ...)
-  double writes_per_frame = 0;     // write-type system calls (write, send, pwrite, ...)
+  // Read- and write-type system calls (read, recv, pread, ... / write, send, pwrite, ...);
+  // not counted for an edge run under --drain-wrapper (/proc would count the wrapper's).
+  bool system_calls_counted = true;
+  double reads_per_frame = 0;
+  double writes_per_frame = 0;
 };
 
 struct EdgeBenchResult {

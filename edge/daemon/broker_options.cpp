@@ -71,6 +71,7 @@ mqtt::MqttOptions broker_options(const EdgeDaemonOptions& o, DeviceRegistry& reg
   mqtt_options.maximum_packet_size = mqtt::kMaxMqttPacketSize;
   mqtt_options.fatal = fail_stop_process;
   mqtt_options.batch_time = std::chrono::milliseconds(o.batch_time_ms);
+  mqtt_options.batch_wait = std::chrono::milliseconds(o.batch_wait_ms);
   // With a shared group every topic, the admin requests included, goes through the share: each
   // message reaches one edge of the group (an admin request sent by all would send the downlink
   // once per edge). The broker delivers a shared message under its own topic name, so the

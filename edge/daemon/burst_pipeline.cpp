@@ -33,15 +33,15 @@ transport::TransportHandlers BurstPipeline::handlers(transport::ReadyHandler rea
       .message =
           [this](std::string_view topic, ByteView payload,
                  const transport::MessageProperties& properties) {
-            receive(topic, payload, properties);
+            return receive(topic, payload, properties);
           },
       .ready = std::move(ready),
       .burst_end = [this] { end_burst(); },
   };
 }
 
-void BurstPipeline::receive(std::string_view topic, ByteView payload,
-                            const transport::MessageProperties& properties) {
+transport::BurstWait BurstPipeline::receive(std::string_view topic, ByteView payload,
+                                            const transport::MessageProperties& properties) {
   // On delivery, before decoding (LOGS.md); one reading gives both recvts_us and recvts_ms.
   const std::uint64_t recvts_us = unix_us_now();
   const std::uint64_t now_ms = recvts_us / 1000;
@@ -49,17 +49,19 @@ void BurstPipeline::receive(std::string_view topic, ByteView payload,
     if (properties.retained) {
       // A stored request would send its downlink again on every restart of the edge.
       logging::logger().warn("admin request refused: retained_message (a stored copy)");
-      return;
+      return transport::BurstWait::may_wait;
     }
     const std::string answer = parts_.admin.handle(
         payload, {properties.response_topic, properties.correlation_data}, now_ms);
     logging::logger().info("admin downlink: {}", answer);
     parts_.store_watch.after_store_use();
-    return;
+    return transport::BurstWait::answer_pending;
   }
   test_hold(parts_.test_hold_ms, "before");
   batch_.handle(topic, payload, now_ms, recvts_us, properties.retained);
   parts_.store_watch.after_store_use();
+  return batch_.has_answers() ? transport::BurstWait::answer_pending
+                              : transport::BurstWait::may_wait;
 }
 
 void BurstPipeline::end_burst() {

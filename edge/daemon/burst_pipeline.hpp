@@ -5,6 +5,8 @@
 //                 every other message is handled in memory, in the open batch (MessageBatch:
 //                 refused unread if oversized or retained; else decoded, authenticated and its
 //                 state change, rows and ACKs kept in the batch's transaction, nothing written).
+//                 Tells the transport whether the burst may wait for more messages: not once
+//                 it holds an answer to publish (an ACK, a REKEY request).
 //   end_burst()   the burst's last message is in:
 //                   1. commit: the batch's one store transaction, the sinks' rows with it, then
 //                      the ACKs it produced are published (MessageBatch::end);
@@ -64,8 +66,8 @@ class BurstPipeline {
   /// The handlers to start the transport with (`ready` is the caller's).
   [[nodiscard]] transport::TransportHandlers handlers(transport::ReadyHandler ready);
 
-  void receive(std::string_view topic, ByteView payload,
-               const transport::MessageProperties& properties);
+  transport::BurstWait receive(std::string_view topic, ByteView payload,
+                               const transport::MessageProperties& properties);
   void end_burst();
 
  private:

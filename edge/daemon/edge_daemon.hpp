@@ -137,6 +137,9 @@ struct EdgeDaemonOptions {
   // A burst stops reading new messages after this long, ms (0: only batch_max and an empty
   // socket end it), so one slow burst does not hold back the PUBACKs of the others.
   std::uint32_t batch_time_ms = 10;
+  // A burst that owes no device an answer waits up to this long, ms, for more messages before it
+  // commits (mqtt_client.hpp, batch_wait); 0: it commits as soon as the socket is empty.
+  std::uint32_t batch_wait_ms = 0;
   // Fault injection for the kill test only (edge/daemon/test_hold.hpp); 0 = off.
   std::uint32_t test_hold_ms = 0;
   // SIGHUP: the options as they would be now (config file re-read, flags re-applied); may throw

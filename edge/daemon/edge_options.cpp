@@ -104,6 +104,11 @@ const OptionSpec kSpecs[] = {
      .help = "A burst of messages stops after MS and commits (0: no time limit)",
      .member = &O::batch_time_ms,
      .max = 60'000},
+    {.key = "batch_wait_ms",
+     .help = "A burst that owes no device an answer waits up to MS for more messages before it "
+             "commits (fewer commits at moderate load; PUBACKs up to MS later; 0: no wait)",
+     .member = &O::batch_wait_ms,
+     .max = 1'000},
     {.key = "mqtt_version",
      .help = "MQTT protocol: auto (5, else 3.1.1), 5 or 3.1.1",
      .member = &O::mqtt_version,

@@ -371,7 +371,8 @@ int MqttClient::read_burst(int sock) {
     // system call each).
     if (delivered_ != delivered_before) continue;
     SSL* ssl = ssl_of(mosq_);
-    if (!readable_now(sock) && (ssl == nullptr || SSL_pending(ssl) == 0)) break;
+    if (readable_now(sock) || (ssl != nullptr && SSL_pending(ssl) > 0)) continue;
+    if (!wait_for_more(sock, started)) break;
   }
   // Also after a lost connection: what was handled is committed; its PUBACKs are never written
   // and the broker redelivers (refused then as replays).
@@ -379,9 +380,22 @@ int MqttClient::read_burst(int sock) {
   return rc;
 }
 
+// The batch wait (MqttOptions::batch_wait): an open batch nobody waits for stays open until a
+// message comes or the wait, counted from the burst's start, runs out. The wake-up eventfd is
+// not watched: a publish from another thread waits at most as long.
+bool MqttClient::wait_for_more(int sock, std::chrono::steady_clock::time_point started) {
+  if (!in_batch_ || answer_pending_ || options_.batch_wait.count() <= 0 || stopping_) return false;
+  const auto left = options_.batch_wait - (std::chrono::steady_clock::now() - started);
+  const auto left_ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  if (left_ms <= 0) return false;
+  pollfd p{sock, POLLIN, 0};
+  return ::poll(&p, 1, static_cast<int>(left_ms)) > 0;
+}
+
 void MqttClient::end_batch() {
   if (!in_batch_) return;
   in_batch_ = false;
+  answer_pending_ = false;
   ++batches_;
   messages_ += batch_count_;
   batch_count_ = 0;
@@ -561,7 +575,9 @@ void MqttClient::handle_message(const mosquitto_message* message, const mqtt5__p
     batch_count_ = 0;
   }
   ++delivered_;
-  handlers_.message(message->topic, payload, properties);
+  if (handlers_.message(message->topic, payload, properties) ==
+      transport::BurstWait::answer_pending)
+    answer_pending_ = true;
   // loop_read may read several packets per call: a full batch is ended here, still before any
   // write.
   if (++batch_count_ >= options_.batch_max) {

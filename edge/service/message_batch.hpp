@@ -94,6 +94,9 @@ class MessageBatch {
   void end();
   /// Messages in the open batch.
   [[nodiscard]] std::size_t size() const noexcept { return held_count_; }
+  /// Whether the open batch holds publishes (ACKs, REKEY requests) that end() will send: a device
+  /// is waiting for them.
+  [[nodiscard]] bool has_answers() const noexcept { return !pending_.empty(); }
 
  private:
   struct Held {

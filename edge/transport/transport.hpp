@@ -11,10 +11,13 @@
 //     message of the burst unacknowledged, and the broker delivers them again.
 //   * publish() may be called from any thread, the handlers included; what they publish goes out
 //     after the burst's acknowledgements are queued, never before `burst_end` returns.
+//   * A transport may hold a burst open for a while for more messages (fewer, larger commits);
+//     never when a message handler answered `BurstWait::answer_pending`.
 //   * A handler that throws ends the process without another byte to the broker.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -30,9 +33,16 @@ struct MessageProperties {
   ByteView correlation_data;        // MQTT 5 Correlation Data (empty: none)
 };
 
+/// What a message asks of the burst it is in.
+enum class BurstWait : std::uint8_t {
+  may_wait,        // nobody waits for the burst's end because of this message
+  answer_pending,  // something published at the burst's end answers it (an ACK, a REKEY request,
+                   // an admin answer): end the burst without waiting for more messages
+};
+
 /// Called on the loop thread for every received message (the views live for the call only).
-using MessageHandler = std::function<void(std::string_view topic, ByteView payload,
-                                          const MessageProperties& properties)>;
+using MessageHandler = std::function<BurstWait(std::string_view topic, ByteView payload,
+                                               const MessageProperties& properties)>;
 /// Called on the loop thread each time every subscription of a (re)connection was granted.
 using ReadyHandler = std::function<void()>;
 /// Called on the loop thread after the last message of a burst, before its acknowledgements.

@@ -19,7 +19,9 @@ namespace {
 
 transport::TransportHandlers ignore_messages() {
   transport::TransportHandlers h;
-  h.message = [](std::string_view, ByteView, const transport::MessageProperties&) {};
+  h.message = [](std::string_view, ByteView, const transport::MessageProperties&) {
+    return transport::BurstWait::may_wait;
+  };
   return h;
 }
 

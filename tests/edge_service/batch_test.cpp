@@ -170,6 +170,25 @@ TEST_F(BatchTest, AcksArePublishedOnlyAfterTheCommit) {
   EXPECT_EQ(device.take_ack(published[0].payload), Error::ok);
 }
 
+// The transport may hold a burst open for more messages (MqttOptions::batch_wait) only while
+// the batch owes nobody an answer: a DATA frame owes none, an INIT its ACK until the commit.
+TEST_F(BatchTest, ABatchOwesAnAnswerFromAnInitUntilItsCommit) {
+  MessageBatch batch = make_batch();
+  ScriptedDevice device(material_, 65);
+  handshake(device, Encoding::json);
+  batch.handle(kDataTopic, device.data(R"({"n":0})", kNowMs, Encoding::json), kNowMs,
+               kNowMs * 1000);
+  EXPECT_FALSE(batch.has_answers());
+  // The device opens its next session (an INIT newer than the first).
+  batch.handle(kInitTopic,
+               device.init(Encoding::json, static_cast<std::uint32_t>(kNowMs / 1000) + 1),
+               kNowMs + 1000, (kNowMs + 1000) * 1000);
+  EXPECT_TRUE(batch.has_answers());
+  batch.end();
+  EXPECT_FALSE(batch.has_answers());
+  ASSERT_EQ(published.size(), 1u);
+}
+
 TEST_F(BatchTest, DownlinksAreRefusedInsideABatch) {
   ScriptedDevice device(material_, 64);
   confirmed_session(device);

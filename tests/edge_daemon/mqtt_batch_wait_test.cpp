@@ -1,0 +1,116 @@
+// The MQTT transport's batch wait (MqttOptions::batch_wait): a burst that owes no answer stays
+// open for messages that come within the wait, and one that owes an answer ends as soon as the
+// messages already received are in. Against a real Mosquitto; the gaps between publishes are a
+// tenth of the wait, so the assertions are on the order of events, not on timings.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "edge/mqtt/mqtt_client.hpp"
+#include "tests/support/mosquitto_broker.hpp"
+#include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace dsekp::edge::mqtt {
+namespace {
+
+constexpr const char* kTopic = "dsekp/wait";
+constexpr const char* kEnd = "|";  // a burst's end in the recorded events
+
+class BatchWaitTest : public ::testing::Test {
+ protected:
+  /// Starts a client with `wait`; a message whose payload starts with "answer" owes an answer.
+  void start(std::chrono::milliseconds wait) {
+    MqttOptions o;
+    o.port = static_cast<std::uint16_t>(broker_.port());
+    o.client_id = "batch-wait-test";
+    o.subscriptions = {kTopic};
+    o.batch_max = 256;
+    o.batch_time = std::chrono::milliseconds(20'000);
+    o.batch_wait = wait;
+    client_ = std::make_unique<MqttClient>(o);
+    transport::TransportHandlers h;
+    h.message = [this](std::string_view, ByteView payload, const transport::MessageProperties&) {
+      const std::string text(payload.begin(), payload.end());
+      record(text);
+      return text.rfind("answer", 0) == 0 ? transport::BurstWait::answer_pending
+                                          : transport::BurstWait::may_wait;
+    };
+    h.ready = [this] { record("ready"); };
+    h.burst_end = [this] { record(kEnd); };
+    std::string error;
+    ASSERT_TRUE(client_->start(std::move(h), error)) << error;
+    ASSERT_TRUE(wait_for([&] { return count("ready") == 1; })) << "no SUBACK";
+    ASSERT_EQ(publisher_.connect(broker_.port(), "", ""), 0);
+  }
+  void publish(const std::string& payload) { ASSERT_TRUE(publisher_.publish(kTopic, payload)); }
+  /// The events after "ready", once `ends` bursts have ended.
+  std::vector<std::string> events_after(std::size_t ends) {
+    EXPECT_TRUE(wait_for([&] { return count(kEnd) >= ends; })) << "bursts did not end";
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> out;
+    for (const std::string& e : events_)
+      if (e != "ready") out.push_back(e);
+    return out;
+  }
+  void TearDown() override {
+    if (client_) client_->stop();
+  }
+
+ private:
+  void record(const std::string& event) {
+    std::lock_guard lock(mutex_);
+    events_.push_back(event);
+  }
+  std::size_t count(const std::string& event) {
+    std::lock_guard lock(mutex_);
+    return static_cast<std::size_t>(std::count(events_.begin(), events_.end(), event));
+  }
+  template <typename Done>
+  static bool wait_for(Done done) {
+    for (int i = 0; i < 1000 && !done(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return done();
+  }
+
+  test::TempDir dir_;
+  test::MosquittoBroker broker_{dir_.path().string(), "allow_anonymous true\n"};
+  test::MqttTestClient publisher_{"batch-wait-publisher"};
+  std::unique_ptr<MqttClient> client_;
+  std::mutex mutex_;
+  std::vector<std::string> events_;
+};
+
+constexpr std::chrono::milliseconds kWait{3'000};
+constexpr std::chrono::milliseconds kGap{300};
+
+TEST_F(BatchWaitTest, WithoutAWaitEachLoneMessageIsABurst) {
+  start(std::chrono::milliseconds(0));
+  publish("a");
+  std::this_thread::sleep_for(kGap);
+  publish("b");
+  EXPECT_EQ(events_after(2), (std::vector<std::string>{"a", kEnd, "b", kEnd}));
+}
+
+TEST_F(BatchWaitTest, AMessageWithinTheWaitJoinsTheOpenBurst) {
+  start(kWait);
+  publish("a");
+  std::this_thread::sleep_for(kGap);
+  publish("b");
+  EXPECT_EQ(events_after(1), (std::vector<std::string>{"a", "b", kEnd}));
+}
+
+TEST_F(BatchWaitTest, ABurstThatOwesAnAnswerDoesNotWait) {
+  start(kWait);
+  publish("answer-1");
+  std::this_thread::sleep_for(kGap);
+  publish("b");
+  EXPECT_EQ(events_after(2), (std::vector<std::string>{"answer-1", kEnd, "b", kEnd}));
+}
+
+}  // namespace
+}  // namespace dsekp::edge::mqtt
