@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iostream>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -52,10 +54,36 @@ struct SendArgs {
   std::string prefix;
   std::string dev_id;
   std::string payload;
+  std::string payload_file;  // instead of PAYLOAD: "-" is standard input
   bool hex = false;
   std::string request_id;
   double timeout_s = 10;
 };
+
+// The payload from --payload-file, byte for byte (with --hex one final line break is dropped,
+// as `echo` writes one). Read whole, at most a little more than any payload may be, so that the
+// edge's own size check names the problem.
+std::string read_payload_file(const SendArgs& a) {
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  if (a.payload_file != "-") {
+    file.open(a.payload_file, std::ios::binary);
+    if (!file) throw UsageError("--payload-file: cannot read " + a.payload_file);
+    in = &file;
+  }
+  constexpr std::size_t kReadAtMost = 64 * 1024;
+  std::string payload(kReadAtMost + 1, '\0');
+  in->read(payload.data(), static_cast<std::streamsize>(payload.size()));
+  payload.resize(static_cast<std::size_t>(in->gcount()));
+  if (in->bad()) throw UsageError("--payload-file: cannot read " + a.payload_file);
+  if (payload.size() > kReadAtMost)
+    throw UsageError("--payload-file: more than " + std::to_string(kReadAtMost) + " bytes");
+  if (a.hex && !payload.empty() && payload.back() == '\n') {
+    payload.pop_back();
+    if (!payload.empty() && payload.back() == '\r') payload.pop_back();
+  }
+  return payload;
+}
 
 void parse_broker(const std::string& text, std::string& host, std::uint16_t& port) {
   const auto colon = text.rfind(':');
@@ -91,6 +119,9 @@ std::vector<std::uint8_t> hex_bytes(const std::string& text) {
 // sent, 75 (EX_TEMPFAIL) when the edge still holds it for an offline device at --timeout, 1
 // when refused or expired.
 int run_send(SendArgs a, const CLI::App& cmd) {
+  if (const bool given = cmd.count("PAYLOAD") > 0; given == !a.payload_file.empty())
+    throw UsageError(given ? "give the payload as PAYLOAD or with --payload-file, not both"
+                           : "PAYLOAD or --payload-file is required");
   if (!a.config.empty()) {
     edge::daemon::EdgeDaemonOptions edge_options;
     std::string broker;
@@ -148,11 +179,13 @@ int run_send(SendArgs a, const CLI::App& cmd) {
   }
   edge::admin::DownlinkRequest request;
   request.dev_id = a.dev_id;
+  std::string payload = a.payload_file.empty() ? a.payload : read_payload_file(a);
   if (a.hex) {
-    request.payload = hex_bytes(a.payload);
+    request.payload = hex_bytes(payload);
   } else {
-    request.payload.assign(a.payload.begin(), a.payload.end());
+    request.payload.assign(payload.begin(), payload.end());
   }
+  secure_wipe(MutableByteView(reinterpret_cast<std::uint8_t*>(payload.data()), payload.size()));
   request.request_id = a.request_id;
   if (request.request_id.empty()) {
     std::vector<std::uint8_t> random(12);
@@ -344,7 +377,10 @@ void add_edge_command(CLI::App& app) {
                    "device: exit 75 when it is still held then)")
       ->capture_default_str();
   send_cmd->add_option("DEV_ID", send->dev_id, "Device id")->required();
-  send_cmd->add_option("PAYLOAD", send->payload, "What to send (text; hex with --hex)")->required();
+  send_cmd->add_option("--payload-file", send->payload_file,
+                       "Read the payload from FILE ('-': standard input) instead of PAYLOAD, "
+                       "which every user of the machine can read in ps");
+  send_cmd->add_option("PAYLOAD", send->payload, "What to send (text; hex with --hex)");
   send_cmd->callback([send, send_cmd] {
     const int code = run_send(*send, *send_cmd);
     if (code != 0) std::exit(code);

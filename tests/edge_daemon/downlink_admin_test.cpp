@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -69,6 +70,21 @@ class DownlinkAdminTest : public ::testing::Test {
     const auto r = run(argv);
     EXPECT_EQ(r.exit_code, expected_exit) << r.out << r.err;
     return nlohmann::json::parse(r.out, nullptr, false);
+  }
+
+  /// `dsekp edge send --payload-file FILE` (a file in the test's folder), as send().
+  nlohmann::json send_from_file(const std::string& file, std::vector<std::string> extra) {
+    extra.insert(extra.end(), {"--payload-file", dir_.file(file)});
+    std::vector<std::string> argv = {DSEKP_CLI_PATH,   "edge", "send",        "--broker",
+                                     broker_address(), "--db", registry_path_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back("esp32-01");
+    const auto r = run(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  }
+  static void write_file(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
   }
 
   /// The device logs in, subscribes to its ACK and downlink topics and handshakes (the ACK is
@@ -151,6 +167,16 @@ TEST_F(DownlinkAdminTest, TheEdgeSealsSendsAndNeverReusesASeq) {
   const auto hex = send("esp32-01", "00ff10", 0, {"--hex"});
   seqs.push_back(hex.at("seq").get<std::uint32_t>());
   receive(next++, std::string("\x00\xff\x10", 3));
+  // From a file, so that the command is not on the command line (ps): the bytes as they are,
+  // and with --hex without the line break `echo` ends a line with.
+  write_file(dir_.file("command.txt"), "unlock 4711\n");
+  const auto from_file = send_from_file("command.txt", {});
+  seqs.push_back(from_file.at("seq").get<std::uint32_t>());
+  receive(next++, "unlock 4711\n");
+  write_file(dir_.file("command.hex"), "0aff\n");
+  const auto hex_file = send_from_file("command.hex", {"--hex"});
+  seqs.push_back(hex_file.at("seq").get<std::uint32_t>());
+  receive(next++, std::string("\x0a\xff", 2));
 
   // A restarted edge continues after the last committed seq (once the device has sent: until
   // then the edge does not know it is online).
@@ -302,6 +328,17 @@ TEST_F(DownlinkAdminTest, BadArgumentsAreRefused) {
   r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", "nonsense", "esp32-01", "x"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--broker"), std::string::npos) << r.err;
+  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "esp32-01"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("PAYLOAD or --payload-file is required"), std::string::npos) << r.err;
+  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--payload-file",
+           dir_.file("none.txt"), "esp32-01", "x"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("not both"), std::string::npos) << r.err;
+  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db", registry_path_,
+           "--payload-file", dir_.file("none.txt"), "esp32-01"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("cannot read"), std::string::npos) << r.err;
   // The daemon still demands its options.
   r = run({DSEKP_CLI_PATH, "edge", "--db", registry_path_, "--no-csv"});
   EXPECT_NE(r.exit_code, 0);
