@@ -21,6 +21,7 @@
 #include "bench/cpu_timer.hpp"
 #include "bench/edge/bench_mqtt_client.hpp"
 #include "bench/edge/bench_process.hpp"
+#include "bench/edge/chunked_subscriber.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/device_session.hpp"
@@ -135,7 +136,9 @@ std::int64_t unix_us() {
       .count();
 }
 
-void finish(DrainFigures& r, const ProcessCost& cost) {
+}  // namespace
+
+void finish_drain(DrainFigures& r, const ProcessCost& cost) {
   r.complete = r.delivered == r.messages;
   r.rate = r.complete && r.seconds > 0 ? static_cast<double>(r.delivered) / r.seconds : 0;
   r.cpu_s = cost.cpu_s();
@@ -147,6 +150,8 @@ void finish(DrainFigures& r, const ProcessCost& cost) {
   r.reads_per_frame = per_frame(static_cast<double>(cost.read_calls));
   r.writes_per_frame = per_frame(static_cast<double>(cost.write_calls));
 }
+
+namespace {
 
 // Queues every frame on `topic` (QoS 1), then waits until the broker acknowledged all of them.
 void queue_all(BenchMqttClient& publisher, std::size_t& acked, const std::string& topic,
@@ -215,7 +220,7 @@ class LightSubscriber {
     const ProcessCost cost = own_cost().minus(before);
     r.delivered = received.load();
     r.seconds = static_cast<double>(last_us.load() - first_us.load()) / 1e6;
-    finish(r, cost);
+    finish_drain(r, cost);
     return r;
   }
 
@@ -287,7 +292,7 @@ class EdgeRunner {
     r.delivered = static_cast<std::size_t>(telemetry.count(mode) - before);
     const std::int64_t first_us = telemetry.first_received_us(mode, started_us);
     r.seconds = first_us > 0 ? static_cast<double>(stored_us - first_us) / 1e6 : 0;
-    finish(r, cost);
+    finish_drain(r, cost);
     if (drain_argv_.size() > argv_.size()) {
       r.system_calls_counted = false;
       r.reads_per_frame = r.writes_per_frame = 0;
@@ -450,6 +455,17 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
     light.create_session(timeout);
     queue_all(publisher, acked, "bench/light", dsekp_frames, timeout);
     result.broker = light.drain(dsekp_frames.size(), timeout);
+  }
+  {
+    ChunkedSubscriber chunked(
+        host, broker.port(), "dsekp-bench-chunked-subscriber", "bench/chunked",
+        static_cast<std::uint16_t>(std::min<std::size_t>(
+            2 * (o.batch_max > 0 ? o.batch_max
+                                 : ::dsekp::edge::daemon::EdgeDaemonOptions{}.batch_max),
+            65535)));
+    chunked.create_session(timeout);
+    queue_all(publisher, acked, "bench/chunked", dsekp_frames, timeout);
+    result.chunked = chunked.drain(dsekp_frames.size(), timeout);
   }
 
   const ProcessCost idle = runner.idle_cost();

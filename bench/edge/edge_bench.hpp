@@ -11,7 +11,9 @@
 //          an edge started and stopped with nothing queued (start-up and shutdown): over N.
 // The broker's ceiling is the same backlog drained by a subscriber as light as the edge's own
 // loop: the edge's MQTT client (edge/mqtt/mqtt_client.hpp, same batch size) with a handler that
-// only counts. Its rate is the denominator of the edge's ratio.
+// only counts. Its rate is the denominator of the edge's ratio. A second ceiling, a subscriber
+// that reads in large chunks (chunked_subscriber.hpp), shows what libmosquitto's receive path
+// costs within the first.
 #pragma once
 
 #include <cstddef>
@@ -58,8 +60,13 @@ struct DrainFigures {
   double writes_per_frame = 0;
 };
 
+struct ProcessCost;
+/// Fills `r`'s rate and per-frame figures from its counts and the drain's process `cost`.
+void finish_drain(DrainFigures& r, const ProcessCost& cost);
+
 struct EdgeBenchResult {
-  DrainFigures broker;  // the light subscriber: the broker's ceiling
+  DrainFigures broker;   // the light subscriber: the broker's ceiling
+  DrainFigures chunked;  // the same backlog read in large chunks (chunked_subscriber.hpp)
   // The round whose CPU per frame is the median of the mode's rounds (the only one with 1).
   DrainFigures dsekp, psk;
   std::vector<DrainFigures> dsekp_rounds, psk_rounds;  // in the order they ran

@@ -1,0 +1,42 @@
+// A second ceiling for `dsekp bench edge`: what draining the same queued frames costs a
+// subscriber that reads its socket in large chunks and acknowledges each chunk's messages with
+// one write. libmosquitto 2.0.11 reads every PUBLISH with about four read(2) calls and writes
+// every PUBACK (and a wake-up byte) on its own; on this machine class a system call costs about
+// a microsecond, so the difference between the two ceilings is what libmosquitto's receive path
+// costs any edge built on it, and the chunked figure is what an edge could reach without it.
+// The reader pauses 200 us whenever it has caught up (see kCaughtUpPause): it costs each
+// message up to that much latency, as the edge's --batch-wait-ms would.
+//
+// A measuring instrument, not a client: MQTT 5 over plain TCP to a broker that behaves, one
+// persistent session, QoS 1 messages only, no TLS, no reconnect, no keep-alive (the drain is
+// short), and it throws on anything it does not expect. The edge does not use it.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "edge_bench.hpp"
+
+namespace dsekp::bench::edge {
+
+class ChunkedSubscriber {
+ public:
+  /// `receive_maximum`: the MQTT 5 Receive Maximum sent with CONNECT (as the edge's: 2 x batch).
+  ChunkedSubscriber(std::string host, int port, std::string client_id, std::string topic,
+                    std::uint16_t receive_maximum);
+  /// Connects with a session that never expires, subscribes at QoS 1 and disconnects.
+  void create_session(std::chrono::milliseconds timeout);
+  /// Connects to the session and drains the `expected` messages queued in it.
+  DrainFigures drain(std::size_t expected, std::chrono::milliseconds timeout);
+
+ private:
+  std::string host_;
+  int port_ = 0;
+  std::string client_id_;
+  std::string topic_;
+  std::uint16_t receive_maximum_ = 0;
+};
+
+}  // namespace dsekp::bench::edge
