@@ -4,9 +4,11 @@
 // (edge/logging/edge_logger.hpp, `--log-format`, `--log-level`).
 #include "edge_command.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "crypto/openssl/openssl_crypto.hpp"
+#include "dsekp/spec.hpp"
 #include "edge/admin/admin_auth.hpp"
 #include "edge/admin/admin_client.hpp"
 #include "edge/daemon/edge_config_file.hpp"
@@ -60,24 +63,28 @@ struct SendArgs {
   double timeout_s = 10;
 };
 
+// The largest payload (in bytes; hex digits are twice as many) sent to the edge, which refuses
+// more than kMaxPayloadSize by name: a request much larger would exceed the packet size the edge
+// accepts (kMaxMqttPacketSize, with the seal in base64) and the broker would drop it unseen.
+constexpr std::size_t kMaxSentPayload = 4 * kMaxPayloadSize;
+
 // The payload from --payload-file, byte for byte (with --hex one final line break is dropped,
-// as `echo` writes one). Read whole, at most a little more than any payload may be, so that the
-// edge's own size check names the problem.
+// as `echo` writes one); at most what run_send() would send.
 std::string read_payload_file(const SendArgs& a) {
   std::ifstream file;
   std::istream* in = &std::cin;
   if (a.payload_file != "-") {
     file.open(a.payload_file, std::ios::binary);
-    if (!file) throw UsageError("--payload-file: cannot read " + a.payload_file);
+    if (!file)
+      throw UsageError("--payload-file: cannot read " + a.payload_file + ": " +
+                       std::strerror(errno));
     in = &file;
   }
-  constexpr std::size_t kReadAtMost = 64 * 1024;
-  std::string payload(kReadAtMost + 1, '\0');
+  const std::size_t limit = (a.hex ? 2 * kMaxSentPayload + 2 : kMaxSentPayload) + 1;
+  std::string payload(limit, '\0');
   in->read(payload.data(), static_cast<std::streamsize>(payload.size()));
   payload.resize(static_cast<std::size_t>(in->gcount()));
   if (in->bad()) throw UsageError("--payload-file: cannot read " + a.payload_file);
-  if (payload.size() > kReadAtMost)
-    throw UsageError("--payload-file: more than " + std::to_string(kReadAtMost) + " bytes");
   if (a.hex && !payload.empty() && payload.back() == '\n') {
     payload.pop_back();
     if (!payload.empty() && payload.back() == '\r') payload.pop_back();
@@ -101,14 +108,15 @@ void parse_broker(const std::string& text, std::string& host, std::uint16_t& por
 }
 
 std::vector<std::uint8_t> hex_bytes(const std::string& text) {
-  if (text.size() % 2 != 0) throw std::runtime_error("PAYLOAD: odd number of hex digits");
+  if (text.size() % 2 != 0)
+    throw std::runtime_error("the payload is not hex: odd number of digits");
   std::vector<std::uint8_t> out;
   for (std::size_t i = 0; i < text.size(); i += 2) {
     const auto digit = [&](char c) {
       if (c >= '0' && c <= '9') return c - '0';
       if (c >= 'a' && c <= 'f') return c - 'a' + 10;
       if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-      throw std::runtime_error(std::string("PAYLOAD: not a hex digit: '") + c + "'");
+      throw std::runtime_error("the payload is not hex: digit " + std::to_string(i + 1));
     };
     out.push_back(static_cast<std::uint8_t>(digit(text[i]) * 16 + digit(text[i + 1])));
   }
@@ -180,12 +188,22 @@ int run_send(SendArgs a, const CLI::App& cmd) {
   edge::admin::DownlinkRequest request;
   request.dev_id = a.dev_id;
   std::string payload = a.payload_file.empty() ? a.payload : read_payload_file(a);
-  if (a.hex) {
-    request.payload = hex_bytes(payload);
-  } else {
-    request.payload.assign(payload.begin(), payload.end());
+  {
+    const struct Wipe {
+      std::string& text;
+      ~Wipe() {
+        secure_wipe(MutableByteView(reinterpret_cast<std::uint8_t*>(text.data()), text.size()));
+      }
+    } wipe{payload};
+    if (payload.size() > (a.hex ? 2 * kMaxSentPayload : kMaxSentPayload))
+      throw UsageError("the payload is larger than " + std::to_string(kMaxSentPayload) +
+                       " bytes (a downlink holds at most " + std::to_string(kMaxPayloadSize) + ")");
+    if (a.hex) {
+      request.payload = hex_bytes(payload);
+    } else {
+      request.payload.assign(payload.begin(), payload.end());
+    }
   }
-  secure_wipe(MutableByteView(reinterpret_cast<std::uint8_t*>(payload.data()), payload.size()));
   request.request_id = a.request_id;
   if (request.request_id.empty()) {
     std::vector<std::uint8_t> random(12);

@@ -222,10 +222,15 @@ DrainFigures ChunkedSubscriber::drain(std::size_t expected, std::chrono::millise
     constexpr std::size_t kChunk = 64 * 1024;
     in.reserve(2 * kChunk);
     Bytes acks;
+    // Messages that came in the CONNACK's read are parsed before the first read of their own.
+    bool leftover = !in.empty();
     while (r.delivered < expected) {
-      const std::size_t had = in.size();
-      if (!c.receive(in, kChunk, deadline)) break;
-      const std::size_t read = in.size() - had;
+      std::size_t read = kChunk;  // the leftover is handled without a pause
+      if (!std::exchange(leftover, false)) {
+        const std::size_t had = in.size();
+        if (!c.receive(in, kChunk, deadline)) break;
+        read = in.size() - had;
+      }
       std::size_t at = 0;
       Packet p;
       acks.clear();

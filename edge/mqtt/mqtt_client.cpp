@@ -381,15 +381,24 @@ int MqttClient::read_burst(int sock) {
 }
 
 // The batch wait (MqttOptions::batch_wait): an open batch nobody waits for stays open until a
-// message comes or the wait, counted from the burst's start, runs out. The wake-up eventfd is
-// not watched: a publish from another thread waits at most as long.
+// message comes or the wait, counted from the burst's start and never longer than batch_time,
+// runs out. It ends early when a publish from another thread (or stop()) wakes the loop, and
+// once the batch holds kBatchWaitMessages: a broker sends at most its in-flight window of
+// unacknowledged messages, and a batch that has filled it would otherwise idle to the end of
+// the wait with nothing able to arrive (a device account flooding a small window would slow
+// every other device's handshake so).
 bool MqttClient::wait_for_more(int sock, std::chrono::steady_clock::time_point started) {
-  if (!in_batch_ || answer_pending_ || options_.batch_wait.count() <= 0 || stopping_) return false;
-  const auto left = options_.batch_wait - (std::chrono::steady_clock::now() - started);
+  if (!in_batch_ || answer_pending_ || options_.batch_wait.count() <= 0 || stopping_ ||
+      batch_count_ >= kBatchWaitMessages || protocol_ != MQTT_PROTOCOL_V5)
+    return false;
+  auto limit = options_.batch_wait;
+  if (options_.batch_time.count() > 0) limit = std::min(limit, options_.batch_time);
+  const auto left = limit - (std::chrono::steady_clock::now() - started);
   const auto left_ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
   if (left_ms <= 0) return false;
-  pollfd p{sock, POLLIN, 0};
-  return ::poll(&p, 1, static_cast<int>(left_ms)) > 0;
+  pollfd fds[2] = {{sock, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  if (::poll(fds, 2, static_cast<int>(left_ms)) <= 0) return false;
+  return (fds[1].revents & POLLIN) == 0;  // the loop's next poll reads the wake-up
 }
 
 void MqttClient::end_batch() {

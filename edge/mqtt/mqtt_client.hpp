@@ -87,6 +87,11 @@ namespace dsekp::edge::mqtt {
 
 enum class MqttVersion { automatic, v5, v311 };
 
+/// A burst stops waiting for more messages (MqttOptions::batch_wait) once it holds this many:
+/// below the smallest in-flight window of the brokers' defaults seen (RabbitMQ's MQTT prefetch
+/// 10; Mosquitto's max_inflight_messages 20 for 3.1.1, EMQX's max_inflight 32).
+inline constexpr std::size_t kBatchWaitMessages = 10;
+
 /// "auto", "5", "3.1.1" (also "311") -> the version; false for anything else.
 bool parse_mqtt_version(std::string_view text, MqttVersion& out) noexcept;
 
@@ -139,9 +144,11 @@ struct MqttOptions {
   // held back by a slow burst.
   std::chrono::milliseconds batch_time{10};
   // A burst whose messages all answered BurstWait::may_wait waits up to this long after its
-  // first message for more (and batch_time still ends it) instead of ending when the socket is
-  // empty: at a moderate load many small commits become fewer larger ones, and each message's
-  // PUBACK (and its durable record) comes up to this much later. 0: no wait.
+  // first message for more (never past batch_time) instead of ending when the socket is empty:
+  // at a moderate load many small commits become fewer larger ones, and each message's PUBACK
+  // (and its durable record) comes up to this much later. MQTT 5 only (whose CONNECT asks the
+  // broker for 2 * batch_max unacknowledged messages), and only until the burst holds
+  // kBatchWaitMessages (see wait_for_more). 0: no wait.
   std::chrono::milliseconds batch_wait{0};
   // MQTT 5 Maximum Packet Size announced in CONNECT (0: none, the protocol's 268,435,455).
   std::uint32_t maximum_packet_size = 0;

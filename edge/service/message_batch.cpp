@@ -111,6 +111,7 @@ void MessageBatch::handle(std::string_view topic, ByteView payload, std::uint64_
 }
 
 void MessageBatch::end() {
+  answered_alone_ = false;
   if (!service_.batch_open()) return;
   const StoreResult r = service_.commit_batch();
   if (r.ok()) {
@@ -174,6 +175,7 @@ HandleResult MessageBatch::handle_alone(std::string_view topic, ByteView payload
     r = service_.handle(topic, payload, now_ms, recvts_us);  // no batch open: its own transaction
     if (r.processed()) {
       publish_all(r.publishes);
+      if (!r.publishes.empty()) answered_alone_ = true;
       settle(topic, r, now_ms, std::chrono::steady_clock::now() - started);
       return r;
     }

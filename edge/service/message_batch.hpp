@@ -94,9 +94,10 @@ class MessageBatch {
   void end();
   /// Messages in the open batch.
   [[nodiscard]] std::size_t size() const noexcept { return held_count_; }
-  /// Whether the open batch holds publishes (ACKs, REKEY requests) that end() will send: a device
-  /// is waiting for them.
-  [[nodiscard]] bool has_answers() const noexcept { return !pending_.empty(); }
+  /// Whether a device waits for the end of this burst: the open batch holds publishes (ACKs,
+  /// REKEY requests) that end() will send, or a message retried alone since the last end()
+  /// published its own.
+  [[nodiscard]] bool has_answers() const noexcept { return !pending_.empty() || answered_alone_; }
 
  private:
   struct Held {
@@ -125,6 +126,7 @@ class MessageBatch {
   std::vector<Held> held_;  // copies of the batch's messages (reused buffers)
   std::size_t held_count_ = 0;
   std::vector<Publish> pending_;  // the batch's publishes, in order
+  bool answered_alone_ = false;   // handle_alone published since the last end() (has_answers)
   bool rebatching_ = false;       // handling a conflicted batch's messages again as a batch
 };
 

@@ -339,6 +339,12 @@ TEST_F(DownlinkAdminTest, BadArgumentsAreRefused) {
            "--payload-file", dir_.file("none.txt"), "esp32-01"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("cannot read"), std::string::npos) << r.err;
+  // Larger than any request the broker would pass to the edge: refused here, not lost there.
+  std::ofstream(dir_.file("large.txt"), std::ios::binary) << std::string(4097, 'z');
+  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db", registry_path_,
+           "--payload-file", dir_.file("large.txt"), "esp32-01"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("larger than 4096 bytes"), std::string::npos) << r.err;
   // The daemon still demands its options.
   r = run({DSEKP_CLI_PATH, "edge", "--db", registry_path_, "--no-csv"});
   EXPECT_NE(r.exit_code, 0);

@@ -1,7 +1,8 @@
 // The MQTT transport's batch wait (MqttOptions::batch_wait): a burst that owes no answer stays
-// open for messages that come within the wait, and one that owes an answer ends as soon as the
-// messages already received are in. Against a real Mosquitto; the gaps between publishes are a
-// tenth of the wait, so the assertions are on the order of events, not on timings.
+// open for messages that come within the wait (up to kBatchWaitMessages), and one that owes an
+// answer ends as soon as the messages already received are in. Against a real Mosquitto; the gaps
+// between publishes are a tenth of the wait, so the assertions are on the order of events, not on
+// timings.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -24,13 +25,14 @@ constexpr const char* kEnd = "|";  // a burst's end in the recorded events
 class BatchWaitTest : public ::testing::Test {
  protected:
   /// Starts a client with `wait`; a message whose payload starts with "answer" owes an answer.
-  void start(std::chrono::milliseconds wait) {
+  void start(std::chrono::milliseconds wait,
+             std::chrono::milliseconds batch_time = std::chrono::milliseconds(20'000)) {
     MqttOptions o;
     o.port = static_cast<std::uint16_t>(broker_.port());
     o.client_id = "batch-wait-test";
     o.subscriptions = {kTopic};
     o.batch_max = 256;
-    o.batch_time = std::chrono::milliseconds(20'000);
+    o.batch_time = batch_time;
     o.batch_wait = wait;
     client_ = std::make_unique<MqttClient>(o);
     transport::TransportHandlers h;
@@ -102,6 +104,31 @@ TEST_F(BatchWaitTest, AMessageWithinTheWaitJoinsTheOpenBurst) {
   std::this_thread::sleep_for(kGap);
   publish("b");
   EXPECT_EQ(events_after(1), (std::vector<std::string>{"a", "b", kEnd}));
+}
+
+// A broker sends no more than its in-flight window of unacknowledged messages: a burst that may
+// have filled it stops waiting (else a device flooding a small window would hold everyone's
+// PUBACKs and ACKs back for the whole wait).
+TEST_F(BatchWaitTest, ABurstStopsWaitingOnceItHoldsTenMessages) {
+  start(kWait);
+  std::vector<std::string> expected;
+  for (std::size_t i = 0; i < kBatchWaitMessages; ++i) {
+    publish("m" + std::to_string(i));
+    expected.push_back("m" + std::to_string(i));
+  }
+  std::this_thread::sleep_for(kGap);
+  publish("b");
+  expected.insert(expected.end(), {kEnd, "b", kEnd});
+  EXPECT_EQ(events_after(2), expected);
+}
+
+// batch_time bounds every burst, its wait included.
+TEST_F(BatchWaitTest, TheWaitNeverOutlastsTheBatchTime) {
+  start(kWait, std::chrono::milliseconds(50));
+  publish("a");
+  std::this_thread::sleep_for(kGap);
+  publish("b");
+  EXPECT_EQ(events_after(2), (std::vector<std::string>{"a", kEnd, "b", kEnd}));
 }
 
 TEST_F(BatchWaitTest, ABurstThatOwesAnAnswerDoesNotWait) {

@@ -187,6 +187,17 @@ TEST_F(BatchTest, ABatchOwesAnAnswerFromAnInitUntilItsCommit) {
   batch.end();
   EXPECT_FALSE(batch.has_answers());
   ASSERT_EQ(published.size(), 1u);
+
+  // An INIT whose save fails in the batch is handled again alone, and its ACK published at
+  // once: the burst still owes it, until its end.
+  store_->fail_next_saves = 1;
+  batch.handle(kInitTopic,
+               device.init(Encoding::json, static_cast<std::uint32_t>(kNowMs / 1000) + 2),
+               kNowMs + 2000, (kNowMs + 2000) * 1000);
+  ASSERT_EQ(published.size(), 2u) << "the INIT was not answered alone";
+  EXPECT_TRUE(batch.has_answers());
+  batch.end();
+  EXPECT_FALSE(batch.has_answers());
 }
 
 TEST_F(BatchTest, DownlinksAreRefusedInsideABatch) {

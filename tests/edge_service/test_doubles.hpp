@@ -115,6 +115,10 @@ class ScriptableStore final : public SessionStore {
   StoreResult save(const DevId& dev_id, const EdgeDeviceState& state, std::uint64_t now_ms,
                    std::uint64_t& generation) override {
     if (fail_save) return StoreResult{StoreStatus::storage_failure};
+    if (fail_next_saves > 0) {
+      --fail_next_saves;
+      return StoreResult{StoreStatus::storage_failure};
+    }
     return backing_.save(dev_id, state, now_ms, generation);
   }
   StoreResult remove(const DevId& dev_id) override { return backing_.remove(dev_id); }
@@ -153,6 +157,7 @@ class ScriptableStore final : public SessionStore {
   bool fail_save = false;
   bool fail_commit = false;
   int fail_next_commits = 0;      // that many commits fail (then they work again)
+  int fail_next_saves = 0;        // that many saves fail (then they work again)
   int conflict_next_commits = 0;  // that many commits conflict (another edge was first)
   int commits = 0;                // commit() calls
   /// Runs once, just before the next begin(): another writer acting between load and save.
