@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "bench/edge/chunked_subscriber.hpp"
 #include "bench/edge/edge_bench.hpp"
 #include "experiment/broker.hpp"
 
@@ -76,9 +77,9 @@ void print_text(const bench::edge::EdgeBenchResult& r, const BenchEdgeArgs& a) {
   line("chunked", r.chunked);
   std::printf(
       "  (broker: the edge's MQTT client, libmosquitto, counting only; chunked: the same backlog "
-      "read 64 KiB at a time (a 200 us pause once caught up), each read's PUBACKs in one write: "
-      "the ceiling without "
-      "libmosquitto's receive path)\n");
+      "read %zu KiB at a time (a %u us pause once caught up), each read's PUBACKs in one write: "
+      "the ceiling without libmosquitto's receive path)\n",
+      bench::edge::ChunkedSubscriber::kChunk / 1024, a.options.chunked_pause_us);
   if (r.dsekp_rounds.size() > 1) {
     for (std::size_t i = 0; i < r.dsekp_rounds.size(); ++i) {
       std::printf("  round %zu (%s first):\n", i + 1, i % 2 == 0 ? "DSEKP" : "PSK");
@@ -132,6 +133,9 @@ void add_bench_edge_command(CLI::App& bench) {
   cmd->add_option("--dsekp", args->options.dsekp_exe, "")->group("");
   // Hidden: a profiler's command line put before the edge's in the drains.
   cmd->add_option("--drain-wrapper", args->options.drain_wrapper, "")->group("");
+  cmd->add_option("--chunked-pause-us", args->options.chunked_pause_us, "")
+      ->check(CLI::Range(0, 100'000))
+      ->group("");
   cmd->add_flag("--keep", args->options.keep_dir, "Keep the work directory (logs, databases)");
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->callback([args] {

@@ -110,16 +110,17 @@ void parse_broker(const std::string& text, std::string& host, std::uint16_t& por
 std::vector<std::uint8_t> hex_bytes(const std::string& text) {
   if (text.size() % 2 != 0)
     throw std::runtime_error("the payload is not hex: odd number of digits");
+  const auto digit = [&text](std::size_t at) {
+    const char c = text[at];
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    throw std::runtime_error("the payload is not hex: digit " + std::to_string(at + 1));
+  };
   std::vector<std::uint8_t> out;
-  for (std::size_t i = 0; i < text.size(); i += 2) {
-    const auto digit = [&](char c) {
-      if (c >= '0' && c <= '9') return c - '0';
-      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-      throw std::runtime_error("the payload is not hex: digit " + std::to_string(i + 1));
-    };
-    out.push_back(static_cast<std::uint8_t>(digit(text[i]) * 16 + digit(text[i + 1])));
-  }
+  out.reserve(text.size() / 2);
+  for (std::size_t i = 0; i < text.size(); i += 2)
+    out.push_back(static_cast<std::uint8_t>(digit(i) * 16 + digit(i + 1)));
   return out;
 }
 
@@ -187,6 +188,15 @@ int run_send(SendArgs a, const CLI::App& cmd) {
   }
   edge::admin::DownlinkRequest request;
   request.dev_id = a.dev_id;
+  request.request_id = a.request_id;
+  if (request.request_id.empty()) {
+    std::vector<std::uint8_t> random(12);
+    OpenSslRng rng;
+    if (rng.fill(random) != Error::ok) throw std::runtime_error("no randomness for a request id");
+    request.request_id = edge::to_hex(ByteView(random.data(), random.size()));
+  }
+  if (!edge::admin::valid_request_id(request.request_id))
+    throw UsageError("--request-id: 1-64 of [A-Za-z0-9._-]");
   std::string payload = a.payload_file.empty() ? a.payload : read_payload_file(a);
   {
     const struct Wipe {
@@ -204,15 +214,6 @@ int run_send(SendArgs a, const CLI::App& cmd) {
       request.payload.assign(payload.begin(), payload.end());
     }
   }
-  request.request_id = a.request_id;
-  if (request.request_id.empty()) {
-    std::vector<std::uint8_t> random(12);
-    OpenSslRng rng;
-    if (rng.fill(random) != Error::ok) throw std::runtime_error("no randomness for a request id");
-    request.request_id = edge::to_hex(ByteView(random.data(), random.size()));
-  }
-  if (!edge::admin::valid_request_id(request.request_id))
-    throw UsageError("--request-id: 1-64 of [A-Za-z0-9._-]");
   edge::admin::sign(
       key, a.prefix, request,
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(

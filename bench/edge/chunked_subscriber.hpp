@@ -4,8 +4,11 @@
 // every PUBACK (and a wake-up byte) on its own; on this machine class a system call costs about
 // a microsecond, so the difference between the two ceilings is what libmosquitto's receive path
 // costs any edge built on it, and the chunked figure is what an edge could reach without it.
-// The reader pauses 200 us whenever it has caught up (see kCaughtUpPause): it costs each
-// message up to that much latency, as the edge's --batch-wait-ms would.
+// The reader pauses whenever it has caught up (a read that did not fill its buffer): without
+// the pause a reader faster than the broker is woken for every message (a poll, a read and a
+// write for each), and those wake-ups cost more kernel time than libmosquitto's reads
+// (`dsekp bench edge --chunked-pause-us 0` shows it); with it, messages gather between reads.
+// The pause costs each message up to that much latency, as the edge's --batch-wait-ms would.
 //
 // A measuring instrument, not a client: MQTT 5 over plain TCP to a broker that behaves, one
 // persistent session, QoS 1 messages only, no TLS, no reconnect, no keep-alive (the drain is
@@ -23,9 +26,13 @@ namespace dsekp::bench::edge {
 
 class ChunkedSubscriber {
  public:
-  /// `receive_maximum`: the MQTT 5 Receive Maximum sent with CONNECT (as the edge's: 2 x batch).
+  /// Bytes asked of each read(2).
+  static constexpr std::size_t kChunk = 64 * 1024;
+
+  /// `receive_maximum`: the MQTT 5 Receive Maximum sent with CONNECT (as the edge's);
+  /// `caught_up_pause`: the pause after a read that did not fill kChunk (0: none).
   ChunkedSubscriber(std::string host, int port, std::string client_id, std::string topic,
-                    std::uint16_t receive_maximum);
+                    std::uint16_t receive_maximum, std::chrono::microseconds caught_up_pause);
   /// Connects with a session that never expires, subscribes at QoS 1 and disconnects.
   void create_session(std::chrono::milliseconds timeout);
   /// Connects to the session and drains the `expected` messages queued in it.
@@ -37,6 +44,7 @@ class ChunkedSubscriber {
   std::string client_id_;
   std::string topic_;
   std::uint16_t receive_maximum_ = 0;
+  std::chrono::microseconds caught_up_pause_{0};
 };
 
 }  // namespace dsekp::bench::edge

@@ -130,12 +130,6 @@ class TelemetryReader {
   sqlite3_stmt* first_ = nullptr;
 };
 
-std::int64_t unix_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 void finish_drain(DrainFigures& r, const ProcessCost& cost) {
@@ -288,12 +282,12 @@ class EdgeRunner {
     stored_us = unix_us();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // anything beyond N
     // A wrapper (a profiler) may end with the SIGTERM's status.
-    const ProcessCost cost = stop(edge, dir_, drain_argv_.size() > argv_.size()).minus(idle);
+    const ProcessCost cost = stop(edge, dir_, wrapped()).minus(idle);
     r.delivered = static_cast<std::size_t>(telemetry.count(mode) - before);
     const std::int64_t first_us = telemetry.first_received_us(mode, started_us);
     r.seconds = first_us > 0 ? static_cast<double>(stored_us - first_us) / 1e6 : 0;
     finish_drain(r, cost);
-    if (drain_argv_.size() > argv_.size()) {
+    if (wrapped()) {
       r.system_calls_counted = false;
       r.reads_per_frame = r.writes_per_frame = 0;
     }
@@ -301,6 +295,9 @@ class EdgeRunner {
   }
 
  private:
+  // Whether the drains run under a --drain-wrapper (a profiler).
+  [[nodiscard]] bool wrapped() const noexcept { return drain_argv_.size() > argv_.size(); }
+
   std::vector<std::string> argv_;
   std::vector<std::string> drain_argv_;
   std::string dir_;
@@ -444,25 +441,22 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
   result.dsekp_frame_bytes = mean_size(dsekp_frames);
   result.psk_frame_bytes = mean_size(psk_frames);
 
+  // The edge's batch size, which both ceilings' subscribers take too.
+  const std::size_t batch_max =
+      o.batch_max > 0 ? o.batch_max : ::dsekp::edge::daemon::EdgeDaemonOptions{}.batch_max;
   // The broker's ceiling first (the same DSEKP bytes on a topic of its own). Its client's
   // connection notices would interleave with the report.
   ::dsekp::edge::logging::set_level(::dsekp::edge::logging::LogLevel::warn);
   {
-    LightSubscriber light(
-        host, broker.port(),
-        o.batch_max > 0 ? o.batch_max : ::dsekp::edge::daemon::EdgeDaemonOptions{}.batch_max,
-        "bench/light");
+    LightSubscriber light(host, broker.port(), batch_max, "bench/light");
     light.create_session(timeout);
     queue_all(publisher, acked, "bench/light", dsekp_frames, timeout);
     result.broker = light.drain(dsekp_frames.size(), timeout);
   }
   {
-    ChunkedSubscriber chunked(
-        host, broker.port(), "dsekp-bench-chunked-subscriber", "bench/chunked",
-        static_cast<std::uint16_t>(std::min<std::size_t>(
-            2 * (o.batch_max > 0 ? o.batch_max
-                                 : ::dsekp::edge::daemon::EdgeDaemonOptions{}.batch_max),
-            65535)));
+    ChunkedSubscriber chunked(host, broker.port(), "dsekp-bench-chunked-subscriber",
+                              "bench/chunked", ::dsekp::edge::mqtt::receive_maximum_for(batch_max),
+                              std::chrono::microseconds(o.chunked_pause_us));
     chunked.create_session(timeout);
     queue_all(publisher, acked, "bench/chunked", dsekp_frames, timeout);
     result.chunked = chunked.drain(dsekp_frames.size(), timeout);

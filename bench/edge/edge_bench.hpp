@@ -37,6 +37,8 @@ struct EdgeBenchOptions {
   // machine speeding up or slowing down during the run favours neither); the figures judged are
   // the medians over the rounds, and the ratio is the median of the rounds' own ratios.
   std::size_t rounds = 1;
+  /// The chunked reader's pause once it has caught up (chunked_subscriber.hpp); 0: none.
+  std::uint32_t chunked_pause_us = 200;
   /// Words put before the edge's command line in the drains only (e.g. `perf record -g --`), to
   /// profile them; the CPU figures then include the wrapper's.
   std::vector<std::string> drain_wrapper;

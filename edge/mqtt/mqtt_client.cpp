@@ -146,13 +146,7 @@ bool MqttClient::open_and_run(std::string& error) {
   // small write waits for the broker's delayed TCP ACK (~40 ms on loopback, measured by the device
   // tests), which would show up as handshake latency that is not the protocol's.
   mosquitto_int_option(mosq_, MOSQ_OPT_TCP_NODELAY, 1);
-  // MQTT 5 Receive Maximum: how many QoS 1 messages the broker sends before it waits for our
-  // PUBACKs. libmosquitto's default (20, sent in every CONNECT: lib/send_connect.c) would cap a
-  // batch at 20 and then stall the pipe for a round trip after each; twice batch_max lets the
-  // broker keep sending while a batch commits. (MQTT 3.1.1: the broker's max_inflight_messages
-  // setting plays this role.)
-  const std::size_t receive_maximum = std::clamp<std::size_t>(2 * options_.batch_max, 20, 65535);
-  mosquitto_int_option(mosq_, MOSQ_OPT_RECEIVE_MAXIMUM, static_cast<int>(receive_maximum));
+  mosquitto_int_option(mosq_, MOSQ_OPT_RECEIVE_MAXIMUM, receive_maximum_for(options_.batch_max));
   // The v5 callbacks are called for 3.1.1 connections too (libmosquitto calls every callback set).
   mosquitto_connect_v5_callback_set(mosq_, &MqttClient::on_connect);
   mosquitto_disconnect_v5_callback_set(mosq_, &MqttClient::on_disconnect);
@@ -294,6 +288,15 @@ void MqttClient::note_silent_close() {
   logging::logger().warn(
       "the broker closed two MQTT 5 connections without a CONNACK; falling back to MQTT 3.1.1");
   fall_back_ = true;
+}
+
+// MQTT 5 Receive Maximum: how many QoS 1 messages the broker sends before it waits for our
+// PUBACKs. libmosquitto's default (20, sent in every CONNECT: lib/send_connect.c) would cap a
+// batch at 20 and then stall the pipe for a round trip after each; twice batch_max lets the
+// broker keep sending while a batch commits. (MQTT 3.1.1: the broker's max_inflight_messages
+// setting plays this role.)
+std::uint16_t receive_maximum_for(std::size_t batch_max) noexcept {
+  return static_cast<std::uint16_t>(std::clamp<std::size_t>(2 * batch_max, 20, 65535));
 }
 
 int MqttClient::drive() {

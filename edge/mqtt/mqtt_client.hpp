@@ -15,10 +15,11 @@
 //   * PUBACK only after the commit, and one commit per burst of messages (batches). Our thread
 //     drives libmosquitto itself instead of calling mosquitto_loop(): poll() on the socket (and
 //     a wake-up eventfd), then mosquitto_loop_read() again and again while the socket stays
-//     readable (at most batch_max messages, at most batch_time), each message going to the
-//     handler; then the batch-end handler (the daemon commits the batch there and publishes its
-//     ACKs); only then mosquitto_loop_write(), which writes the PUBACKs libmosquitto queued for
-//     the burst and the ACKs; then mosquitto_loop_misc() (keep-alive). Verified in the
+//     readable (at most batch_max messages, at most batch_time; with batch_wait a little
+//     longer for more, see there), each message going to the handler; then the batch-end
+//     handler (the daemon commits the batch there and publishes its ACKs); only then
+//     mosquitto_loop_write(), which writes the PUBACKs libmosquitto queued for the burst and
+//     the ACKs; then mosquitto_loop_misc() (keep-alive). Verified in the
 //     libmosquitto 2.0.11 source (Debian's `apt-get source mosquitto`), with
 //     mosquitto_threaded_set(true) (mosq->threaded = mosq_ts_external, lib/thread_mosq.c):
 //       - lib/handle_publish.c handle__publish(): for QoS 1, send__puback() BEFORE on_message /
@@ -87,8 +88,11 @@ namespace dsekp::edge::mqtt {
 
 enum class MqttVersion { automatic, v5, v311 };
 
+/// The MQTT 5 Receive Maximum the client sends with CONNECT for `batch_max` (see the .cpp).
+[[nodiscard]] std::uint16_t receive_maximum_for(std::size_t batch_max) noexcept;
+
 /// A burst stops waiting for more messages (MqttOptions::batch_wait) once it holds this many:
-/// below the smallest in-flight window of the brokers' defaults seen (RabbitMQ's MQTT prefetch
+/// at most the smallest in-flight window of the brokers' defaults seen (RabbitMQ's MQTT prefetch
 /// 10; Mosquitto's max_inflight_messages 20 for 3.1.1, EMQX's max_inflight 32).
 inline constexpr std::size_t kBatchWaitMessages = 10;
 

@@ -14,6 +14,18 @@
 namespace dsekp::edge {
 namespace {
 
+// Sets a flag back to false when the scope it guards is left, whichever way.
+class ClearedOnExit {
+ public:
+  explicit ClearedOnExit(bool& flag) noexcept : flag_(flag) {}
+  ClearedOnExit(const ClearedOnExit&) = delete;
+  ClearedOnExit& operator=(const ClearedOnExit&) = delete;
+  ~ClearedOnExit() { flag_ = false; }
+
+ private:
+  bool& flag_;
+};
+
 std::string describe(const HandleResult& r) {
   std::string text = r.reason_name();
   if (!r.detail.empty()) text += " (" + r.detail + ")";
@@ -111,7 +123,9 @@ void MessageBatch::handle(std::string_view topic, ByteView payload, std::uint64_
 }
 
 void MessageBatch::end() {
-  answered_alone_ = false;
+  // Whatever end() publishes itself (the commit's ACKs, or a failed commit's retries) has gone
+  // out when it returns: the next burst owes none of it.
+  const ClearedOnExit answered_alone_cleared{answered_alone_};
   if (!service_.batch_open()) return;
   const StoreResult r = service_.commit_batch();
   if (r.ok()) {
@@ -142,10 +156,7 @@ void MessageBatch::end() {
         "them again as one batch",
         count);
     rebatching_ = true;
-    struct Reset {
-      bool& flag;
-      ~Reset() { flag = false; }
-    } reset{rebatching_};
+    const ClearedOnExit rebatching_cleared{rebatching_};
     for (std::size_t i = 0; i < count; ++i) {
       const Held& m = held[i];
       (void)handle(m.topic, ByteView(m.payload.data(), m.payload.size()), m.now_ms, m.recvts_us);

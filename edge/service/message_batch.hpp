@@ -96,7 +96,7 @@ class MessageBatch {
   [[nodiscard]] std::size_t size() const noexcept { return held_count_; }
   /// Whether a device waits for the end of this burst: the open batch holds publishes (ACKs,
   /// REKEY requests) that end() will send, or a message retried alone since the last end()
-  /// published its own.
+  /// published its own (false again once end() returns).
   [[nodiscard]] bool has_answers() const noexcept { return !pending_.empty() || answered_alone_; }
 
  private:

@@ -17,8 +17,9 @@ struct EdgeService::DeviceContext {
   bool stale = false;                    // the stored state was built with other credentials
   std::uint32_t loaded_established = 0;  // established sessions in the state as loaded
 
-  /// Back to as constructed, keys wiped: the DATA path reuses one context for every frame
-  /// (constructing a state costs more than the frame's window check).
+  /// Back to as constructed, keys wiped: the DATA path reuses one context for every frame,
+  /// rewriting only the session slots a device used rather than building a 3.4 KB state anew,
+  /// and wipes its keys as soon as each frame is done.
   void clear() noexcept {
     credentials = DeviceCredentials{};
     clear_device_state(state);

@@ -203,7 +203,7 @@ TEST(EdgeKillRestart, EveryFrameIsStoredExactlyOnceAcrossSigkills) {
 }
 
 // With --batch-wait-ms a burst stays open, its PUBACKs unwritten, while the edge waits for more
-// frames: kills now also land inside those waits, and nothing may be lost or doubled either.
+// frames: kills also land inside those waits, and nothing may be lost or doubled either.
 TEST(EdgeKillRestart, EveryFrameIsStoredExactlyOnceAcrossSigkillsWithABatchWait) {
   every_frame_stored_exactly_once_across_sigkills({"--batch-wait-ms", "5"});
 }
@@ -352,14 +352,16 @@ TEST(EdgeKillRestart, ARatchetingDeviceIsNeverLockedOutByAKillAtAnyMomentOfItsSe
     std::size_t seen =
         killing ? occurrences(edge.stderr_text(), "test hold: " + kills[round].second + "\n") : 0;
     ASSERT_TRUE(client.publish("dsekp/init", as_string(device.init(Encoding::json, t))));
-    if (killing && kills[round].first == "init")
+    if (killing && kills[round].first == "init") {
       ASSERT_NO_FATAL_FAILURE(kill_at(kills[round].second, seen));
+    }
     // As the device would: the INIT again until an ACK comes.
     bool acked = false;
     for (int attempt = 0; attempt < 6 && !acked; ++attempt) {
       acked = client.wait_for_count(acks + 1);
-      if (!acked)
+      if (!acked) {
         ASSERT_TRUE(client.publish("dsekp/init", as_string(device.init_again(Encoding::json))));
+      }
     }
     ASSERT_TRUE(acked) << "round " << round << ": no ACK\n" << edge.stderr_text();
     ASSERT_EQ(device.take_ack(bytes_of(client.received().back().payload)), Error::ok)
@@ -372,8 +374,9 @@ TEST(EdgeKillRestart, ARatchetingDeviceIsNeverLockedOutByAKillAtAnyMomentOfItsSe
     sent.push_back(reading(static_cast<int>(round)));
     ASSERT_TRUE(client.publish("dsekp/data",
                                as_string(device.data(sent.back(), unix_ms_now(), Encoding::json))));
-    if (killing && kills[round].first == "data")
+    if (killing && kills[round].first == "data") {
       ASSERT_NO_FATAL_FAILURE(kill_at(kills[round].second, seen));
+    }
   }
   const std::string state = registry_path + ".state";
   EXPECT_TRUE(wait_until(

@@ -198,6 +198,17 @@ TEST_F(BatchTest, ABatchOwesAnAnswerFromAnInitUntilItsCommit) {
   EXPECT_TRUE(batch.has_answers());
   batch.end();
   EXPECT_FALSE(batch.has_answers());
+
+  // A commit that fails has its messages handled again one by one inside end(), which publishes
+  // their answers itself: nothing is owed once it returns.
+  batch.handle(kInitTopic,
+               device.init(Encoding::json, static_cast<std::uint32_t>(kNowMs / 1000) + 3),
+               kNowMs + 3000, (kNowMs + 3000) * 1000);
+  EXPECT_TRUE(batch.has_answers());
+  store_->fail_next_commits = 1;
+  batch.end();
+  EXPECT_EQ(published.size(), 3u);
+  EXPECT_FALSE(batch.has_answers());
 }
 
 TEST_F(BatchTest, DownlinksAreRefusedInsideABatch) {
