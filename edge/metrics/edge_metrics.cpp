@@ -97,6 +97,21 @@ EdgeMetrics declare_edge_metrics(Registry& registry) {
                                         {},
                                         {}})
                           .get();
+  m.bursts = &registry
+                  .add_counter({metric("bursts_total"),
+                                "Bursts of received messages handled in one store transaction "
+                                "and acknowledged after its commit.",
+                                {},
+                                {}})
+                  .get();
+  m.burst_messages = &registry
+                          .add_counter({metric("burst_messages_total"),
+                                        "Messages in those bursts: burst_messages_total / "
+                                        "bursts_total is the mean burst (--batch-max, "
+                                        "--batch-wait-ms).",
+                                        {},
+                                        {}})
+                          .get();
   m.ratchet_steps =
       &registry
            .add_counter({metric("ratchet_steps_total"),

@@ -10,6 +10,9 @@
 //   dsekp_sessions_evicted_total               sessions dropped from the working set
 //   dsekp_rekey_requests_total                 REKEY requests sent (DATA under a session the
 //                                              edge does not hold: it lost it, or never had it)
+//   dsekp_bursts_total                         bursts of received messages committed together
+//   dsekp_burst_messages_total                 the messages in them (their ratio: the mean
+//                                              burst, what --batch-max and --batch-wait-ms tune)
 //   dsekp_active_sessions                      gauge
 //   dsekp_frame_processing_seconds             histogram: one MQTT message, receipt to commit
 //   dsekp_build_info{version}                  gauge, always 1
@@ -67,6 +70,8 @@ struct EdgeMetrics {
   Counter* sessions_evicted = nullptr;
   Counter* rekey_requests = nullptr;
   Counter* ratchet_steps = nullptr;
+  Counter* bursts = nullptr;
+  Counter* burst_messages = nullptr;
   Gauge* active_sessions = nullptr;
   Histogram* frame_processing_seconds = nullptr;
   Family<Counter>* rejections = nullptr;  // the whole family, for rejection_counter()
@@ -96,6 +101,10 @@ struct EdgeMetrics {
   void session_evicted() noexcept { sessions_evicted->inc(); }
   void rekey_requested() noexcept { rekey_requests->inc(); }
   void ratchet_stepped(std::uint32_t steps) noexcept { ratchet_steps->add(steps); }
+  void burst_committed(std::size_t messages) noexcept {
+    bursts->inc();
+    burst_messages->add(messages);
+  }
   void set_active_sessions(std::size_t n) noexcept { active_sessions->set(static_cast<double>(n)); }
   void frame_processed(std::chrono::steady_clock::duration elapsed) noexcept {
     frame_processing_seconds->observe(std::chrono::duration<double>(elapsed).count());

@@ -126,6 +126,14 @@ TEST(EdgeDaemon, HandshakeDataPskReplayAndCleanShutdown) {
   EXPECT_NE(metrics.find("dsekp_rejections_total{reason=\"replay\"} 1\n"), std::string::npos);
   EXPECT_NE(metrics.find("dsekp_sessions_confirmed_total 1\n"), std::string::npos);
   EXPECT_NE(metrics.find("dsekp_active_sessions 1\n"), std::string::npos);
+  // Every message went through a burst: the INIT, 51 DATA frames (one a replay), 10 PSK frames;
+  // how many bursts they took depends on timing, at least one and at most one each.
+  EXPECT_NE(metrics.find("dsekp_burst_messages_total 62\n"), std::string::npos) << metrics;
+  const std::size_t at = metrics.find("\ndsekp_bursts_total ");
+  ASSERT_NE(at, std::string::npos) << metrics;
+  const double bursts = std::stod(metrics.substr(at + std::string("\ndsekp_bursts_total ").size()));
+  EXPECT_GE(bursts, 1.0);
+  EXPECT_LE(bursts, 62.0);
 
   edge.signal(SIGTERM);
   EXPECT_EQ(edge.wait_for(std::chrono::seconds(10)), std::optional<int>(0))

@@ -38,6 +38,8 @@ TEST_F(EdgeMetricsTest, DeclaresTheIssuesMetricSet) {
   const std::map<std::string, std::string> expected{
       {"dsekp_active_sessions", "gauge"},
       {"dsekp_build_info", "gauge"},
+      {"dsekp_burst_messages_total", "counter"},
+      {"dsekp_bursts_total", "counter"},
       {"dsekp_frame_processing_seconds", "histogram"},
       {"dsekp_frames_total", "counter"},
       {"dsekp_handshakes_total", "counter"},

@@ -63,7 +63,7 @@ TEST(MetricsServer, ServesMetricsInTheTextFormat) {
   EXPECT_EQ(res->get_header_value("Content-Type"), kTextFormatContentType);
   const auto e = testing::parse_exposition(res->body);
   ASSERT_TRUE(e.errors.empty()) << e.errors.front();
-  EXPECT_EQ(e.types.size(), 10U);
+  EXPECT_EQ(e.types.size(), 12U);
   EXPECT_EQ(
       testing::find_sample(e, "dsekp_frames_total", {{"mode", "dsekp"}, {"outcome", "accepted"}}),
       1.0);
