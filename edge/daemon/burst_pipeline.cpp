@@ -65,9 +65,11 @@ transport::BurstWait BurstPipeline::receive(std::string_view topic, ByteView pay
 }
 
 void BurstPipeline::end_burst() {
-  const std::size_t messages = batch_.size();
+  // Counted first, so that the count is never behind the burst's CSV lines and ACKs (a commit
+  // that fails stops the process or is retried message by message: still this burst).
+  if (const std::size_t messages = batch_.size(); messages > 0)
+    parts_.metrics.burst_committed(messages);
   batch_.end();  // 1. commit, then the ACKs
-  if (messages > 0) parts_.metrics.burst_committed(messages);
   parts_.store_watch.after_store_use();
   deliver_held_downlinks();                         // 2.
   parts_.secret_eraser.erase_noted(unix_ms_now());  // 3.
