@@ -3,7 +3,8 @@
 #   make build   configure and build; binaries in build/bin/
 #   make test    build, then run the whole test suite (ctest), then the fuzz smoke runs (each
 #                libFuzzer target for FUZZ_SMOKE_SECONDS, default 30; scripts/fuzz.sh --smoke)
-#   make bench   build, then print the benchmarks (dsekp bench handshake / frames / sessions)
+#   make bench   build, then print the benchmarks (dsekp bench handshake / frames / sessions /
+#                pipeline)
 #   make experiment  build, then run the paper's PSK-vs-DSEKP experiment with its defaults
 #                (dsekp experiment; a few minutes; results/<UTC timestamp>/report.md). Options go
 #                in EXPERIMENT_ARGS, e.g. make experiment EXPERIMENT_ARGS="--link paper-wifi --packets 300"
@@ -58,6 +59,7 @@ bench: build
 	@$(BUILD_DIR)/bin/dsekp bench handshake
 	@$(BUILD_DIR)/bin/dsekp bench frames
 	@$(BUILD_DIR)/bin/dsekp bench sessions
+	@$(BUILD_DIR)/bin/dsekp bench pipeline
 
 experiment: build
 	@$(BUILD_DIR)/bin/dsekp experiment $(EXPERIMENT_ARGS)

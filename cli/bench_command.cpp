@@ -15,6 +15,7 @@
 #include "bench/e2e/report.hpp"
 #include "bench/e2e/scale_bench.hpp"
 #include "bench_edge_command.hpp"
+#include "bench_pipeline_command.hpp"
 #include "crypto/mbedtls/mbedtls_crypto.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp_handshake_bench.hpp"
@@ -492,6 +493,7 @@ void add_bench_command(CLI::App& app) {
   });
 
   add_bench_edge_command(*bench);
+  add_bench_pipeline_command(*bench);
 }
 
 }  // namespace dsekp::cli

@@ -396,6 +396,33 @@ TEST(BenchEdgeCli, ADrainOfEachModeIsCompleteAndJudgedAgainstItsTargets) {
   expect_nothing_left("dsekp-bench-edge-");
 }
 
+// bench pipeline drives the edge's service, store and sinks in-process: every frame of every
+// repetition accepted (it throws otherwise), a cost per frame for each mode and repetition, the
+// medians and ratio consistent with them, and its work directory gone afterwards.
+TEST(BenchPipelineCli, EveryFrameIsAcceptedAndCostedPerMode) {
+  TempDir dir;
+  const auto r = run_command({DSEKP_CLI_PATH, "bench", "pipeline", "--count", "2000",
+                              "--repetitions", "3", "--devices", "4", "--json"},
+                             dir.path().string(), 100s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double d = j.at("dsekp_us_per_frame").at(i).get<double>();
+    const double p = j.at("psk_us_per_frame").at(i).get<double>();
+    EXPECT_GT(d, 0.0);
+    EXPECT_GT(p, 0.0);
+    ratios.push_back(d / p);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  EXPECT_NEAR(j.at("dsekp_over_psk").get<double>(), ratios[1], 1e-9);
+  EXPECT_GT(j.at("dsekp_median_us_per_frame").get<double>(), 0.0);
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+    EXPECT_EQ(entry.path().filename().string().rfind("dsekp-bench-pipeline-", 0), std::string::npos)
+        << entry.path() << " left behind";
+}
+
 // bench frames judges its ratio targets on repetitions paired with floor opens timed just
 // before them: the ratios are there, above 1 (every path includes a GCM open and more), the JSON
 // path dearer than the compact one, and each verdict follows its value.
