@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/bench_device.hpp"
 #include "bench/cpu_timer.hpp"
 #include "bench/edge/bench_mqtt_client.hpp"
 #include "bench/edge/bench_process.hpp"
@@ -38,41 +39,12 @@ using ::dsekp::edge::DeviceMaterial;
 using ::dsekp::edge::DeviceRegistry;
 using ::dsekp::edge::OpenMode;
 using Clock = std::chrono::steady_clock;
-using Frame = std::vector<std::uint8_t>;
 
 std::uint64_t unix_ms() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                         std::chrono::system_clock::now().time_since_epoch())
                                         .count());
 }
-
-template <typename F>
-Frame encode_frame(const F& frame, Encoding enc) {
-  Frame wire(kMaxFrameSize);
-  std::size_t n = 0;
-  if (encode(frame, enc, wire, n) != Error::ok) throw std::runtime_error("cannot encode a frame");
-  wire.resize(n);
-  return wire;
-}
-
-ByteView view(const std::string& s) {
-  return ByteView(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
-}
-
-// A device of the benchmark: its session with the edge and its PSK key.
-struct BenchDevice {
-  BenchDevice(CryptoBackend& crypto, const DeviceMaterial& m)
-      : psk_key(m.credentials.psk_key.clone()), session(crypto, credentials_of(m)) {}
-  static DeviceCredentials credentials_of(const DeviceMaterial& m) {
-    DeviceCredentials c;
-    c.dev_id = m.credentials.dev_id;
-    c.dev_secret = m.credentials.dev_secret.clone();
-    c.edge_salt = m.edge_salt;
-    return c;
-  }
-  PskKey psk_key;
-  DeviceSession session;
-};
 
 // Reads the edge's telemetry table while it runs (WAL: readers do not block its commits).
 class TelemetryReader {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/bench_credentials.hpp"
+#include "bench/bench_device.hpp"
 #include "bench/cpu_timer.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp/codec.hpp"
@@ -24,8 +25,6 @@
 
 namespace dsekp::bench::pipeline {
 namespace {
-
-using Frame = std::vector<std::uint8_t>;
 
 constexpr const char* kDataTopic = "dsekp/data";
 constexpr const char* kPskTopic = "psk/data";
@@ -51,33 +50,6 @@ class WorkDir {
  private:
   std::string path_;
 };
-
-struct Device {
-  Device(CryptoBackend& crypto, const edge::DeviceMaterial& m)
-      : psk_key(m.credentials.psk_key.clone()), session(crypto, credentials_of(m)) {}
-  static DeviceCredentials credentials_of(const edge::DeviceMaterial& m) {
-    DeviceCredentials c;
-    c.dev_id = m.credentials.dev_id;
-    c.dev_secret = m.credentials.dev_secret.clone();
-    c.edge_salt = m.edge_salt;
-    return c;
-  }
-  PskKey psk_key;
-  DeviceSession session;
-};
-
-template <typename F>
-Frame encoded(const F& frame, Encoding enc) {
-  Frame out(kMaxFrameSize);
-  std::size_t n = 0;
-  require(encode(frame, enc, out, n), "encode");
-  out.resize(n);
-  return out;
-}
-
-ByteView view(const std::string& s) {
-  return ByteView(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
-}
 
 }  // namespace
 
@@ -119,15 +91,15 @@ PipelineFigures run_pipeline_bench(const PipelineBenchOptions& o) {
 
   const Encoding enc = o.compact ? Encoding::compact : Encoding::json;
   const std::uint64_t now_ms = edge::daemon::unix_ms_now();
-  std::vector<std::unique_ptr<Device>> devices;
+  std::vector<std::unique_ptr<BenchDevice>> devices;
   for (const edge::DeviceMaterial& m : materials) {
-    devices.push_back(std::make_unique<Device>(crypto, m));
+    devices.push_back(std::make_unique<BenchDevice>(crypto, m));
     DeviceSession& s = devices.back()->session;
     InitFrame init;
     require(s.start_handshake(static_cast<std::uint32_t>(now_ms / 1000), rng, init),
             "start_handshake");
     published.clear();
-    batch.handle("dsekp/init", encoded(init, enc), now_ms, now_ms * 1000);
+    batch.handle("dsekp/init", encode_frame(init, enc), now_ms, now_ms * 1000);
     batch.end();
     if (published.size() != 1) throw std::runtime_error("a handshake got no ACK");
     AckFrame ack;
@@ -142,18 +114,18 @@ PipelineFigures run_pipeline_bench(const PipelineBenchOptions& o) {
     std::vector<Frame> dsekp_frames;
     std::vector<Frame> psk_frames;
     for (std::size_t k = 0; k < o.count; ++k) {
-      Device& dev = *devices[k % o.devices];
+      BenchDevice& dev = *devices[k % o.devices];
       const std::string reading =
           R"({"t":21.5,"h":40.0,"i":)" + std::to_string(rep * o.count + k) + "}";
       DataFrame data;
       require(dev.session.seal(view(reading), now_ms, data), "seal");
-      dsekp_frames.push_back(encoded(data, enc));
+      dsekp_frames.push_back(encode_frame(data, enc));
       PskFrame psk;
       require(psk_seal(crypto, dev.psk_key, dev.session.dev_id(),
                        psk_seq + static_cast<std::uint32_t>(k / o.devices), now_ms, view(reading),
                        rng, psk),
               "psk_seal");
-      psk_frames.push_back(encoded(psk, enc));
+      psk_frames.push_back(encode_frame(psk, enc));
     }
     psk_seq += static_cast<std::uint32_t>(o.count / o.devices + 1);
     const auto drain = [&](const std::vector<Frame>& frames, const char* topic) {
