@@ -17,6 +17,13 @@ namespace {
 
 constexpr std::string_view kLabel = "DSEKP admin downlink v1";
 
+// The MAC input and the seal's AAD (below) write the prefix, request_id and dev_id each after its
+// length as one byte, so a longer field (none is valid) is never MACed, sealed or opened: no two
+// requests share an input.
+bool fields_fit(std::string_view prefix, const DownlinkRequest& r) {
+  return prefix.size() <= 255 && r.request_id.size() <= 255 && r.dev_id.size() <= 255;
+}
+
 std::vector<std::uint8_t> mac_input(std::string_view prefix, const DownlinkRequest& r) {
   std::vector<std::uint8_t> in(kLabel.begin(), kLabel.end());
   in.push_back(static_cast<std::uint8_t>(prefix.size() > 255 ? 255 : prefix.size()));
@@ -43,12 +50,6 @@ std::vector<std::uint8_t> mac_input(std::string_view prefix, const DownlinkReque
 constexpr std::string_view kPayloadKeyLabel = "DSEKP admin downlink v1 payload key";
 constexpr std::string_view kPayloadAadLabel = "DSEKP admin downlink v1 payload";
 
-// The AAD's lengths are one byte each, so longer fields (none is valid) are never sealed or
-// opened: no two (prefix, request_id, dev_id) give the same AAD.
-bool aad_fields_fit(std::string_view prefix, const DownlinkRequest& r) {
-  return prefix.size() <= 255 && r.request_id.size() <= 255 && r.dev_id.size() <= 255;
-}
-
 std::vector<std::uint8_t> payload_aad(std::string_view prefix, const DownlinkRequest& r) {
   std::vector<std::uint8_t> aad(kPayloadAadLabel.begin(), kPayloadAadLabel.end());
   for (const std::string_view field :
@@ -66,7 +67,7 @@ bool payload_key(OpenSslCrypto& crypto, const AdminKey& key, std::array<std::uin
 }
 
 bool seal_payload(const AdminKey& key, std::string_view prefix, DownlinkRequest& r) {
-  if (!aad_fields_fit(prefix, r)) return false;
+  if (!fields_fit(prefix, r)) return false;
   OpenSslCrypto crypto;
   OpenSslRng rng;
   std::array<std::uint8_t, 16> k{};
@@ -85,7 +86,7 @@ bool seal_payload(const AdminKey& key, std::string_view prefix, DownlinkRequest&
 }
 
 bool open_payload(const AdminKey& key, std::string_view prefix, DownlinkRequest& r) {
-  if (!aad_fields_fit(prefix, r) || r.sealed.size() < kNonceSize + kTagSize) return false;
+  if (!fields_fit(prefix, r) || r.sealed.size() < kNonceSize + kTagSize) return false;
   const std::size_t n = r.sealed.size() - kNonceSize - kTagSize;
   const AeadNonce nonce =
       AeadNonce::from(std::span<const std::uint8_t, kNonceSize>(r.sealed.data(), kNonceSize));
@@ -106,10 +107,8 @@ bool open_payload(const AdminKey& key, std::string_view prefix, DownlinkRequest&
 
 bool compute(const AdminKey& key, std::string_view prefix, const DownlinkRequest& r,
              std::array<std::uint8_t, 32>& out) {
-  // Lengths are one byte each: longer fields (none is valid) get no MAC at all.
-  if (prefix.size() > 255 || r.request_id.size() > 255 || r.dev_id.size() > 255 ||
-      r.payload.size() > 0xffff)
-    return false;
+  // The payload's length is two bytes of the MAC input.
+  if (!fields_fit(prefix, r) || r.payload.size() > 0xffff) return false;
   std::vector<std::uint8_t> in = mac_input(prefix, r);  // ends with the payload: wiped below
   unsigned int size = 0;
   const bool ok = HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), in.data(), in.size(),
