@@ -103,12 +103,6 @@ bool read_system_calls(const std::string& pid, ProcessCost& cost) {
   return reads && writes;
 }
 
-std::int64_t unix_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 ProcessCost own_cost() {
   ProcessCost cost;
   rusage usage{};

@@ -31,9 +31,6 @@ bool read_system_calls(const std::string& pid, ProcessCost& cost);
 /// This process' cost so far (getrusage and /proc/self/io).
 [[nodiscard]] ProcessCost own_cost();
 
-/// The system clock in Unix microseconds, as the edge's telemetry rows have it (recvts_us).
-[[nodiscard]] std::int64_t unix_us();
-
 class BenchProcess {
  public:
   BenchProcess() = default;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/edge/bench_process.hpp"
+#include "edge/daemon/unix_clock.hpp"
 
 namespace dsekp::bench::edge {
 namespace {
@@ -233,7 +234,7 @@ DrainFigures ChunkedSubscriber::drain(std::size_t expected, std::chrono::millise
       }
       in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(at));
       if (received == 0) continue;
-      const std::int64_t now = unix_us();
+      const auto now = static_cast<std::int64_t>(::dsekp::edge::daemon::unix_us_now());
       if (r.delivered == 0) first_us = now;
       last_us = now;
       r.delivered += received;

@@ -23,11 +23,13 @@
 #include "bench/edge/bench_mqtt_client.hpp"
 #include "bench/edge/bench_process.hpp"
 #include "bench/edge/chunked_subscriber.hpp"
+#include "bench/work_dir.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/device_session.hpp"
 #include "dsekp/psk_baseline.hpp"
 #include "edge/daemon/edge_daemon.hpp"
+#include "edge/daemon/unix_clock.hpp"
 #include "edge/logging/edge_logger.hpp"
 #include "edge/mqtt/mqtt_client.hpp"
 #include "edge/registry/device_registry.hpp"
@@ -38,12 +40,12 @@ namespace {
 using ::dsekp::edge::DeviceMaterial;
 using ::dsekp::edge::DeviceRegistry;
 using ::dsekp::edge::OpenMode;
+using ::dsekp::edge::daemon::unix_ms_now;
 using Clock = std::chrono::steady_clock;
 
-std::uint64_t unix_ms() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
+// The clock the edge stamps its rows with (recvts_us), which the drains are timed against.
+std::int64_t unix_us() {
+  return static_cast<std::int64_t>(::dsekp::edge::daemon::unix_us_now());
 }
 
 // Reads the edge's telemetry table while it runs (WAL: readers do not block its commits).
@@ -299,17 +301,8 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
   getloadavg(result.load_before, 3);
   const auto timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
 
-  std::string tmpl = (std::filesystem::temp_directory_path() / "dsekp-bench-edge-XXXXXX").string();
-  if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot create a work directory");
-  const std::string dir = tmpl;
-  struct Cleanup {
-    std::string dir;
-    bool keep;
-    ~Cleanup() {
-      std::error_code ec;
-      if (!keep) std::filesystem::remove_all(dir, ec);
-    }
-  } cleanup{dir, o.keep_dir};
+  const WorkDir work("dsekp-bench-edge-", o.keep_dir);
+  const std::string& dir = work.path();
   if (o.keep_dir) result.work_dir = dir;
 
   BenchBroker broker(o.mosquitto, dir);
@@ -364,8 +357,9 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
       devices.push_back(std::make_unique<BenchDevice>(crypto, materials[d]));
       DeviceSession& s = devices.back()->session;
       InitFrame init;
-      if (s.start_handshake(static_cast<std::uint32_t>(unix_ms() / 1000), rng, init) != Error::ok ||
-          s.note_init_sent(unix_ms(), rng) != Error::ok)
+      if (s.start_handshake(static_cast<std::uint32_t>(unix_ms_now() / 1000), rng, init) !=
+              Error::ok ||
+          s.note_init_sent(unix_ms_now(), rng) != Error::ok)
         throw std::runtime_error("cannot start a handshake");
       if (!publisher.publish("dsekp/init", encode_frame(init, enc)))
         throw std::runtime_error("cannot publish an INIT");
@@ -387,7 +381,7 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
   // devices, each device's frames in sequence (its session's seqs go on from round to round).
   std::vector<Frame> dsekp_frames;
   std::vector<Frame> psk_frames;
-  const std::uint64_t sendts = unix_ms();
+  const std::uint64_t sendts = unix_ms_now();
   const auto seal_round = [&](std::size_t round) {
     dsekp_frames.clear();
     psk_frames.clear();

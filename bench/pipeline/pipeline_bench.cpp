@@ -1,9 +1,6 @@
 // run_pipeline_bench (see pipeline_bench.hpp).
 #include "bench/pipeline/pipeline_bench.hpp"
 
-#include <stdlib.h>
-
-#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -12,6 +9,7 @@
 #include "bench/bench_credentials.hpp"
 #include "bench/bench_device.hpp"
 #include "bench/cpu_timer.hpp"
+#include "bench/work_dir.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/device_session.hpp"
@@ -24,39 +22,11 @@
 #include "edge/service/message_batch.hpp"
 
 namespace dsekp::bench::pipeline {
-namespace {
-
-constexpr const char* kDataTopic = "dsekp/data";
-constexpr const char* kPskTopic = "psk/data";
-
-// A folder of its own, removed with everything in it when the bench ends.
-class WorkDir {
- public:
-  WorkDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "dsekp-bench-pipeline-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr)
-      throw std::runtime_error("cannot create a work directory");
-    path_ = pattern;
-  }
-  ~WorkDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  WorkDir(const WorkDir&) = delete;
-  WorkDir& operator=(const WorkDir&) = delete;
-  [[nodiscard]] std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-}  // namespace
 
 PipelineFigures run_pipeline_bench(const PipelineBenchOptions& o) {
   if (o.count == 0 || o.devices == 0 || o.batch == 0 || o.repetitions == 0)
     throw std::runtime_error("count, devices, batch and repetitions must be at least 1");
-  const WorkDir dir;
+  const WorkDir dir("dsekp-bench-pipeline-");
   std::unique_ptr<edge::DeviceRegistry> registry;
   if (const auto s = edge::DeviceRegistry::open(dir.file("registry.db"),
                                                 edge::OpenMode::create_if_missing, registry);
@@ -99,7 +69,7 @@ PipelineFigures run_pipeline_bench(const PipelineBenchOptions& o) {
     require(s.start_handshake(static_cast<std::uint32_t>(now_ms / 1000), rng, init),
             "start_handshake");
     published.clear();
-    batch.handle("dsekp/init", encode_frame(init, enc), now_ms, now_ms * 1000);
+    batch.handle(service.topics().init(), encode_frame(init, enc), now_ms, now_ms * 1000);
     batch.end();
     if (published.size() != 1) throw std::runtime_error("a handshake got no ACK");
     AckFrame ack;
@@ -128,7 +98,7 @@ PipelineFigures run_pipeline_bench(const PipelineBenchOptions& o) {
       psk_frames.push_back(encode_frame(psk, enc));
     }
     psk_seq += static_cast<std::uint32_t>(o.count / o.devices + 1);
-    const auto drain = [&](const std::vector<Frame>& frames, const char* topic) {
+    const auto drain = [&](const std::vector<Frame>& frames, const std::string& topic) {
       refused = 0;
       const std::uint64_t start = thread_cpu_ns();
       for (std::size_t k = 0; k < frames.size(); ++k) {
@@ -141,8 +111,8 @@ PipelineFigures run_pipeline_bench(const PipelineBenchOptions& o) {
         throw std::runtime_error(std::to_string(refused) + " frames on " + topic + " refused");
       return static_cast<double>(spent) / 1e3 / static_cast<double>(frames.size());
     };
-    figures.dsekp_us_per_frame.push_back(drain(dsekp_frames, kDataTopic));
-    figures.psk_us_per_frame.push_back(drain(psk_frames, kPskTopic));
+    figures.dsekp_us_per_frame.push_back(drain(dsekp_frames, service.topics().data()));
+    figures.psk_us_per_frame.push_back(drain(psk_frames, service.topics().psk()));
     ratios.push_back(figures.dsekp_us_per_frame.back() / figures.psk_us_per_frame.back());
   }
   figures.dsekp_median = median_of(figures.dsekp_us_per_frame);
