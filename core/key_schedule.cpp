@@ -2,6 +2,7 @@
 #include "dsekp/key_schedule.hpp"
 
 #include <array>
+#include <cstring>
 
 namespace dsekp {
 namespace {
@@ -203,12 +204,15 @@ Error derive_traffic_keys(CryptoBackend& crypto, const SessionSecret& session_se
 }
 
 AeadNonce make_nonce(const IvBase& iv_base, std::uint32_t seq) noexcept {
-  // nonce = IV_base XOR (0x00000000 || u64 seq)
+  // nonce = IV_base XOR (0x00000000 || u64 seq); seq has 32 bits, so only the last four bytes
+  // change. Written out byte by byte: this runs for every frame sealed or opened.
+  static_assert(AeadNonce::size() == 12);
   AeadNonce nonce = AeadNonce::from(iv_base.view());
-  std::array<std::uint8_t, 8> seq_be{};
-  store_be64(seq_be.data(), seq);
-  std::uint8_t* n = nonce.data();
-  for (std::size_t i = 0; i < seq_be.size(); ++i) n[4 + i] ^= seq_be[i];
+  std::uint8_t* n = nonce.mutable_view().data();
+  n[8] ^= static_cast<std::uint8_t>(seq >> 24);
+  n[9] ^= static_cast<std::uint8_t>(seq >> 16);
+  n[10] ^= static_cast<std::uint8_t>(seq >> 8);
+  n[11] ^= static_cast<std::uint8_t>(seq);
   return nonce;
 }
 
@@ -224,9 +228,11 @@ std::size_t build_data_aad(Direction direction, const DevId& dev_id, std::uint16
   if (out.size() < size) return 0;
   const std::string_view label = direction == Direction::uplink ? kLabelDataAad : kLabelDownAad;
   std::uint8_t* p = out.data();
-  for (char c : label) *p++ = static_cast<std::uint8_t>(c);
+  std::memcpy(p, label.data(), label.size());
+  p += label.size();
   *p++ = static_cast<std::uint8_t>(dev_id.size());
-  for (std::uint8_t b : dev_id.view()) *p++ = b;
+  std::memcpy(p, dev_id.view().data(), dev_id.size());
+  p += dev_id.size();
   store_be16(p, sessctr);
   store_be32(p + 2, seq);
   store_be64(p + 6, sendts_ms);

@@ -1,6 +1,9 @@
 // Validation of the protocol's strong value types declared in dsekp/spec.hpp: DevId and EdgeSalt.
 #include "dsekp/spec.hpp"
 
+#include <array>
+#include <cstring>
+
 namespace dsekp {
 namespace {
 
@@ -11,12 +14,21 @@ constexpr bool is_dev_id_char(char c) noexcept {
          c == '_' || c == '-';
 }
 
+// The same rule as a table: every received frame's dev_id is checked, one lookup per byte.
+constexpr std::array<bool, 256> kDevIdChars = [] {
+  std::array<bool, 256> table{};
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    table[i] = is_dev_id_char(static_cast<char>(static_cast<unsigned char>(i)));
+  }
+  return table;
+}();
+
 }  // namespace
 
 bool is_valid_dev_id(std::string_view text) noexcept {
   if (text.empty() || text.size() > kDevIdMaxSize) return false;
   for (const char c : text) {
-    if (!is_dev_id_char(c)) return false;
+    if (!kDevIdChars[static_cast<unsigned char>(c)]) return false;
   }
   return true;
 }
@@ -24,8 +36,8 @@ bool is_valid_dev_id(std::string_view text) noexcept {
 Error DevId::assign(std::string_view text) noexcept {
   // Validate before touching the stored value, so a failed assign leaves the old id intact.
   if (!is_valid_dev_id(text)) return Error::bad_dev_id;
-  for (std::size_t i = 0; i < text.size(); ++i) chars_[i] = text[i];
-  for (std::size_t i = text.size(); i < chars_.size(); ++i) chars_[i] = '\0';
+  chars_.fill('\0');  // whole-array: a fixed-size fill compiles to a few stores
+  std::memcpy(chars_.data(), text.data(), text.size());
   size_ = text.size();
   return Error::ok;
 }

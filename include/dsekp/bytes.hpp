@@ -138,28 +138,31 @@ class BoundedBytes {
 };
 
 // Big-endian integer helpers: every integer on the wire and in every transcript is big-endian.
+// Written out byte by byte, not as loops: GCC -O2 does not unroll the loops, and the written-out
+// form compiles to one byte-swapped load or store (they run several times for every frame).
 inline void store_be16(std::uint8_t* p, std::uint16_t v) noexcept {
   p[0] = static_cast<std::uint8_t>(v >> 8);
   p[1] = static_cast<std::uint8_t>(v);
 }
 inline void store_be32(std::uint8_t* p, std::uint32_t v) noexcept {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
+  p[0] = static_cast<std::uint8_t>(v >> 24);
+  p[1] = static_cast<std::uint8_t>(v >> 16);
+  p[2] = static_cast<std::uint8_t>(v >> 8);
+  p[3] = static_cast<std::uint8_t>(v);
 }
 inline void store_be64(std::uint8_t* p, std::uint64_t v) noexcept {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (56 - 8 * i));
+  store_be32(p, static_cast<std::uint32_t>(v >> 32));
+  store_be32(p + 4, static_cast<std::uint32_t>(v));
 }
 inline std::uint16_t load_be16(const std::uint8_t* p) noexcept {
   return static_cast<std::uint16_t>((p[0] << 8) | p[1]);
 }
 inline std::uint32_t load_be32(const std::uint8_t* p) noexcept {
-  std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v = (v << 8) | p[i];
-  return v;
+  return (static_cast<std::uint32_t>(p[0]) << 24) | (static_cast<std::uint32_t>(p[1]) << 16) |
+         (static_cast<std::uint32_t>(p[2]) << 8) | static_cast<std::uint32_t>(p[3]);
 }
 inline std::uint64_t load_be64(const std::uint8_t* p) noexcept {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
-  return v;
+  return (static_cast<std::uint64_t>(load_be32(p)) << 32) | load_be32(p + 4);
 }
 
 }  // namespace dsekp
