@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <string>
+
+#include <sqlite3.h>
 
 #include "registry_schema.hpp"
 #include "secure_file.hpp"
@@ -82,13 +85,7 @@ RegistryStatus DeviceRegistry::initialize(bool may_create) {
           find_stmt_);
       !s.ok())
     return s;
-  if (auto s = db_.prepare("SELECT generation FROM deployment WHERE id = 1", generation_stmt_);
-      !s.ok())
-    return s;
-  return db_.prepare(
-      "SELECT generation, (SELECT data_version FROM pragma_data_version) FROM deployment "
-      "WHERE id = 1",
-      change_mark_stmt_);
+  return db_.prepare("SELECT generation FROM deployment WHERE id = 1", generation_stmt_);
 }
 
 RegistryStatus DeviceRegistry::load_edge_salt() {
@@ -353,15 +350,25 @@ RegistryStatus DeviceRegistry::list(std::vector<DeviceInfo>& out) {
 }
 
 RegistryStatus DeviceRegistry::change_mark(RegistryChangeMark& out) {
-  change_mark_stmt_.reset();
+  // The file's data version is taken inside the generation's read transaction, whose start is
+  // where SQLite checks the file for commits by other connections (a file control, not the
+  // pragma_data_version table: that one prepares and runs a PRAGMA on every read, and this
+  // runs at the start of every burst).
+  generation_stmt_.reset();
   bool row = false;
-  auto s = change_mark_stmt_.step(row);
+  auto s = generation_stmt_.step(row);
   if (s.ok() && !row) s = {RegistryErrc::corrupt, "the deployment row is missing"};
   if (s.ok()) {
-    out.generation = static_cast<std::uint64_t>(change_mark_stmt_.column_int64(0));
-    out.data_version = change_mark_stmt_.column_int64(1);
+    out.generation = static_cast<std::uint64_t>(generation_stmt_.column_int64(0));
+    unsigned int version = 0;
+    if (const int rc =
+            sqlite3_file_control(db_.handle(), "main", SQLITE_FCNTL_DATA_VERSION, &version);
+        rc != SQLITE_OK) {
+      s = {RegistryErrc::database, std::string("data version: ") + sqlite3_errstr(rc)};
+    }
+    out.data_version = version;
   }
-  change_mark_stmt_.reset();
+  generation_stmt_.reset();
   return s;
 }
 

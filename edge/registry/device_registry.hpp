@@ -176,11 +176,12 @@ struct RegistryChange {
 
 /// Marks the registry's state: equal marks, read by the same DeviceRegistry, mean nothing the
 /// edge reads changed in between. The generation moves with every add, rotate and remove (by
-/// any connection); SQLite's data_version with any commit by another connection (for instance
-/// a registry file overwritten in place from an older copy, whose generation may repeat).
+/// any connection); SQLite's data version of the file with any commit, by this connection or
+/// another (for instance a registry file overwritten in place from an older copy, whose
+/// generation may repeat).
 struct RegistryChangeMark {
   std::uint64_t generation = 0;
-  std::int64_t data_version = 0;
+  std::uint32_t data_version = 0;
   friend bool operator==(const RegistryChangeMark&, const RegistryChangeMark&) = default;
 };
 
@@ -319,9 +320,8 @@ class DeviceRegistry {
 
   std::string path_;
   SqliteDb db_;
-  RegistryStatement find_stmt_;         // kept prepared: the edge's per-INIT lookup
-  RegistryStatement generation_stmt_;   // kept prepared: the edge's periodic change poll
-  RegistryStatement change_mark_stmt_;  // kept prepared: read at the start of every burst
+  RegistryStatement find_stmt_;        // kept prepared: the edge's per-INIT lookup
+  RegistryStatement generation_stmt_;  // kept prepared: read at the start of every burst
   EdgeSalt edge_salt_;
   OpenSslRng rng_;
 };

@@ -197,6 +197,30 @@ TEST_F(RegistryTest, RemoveForgetsTheDeviceAndReAddGetsNewKeysAndGeneration) {
   EXPECT_FALSE(equal(again.credentials.dev_secret.view(), first.credentials.dev_secret.view()));
 }
 
+// The credential cache keeps its answers while the change mark holds, so the mark must hold
+// while nothing changes (or the cache would never answer) and move with any commit, also one
+// that leaves the generation where it was (a file restored from an older copy).
+TEST_F(RegistryTest, TheChangeMarkHoldsUntilTheFileChanges) {
+  auto registry = open();
+  add(*registry, "sensor-1");
+  RegistryChangeMark first, second, after_edit, after_add;
+  ASSERT_TRUE(registry->change_mark(first).ok());
+  ASSERT_TRUE(registry->change_mark(second).ok());
+  EXPECT_EQ(first, second);
+
+  run_sql("UPDATE devices SET dev_secret = zeroblob(32) WHERE dev_id = 'sensor-1'");
+  ASSERT_TRUE(registry->change_mark(after_edit).ok());
+  EXPECT_EQ(after_edit.generation, first.generation);
+  EXPECT_NE(after_edit, first);
+
+  add(*registry, "sensor-2");
+  ASSERT_TRUE(registry->change_mark(after_add).ok());
+  EXPECT_GT(after_add.generation, after_edit.generation);
+  RegistryChangeMark again;
+  ASSERT_TRUE(registry->change_mark(again).ok());
+  EXPECT_EQ(again, after_add);
+}
+
 TEST_F(RegistryTest, RotateReplacesAllSecretsAndBumpsTheGeneration) {
   auto registry = open();
   const DeviceMaterial before = add(*registry, "sensor-1");
