@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/hex.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp/spec.hpp"
 #include "edge/admin/admin_auth.hpp"
@@ -110,17 +111,10 @@ void parse_broker(const std::string& text, std::string& host, std::uint16_t& por
 std::vector<std::uint8_t> hex_bytes(const std::string& text) {
   if (text.size() % 2 != 0)
     throw std::runtime_error("the payload is not hex: odd number of digits");
-  const auto digit = [&text](std::size_t at) {
-    const char c = text[at];
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (const std::size_t at = hex::find_non_digit(text); at != text.size())
     throw std::runtime_error("the payload is not hex: digit " + std::to_string(at + 1));
-  };
-  std::vector<std::uint8_t> out;
-  out.reserve(text.size() / 2);
-  for (std::size_t i = 0; i < text.size(); i += 2)
-    out.push_back(static_cast<std::uint8_t>(digit(i) * 16 + digit(i + 1)));
+  std::vector<std::uint8_t> out(text.size() / 2);
+  if (!hex::decode(text, MutableByteView(out))) throw std::runtime_error("the payload is not hex");
   return out;
 }
 

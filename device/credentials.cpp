@@ -8,19 +8,13 @@
 #include <set>
 #include <sstream>
 
+#include "core/hex.hpp"
 #include "dsekp/bytes.hpp"
 
 namespace dsekp::device {
 namespace {
 
 using nlohmann::json;
-
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 class Parser {
  public:
@@ -59,15 +53,9 @@ class Parser {
       fail(std::string("\"") + name + "\" must be " + expected + ", got " +
            std::to_string(text.size()) + " characters");
     std::vector<std::uint8_t> bytes(text.size() / 2);
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-      const int hi = hex_value(text[2 * i]);
-      const int lo = hex_value(text[2 * i + 1]);
-      if (hi < 0 || lo < 0) {
-        secure_wipe(MutableByteView(bytes));
-        fail(std::string("\"") + name + "\" is not hex (character " +
-             std::to_string(hi < 0 ? 2 * i + 1 : 2 * i + 2) + ")");
-      }
-      bytes[i] = static_cast<std::uint8_t>(hi * 16 + lo);
+    if (!hex::decode(text, MutableByteView(bytes))) {
+      fail(std::string("\"") + name + "\" is not hex (character " +
+           std::to_string(hex::find_non_digit(text) + 1) + ")");
     }
     return bytes;
   }

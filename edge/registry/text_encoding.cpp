@@ -4,16 +4,13 @@
 
 #include <openssl/evp.h>
 
+#include "core/hex.hpp"
+
 namespace dsekp::edge {
 
 std::string to_hex(ByteView bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (const std::uint8_t b : bytes) {
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 0x0f]);
-  }
+  std::string out(2 * bytes.size(), '\0');
+  (void)hex::encode(bytes, out);  // `out` has the room
   return out;
 }
 

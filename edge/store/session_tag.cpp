@@ -5,6 +5,8 @@
 
 #include <array>
 
+#include "core/hex.hpp"
+
 namespace dsekp::edge {
 
 std::string session_tag(std::string_view label, const DirectionKeys& keys) {
@@ -20,12 +22,8 @@ std::string session_tag(std::string_view label, const DirectionKeys& keys) {
                   EVP_DigestFinal_ex(ctx, digest.data(), &size) == 1;
   EVP_MD_CTX_free(ctx);
   if (!ok || size < kSessionTagChars / 2) return {};
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string tag(kSessionTagChars, '0');
-  for (std::size_t i = 0; i < kSessionTagChars / 2; ++i) {
-    tag[2 * i] = kHex[digest[i] >> 4];
-    tag[2 * i + 1] = kHex[digest[i] & 0xf];
-  }
+  (void)hex::encode(ByteView(digest.data(), kSessionTagChars / 2), tag);  // `tag` has the room
   return tag;
 }
 
