@@ -154,9 +154,6 @@ int run_send(SendArgs a, const CLI::App& cmd) {
   if (const auto s = edge::DeviceRegistry::open(a.db, edge::OpenMode::existing_only, registry);
       !s.ok())
     throw std::runtime_error("registry " + a.db + ": " + s.message());
-  edge::admin::AdminKey key{};
-  if (const auto s = registry->admin_key(key); !s.ok())
-    throw std::runtime_error("registry " + a.db + ": " + s.message());
   // The deployment's prefix, which the edge uses too, unless --prefix names one.
   if (o.topic_prefix.empty()) {
     if (const auto s = registry->topic_prefix(o.topic_prefix); !s.ok())
@@ -207,6 +204,12 @@ int run_send(SendArgs a, const CLI::App& cmd) {
     } else {
       request.payload.assign(payload.begin(), payload.end());
     }
+  }
+  // The key is read last, so that nothing that can throw lies between reading and wiping it.
+  edge::admin::AdminKey key{};
+  if (const auto s = registry->admin_key(key); !s.ok()) {
+    secure_wipe(key);
+    throw std::runtime_error("registry " + a.db + ": " + s.message());
   }
   edge::admin::sign(
       key, a.prefix, request,
