@@ -40,6 +40,29 @@ TEST(DevId, RejectsEmptyTooLongAndForeignBytes) {
   EXPECT_FALSE(is_valid_dev_id(""));
 }
 
+// Every byte value: the alphabet is exactly [A-Za-z0-9._-] (dev_ids appear in topic names,
+// JSON strings and logs unescaped), wherever the byte sits.
+TEST(DevId, AcceptsExactlyTheAlphabetForEveryByteValue) {
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    const bool expected = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                          (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    EXPECT_EQ(is_valid_dev_id(std::string(1, c)), expected) << b;
+    EXPECT_EQ(is_valid_dev_id(std::string("ab") + c), expected) << b;
+    EXPECT_EQ(is_valid_dev_id(std::string(63, 'x') + c), expected) << b;
+  }
+}
+
+TEST(DevId, AShorterIdReplacesALongerOneWhole) {
+  DevId id;
+  ASSERT_EQ(id.assign(std::string(64, 'z')), Error::ok);
+  ASSERT_EQ(id.assign("ab"), Error::ok);
+  EXPECT_EQ(id.str(), "ab");
+  DevId fresh;
+  ASSERT_EQ(fresh.assign("ab"), Error::ok);
+  EXPECT_TRUE(id == fresh);
+}
+
 TEST(DevId, FailedAssignKeepsTheOldValue) {
   DevId id;
   ASSERT_EQ(id.assign("esp32-01"), Error::ok);
