@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -78,6 +79,20 @@ class Connection {
       const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
       if (n <= 0) throw std::runtime_error("chunked subscriber: write failed");
       done += static_cast<std::size_t>(n);
+    }
+  }
+  /// Sends DISCONNECT and waits for the broker to close the connection. Closing at once could
+  /// reset the connection (if anything sent to us is unread), and a broker that has not read
+  /// our last PUBACKs yet then drops them: it sends those messages again at the next connect.
+  void disconnect(Clock::time_point deadline) const {
+    send({0xe0, 0x00});  // DISCONNECT, normal: the session stays
+    ::shutdown(fd_, SHUT_WR);
+    std::array<std::uint8_t, 4096> sink{};
+    for (pollfd p{fd_, POLLIN, 0};;) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return;
+      if (::read(fd_, sink.data(), sink.size()) <= 0) return;
     }
   }
   /// Appends what one read(2) returns (at most `chunk` bytes) to `in`; false at the deadline.
@@ -166,6 +181,23 @@ void open_session(const Connection& c, Bytes& in, const std::string& client_id,
     throw std::runtime_error("chunked subscriber: the broker refused the connection");
 }
 
+// Hands a QoS 1 PUBLISH's topic and payload to `consumer`: after the topic, the packet id and
+// the MQTT 5 properties (a variable-length size, then that many bytes).
+void hand_over(ChunkConsumer& consumer, const Packet& p, std::size_t topic_size) {
+  std::size_t pos = 2 + topic_size + 2;
+  std::size_t properties = 0;
+  for (int shift = 0;; shift += 7) {
+    if (pos >= p.size || shift > 21) throw std::runtime_error("chunked subscriber: bad PUBLISH");
+    const std::uint8_t b = p.body[pos++];
+    properties |= static_cast<std::size_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) break;
+  }
+  if (p.size - pos < properties) throw std::runtime_error("chunked subscriber: bad PUBLISH");
+  pos += properties;
+  consumer.message(std::string_view(reinterpret_cast<const char*>(p.body + 2), topic_size),
+                   ByteView(p.body + pos, p.size - pos));
+}
+
 }  // namespace
 
 ChunkedSubscriber::ChunkedSubscriber(std::string host, int port, std::string client_id,
@@ -192,10 +224,11 @@ void ChunkedSubscriber::create_session(std::chrono::milliseconds timeout) {
   const OwnedPacket suback = read_one(c, in, deadline, "SUBACK");
   if (suback.first != 0x90 || suback.body.size() < 4 || suback.body.back() != 1)
     throw std::runtime_error("chunked subscriber: the subscription was not granted at QoS 1");
-  c.send({0xe0, 0x00});  // DISCONNECT, normal: the session stays
+  c.disconnect(deadline);
 }
 
-DrainFigures ChunkedSubscriber::drain(std::size_t expected, std::chrono::milliseconds timeout) {
+DrainFigures ChunkedSubscriber::drain(std::size_t expected, std::chrono::milliseconds timeout,
+                                      ChunkConsumer* consumer) {
   DrainFigures r;
   r.messages = expected;
   const auto deadline = Clock::now() + timeout;
@@ -231,9 +264,11 @@ DrainFigures ChunkedSubscriber::drain(std::size_t expected, std::chrono::millise
         const std::uint8_t* id = p.body + 2 + topic_size;
         acks.insert(acks.end(), {0x40, 0x02, id[0], id[1]});  // PUBACK, success
         ++received;
+        if (consumer != nullptr) hand_over(*consumer, p, topic_size);
       }
       in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(at));
       if (received == 0) continue;
+      if (consumer != nullptr) consumer->chunk_end();  // before any of the chunk's PUBACKs
       const auto now = static_cast<std::int64_t>(::dsekp::edge::daemon::unix_us_now());
       if (r.delivered == 0) first_us = now;
       last_us = now;
@@ -243,7 +278,7 @@ DrainFigures ChunkedSubscriber::drain(std::size_t expected, std::chrono::millise
       if (read < kChunk && caught_up_pause_.count() > 0)
         std::this_thread::sleep_for(caught_up_pause_);
     }
-    c.send({0xe0, 0x00});
+    c.disconnect(deadline);
   }
   const ProcessCost cost = own_cost().minus(before);
   r.seconds = static_cast<double>(last_us - first_us) / 1e6;

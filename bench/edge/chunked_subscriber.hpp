@@ -12,17 +12,32 @@
 //
 // A measuring instrument, not a client: MQTT 5 over plain TCP to a broker that behaves, one
 // persistent session, QoS 1 messages only, no TLS, no reconnect, no keep-alive (the drain is
-// short), and it throws on anything it does not expect. The edge does not use it.
+// short), and it throws on anything it does not expect. The edge does not use it; `dsekp bench
+// edge` also runs the edge's own pipeline on it (in_process_edge.hpp) to measure what an edge
+// with such a receive path would cost.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
+
+#include "dsekp/bytes.hpp"
 
 #include "edge_bench.hpp"
 
 namespace dsekp::bench::edge {
+
+/// What a drain hands its messages to when it does more than count them: each read's messages
+/// in order, then chunk_end(), and only after that are their PUBACKs written (an edge commits a
+/// burst before it acknowledges it).
+class ChunkConsumer {
+ public:
+  virtual ~ChunkConsumer() = default;
+  virtual void message(std::string_view topic, ByteView payload) = 0;
+  virtual void chunk_end() = 0;
+};
 
 class ChunkedSubscriber {
  public:
@@ -35,8 +50,10 @@ class ChunkedSubscriber {
                     std::uint16_t receive_maximum, std::chrono::microseconds caught_up_pause);
   /// Connects with a session that never expires, subscribes at QoS 1 and disconnects.
   void create_session(std::chrono::milliseconds timeout);
-  /// Connects to the session and drains the `expected` messages queued in it.
-  DrainFigures drain(std::size_t expected, std::chrono::milliseconds timeout);
+  /// Connects to the session and drains the `expected` messages queued in it, handing them to
+  /// `consumer` if there is one.
+  DrainFigures drain(std::size_t expected, std::chrono::milliseconds timeout,
+                     ChunkConsumer* consumer = nullptr);
 
  private:
   std::string host_;

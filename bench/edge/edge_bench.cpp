@@ -23,6 +23,7 @@
 #include "bench/edge/bench_mqtt_client.hpp"
 #include "bench/edge/bench_process.hpp"
 #include "bench/edge/chunked_subscriber.hpp"
+#include "bench/edge/in_process_edge.hpp"
 #include "bench/work_dir.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp/codec.hpp"
@@ -456,6 +457,30 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
   }
   result.dsekp = median_round(result.dsekp_rounds);
   result.psk = median_round(result.psk_rounds);
+
+  // The edge's own pipeline on the chunked reader, in this process, on the child edge's
+  // databases and logs now that it has stopped: one more round of frames, DSEKP then PSK, on a
+  // topic of its own.
+  {
+    seal_round(rounds);
+    InProcessEdge edge(registry_path, dir + "/logs", o.csv);
+    ChunkedSubscriber reader(host, broker.port(), "dsekp-bench-chunked-edge", "bench/chunked-edge",
+                             ::dsekp::edge::mqtt::receive_maximum_for(batch_max),
+                             std::chrono::microseconds(o.chunked_pause_us));
+    reader.create_session(timeout);
+    const auto drain = [&](bool psk, const std::vector<Frame>& frames) {
+      edge.receive_as(psk);
+      queue_all(publisher, acked, "bench/chunked-edge", frames, timeout);
+      DrainFigures f = reader.drain(frames.size(), timeout, &edge);
+      std::string reason;
+      if (const std::size_t refused = edge.take_refused(reason); refused != 0)
+        throw std::runtime_error("the in-process edge did not accept " + std::to_string(refused) +
+                                 (psk ? " PSK" : " DSEKP") + " frames (the first: " + reason + ")");
+      return f;
+    };
+    result.chunked_edge_dsekp = drain(false, dsekp_frames);
+    result.chunked_edge_psk = drain(true, psk_frames);
+  }
 
   if (result.broker.rate > 0) {
     result.ratio_dsekp = result.dsekp.rate / result.broker.rate;

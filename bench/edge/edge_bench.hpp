@@ -13,7 +13,8 @@
 // loop: the edge's MQTT client (edge/mqtt/mqtt_client.hpp, same batch size) with a handler that
 // only counts. Its rate is the denominator of the edge's ratio. A second ceiling, a subscriber
 // that reads in large chunks (chunked_subscriber.hpp), shows what libmosquitto's receive path
-// costs within the first.
+// costs within the first; the edge's own pipeline run in-process on that reader
+// (in_process_edge.hpp) shows what an edge without that receive path would cost.
 #pragma once
 
 #include <cstddef>
@@ -69,6 +70,9 @@ void finish_drain(DrainFigures& r, const ProcessCost& cost);
 struct EdgeBenchResult {
   DrainFigures broker;   // the light subscriber: the broker's ceiling
   DrainFigures chunked;  // the same backlog read in large chunks (chunked_subscriber.hpp)
+  // One more backlog per mode drained by the edge's own pipeline in this process on the chunked
+  // reader (in_process_edge.hpp): what the edge would cost without libmosquitto's receive path.
+  DrainFigures chunked_edge_dsekp, chunked_edge_psk;
   // The round whose CPU per frame is the median of the mode's rounds (the only one with 1).
   DrainFigures dsekp, psk;
   std::vector<DrainFigures> dsekp_rounds, psk_rounds;  // in the order they ran

@@ -329,7 +329,8 @@ TEST(BenchE2eCli, CtrlCStopsEverything) {
 
 // `bench edge` drains a small backlog in every mode: each drain complete (every queued frame
 // stored once), the CPU figures (user and system) and system-call counts and the three targets
-// present, the chunked reader's ceiling beside libmosquitto's, nothing left running. The drain
+// present, the chunked reader's ceiling beside libmosquitto's and the edge's pipeline on it,
+// nothing left running. The drain
 // CPU is net of an idle start and stop, so the backlog must be large enough that the drain, not
 // the variation of start-up, decides the figure (300 frames under ASan were not; with 3,000 the
 // kernel's share, about 12 ms, came out negative once beside the parallel suite).
@@ -385,6 +386,15 @@ TEST(BenchEdgeCli, ADrainOfEachModeIsCompleteAndJudgedAgainstItsTargets) {
   EXPECT_EQ(chunked.at("delivered"), kFrames);
   EXPECT_LT(chunked.at("read_calls_per_frame").get<double>(), 2.0);
   EXPECT_GT(j.at("broker").at("read_calls_per_frame").get<double>(), 1.0);
+  // The edge's own pipeline on that reader, in-process: one more backlog per mode, every frame
+  // accepted (the command fails otherwise) and each read's burst committed before its PUBACKs.
+  for (const char* mode : {"dsekp", "psk"}) {
+    const json& m = j.at("chunked_edge").at(mode);
+    EXPECT_TRUE(m.at("complete").get<bool>()) << mode;
+    EXPECT_EQ(m.at("delivered"), kFrames) << mode;
+    EXPECT_GT(m.at("edge_cpu_us_per_frame").get<double>(), 0.0) << mode;
+    EXPECT_LT(m.at("read_calls_per_frame").get<double>(), 2.0) << mode;
+  }
   for (const char* target : {"edge_cpu_us_per_dsekp_frame", "cpu_dsekp_over_psk"}) {
     const json& t = j.at("targets").at(target);
     EXPECT_GT(t.at("value").get<double>(), 0.0) << target;
