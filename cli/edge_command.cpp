@@ -22,6 +22,7 @@
 #include "core/hex.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp/spec.hpp"
+#include "dsekp/wiped_on_exit.hpp"
 #include "edge/admin/admin_auth.hpp"
 #include "edge/admin/admin_client.hpp"
 #include "edge/daemon/edge_config_file.hpp"
@@ -122,6 +123,7 @@ std::vector<std::uint8_t> hex_bytes(const std::string& text) {
 // sent, 75 (EX_TEMPFAIL) when the edge still holds it for an offline device at --timeout, 1
 // when refused or expired.
 int run_send(SendArgs a, const CLI::App& cmd) {
+  const WipedOnExit wipe_argument{a.payload};  // this copy of PAYLOAD, if it was given
   if (const bool given = cmd.count("PAYLOAD") > 0; given == !a.payload_file.empty())
     throw UsageError(given ? "give the payload as PAYLOAD or with --payload-file, not both"
                            : "PAYLOAD or --payload-file is required");
@@ -153,6 +155,12 @@ int run_send(SendArgs a, const CLI::App& cmd) {
   std::unique_ptr<edge::DeviceRegistry> registry;
   if (const auto s = edge::DeviceRegistry::open(a.db, edge::OpenMode::existing_only, registry);
       !s.ok())
+    throw std::runtime_error("registry " + a.db + ": " + s.message());
+  // The key every request is signed with, and the payload in clear below: wiped however this
+  // returns.
+  edge::admin::AdminKey key{};
+  const WipedOnExit wipe_key{key};
+  if (const auto s = registry->admin_key(key); !s.ok())
     throw std::runtime_error("registry " + a.db + ": " + s.message());
   // The deployment's prefix, which the edge uses too, unless --prefix names one.
   if (o.topic_prefix.empty()) {
@@ -189,34 +197,21 @@ int run_send(SendArgs a, const CLI::App& cmd) {
   if (!edge::admin::valid_request_id(request.request_id))
     throw UsageError("--request-id: 1-64 of [A-Za-z0-9._-]");
   std::string payload = a.payload_file.empty() ? a.payload : read_payload_file(a);
-  {
-    const struct Wipe {
-      std::string& text;
-      ~Wipe() {
-        secure_wipe(MutableByteView(reinterpret_cast<std::uint8_t*>(text.data()), text.size()));
-      }
-    } wipe{payload};
-    if (payload.size() > (a.hex ? 2 * kMaxSentPayload : kMaxSentPayload))
-      throw UsageError("the payload is larger than " + std::to_string(kMaxSentPayload) +
-                       " bytes (a downlink holds at most " + std::to_string(kMaxPayloadSize) + ")");
-    if (a.hex) {
-      request.payload = hex_bytes(payload);
-    } else {
-      request.payload.assign(payload.begin(), payload.end());
-    }
-  }
-  // The key is read last, so that nothing that can throw lies between reading and wiping it.
-  edge::admin::AdminKey key{};
-  if (const auto s = registry->admin_key(key); !s.ok()) {
-    secure_wipe(key);
-    throw std::runtime_error("registry " + a.db + ": " + s.message());
+  const WipedOnExit wipe_text{payload};
+  const WipedOnExit wipe_plaintext{request.payload};
+  if (payload.size() > (a.hex ? 2 * kMaxSentPayload : kMaxSentPayload))
+    throw UsageError("the payload is larger than " + std::to_string(kMaxSentPayload) +
+                     " bytes (a downlink holds at most " + std::to_string(kMaxPayloadSize) + ")");
+  if (a.hex) {
+    request.payload = hex_bytes(payload);
+  } else {
+    request.payload.assign(payload.begin(), payload.end());
   }
   edge::admin::sign(
       key, a.prefix, request,
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count()));
-  secure_wipe(key);
   // Nothing goes out unsigned: without a MAC there is no seal either, and the edge would only
   // answer "unauthenticated".
   if (request.mac_hex.empty()) throw std::runtime_error("cannot sign and seal the request");

@@ -1,14 +1,17 @@
 // Hex encoding and decoding (see hex.hpp).
 #include "hex.hpp"
 
+#include <climits>
 #include <cstdint>
 
 namespace dsekp::hex {
 namespace {
 
-// All-ones if a <= x <= b, else zero, for values 0..255, without a branch.
+// All-ones if a <= x <= b, else zero, for values 0..255, without a branch: x - a or b - x wraps
+// around, setting the top bit, exactly when x is outside.
+static_assert(sizeof(unsigned) * CHAR_BIT == 32);
 constexpr unsigned in_range(unsigned x, unsigned a, unsigned b) noexcept {
-  return 0u - (((x - a) | (b - x)) >> 31 ^ 1u);
+  return 0u - ((((x - a) | (b - x)) >> 31) ^ 1u);
 }
 
 // The value 0..15 of a hex digit of either case, or -1.

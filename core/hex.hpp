@@ -19,9 +19,9 @@ namespace dsekp::hex {
 /// The position of the first character of `text` that is not a hex digit, or text.size().
 [[nodiscard]] std::size_t find_non_digit(std::string_view text) noexcept;
 
-/// Decodes `text` into the first text.size() / 2 bytes of `out`. False, with those bytes wiped,
-/// if the length is odd, `out` is shorter or a character is not a hex digit (find_non_digit
-/// says which).
+/// Decodes `text` into the first text.size() / 2 bytes of `out`. False, with nothing written, if
+/// the length is odd or `out` is shorter; false, with those bytes wiped, if a character is not a
+/// hex digit (find_non_digit says which).
 [[nodiscard]] bool decode(std::string_view text, MutableByteView out) noexcept;
 
 }  // namespace dsekp::hex

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "dsekp/wiped_on_exit.hpp"
 #include "edge/admin/admin_protocol.hpp"
 #include "edge/logging/edge_logger.hpp"
 #include "edge/logging/printable.hpp"
@@ -35,10 +36,7 @@ std::string AdminHandler::handle(ByteView payload, const RequestProperties& prop
   admin::DownlinkRequest request;
   // The command is in clear once verify() opened it: wiped however this returns (a held copy
   // wipes itself, downlink_queue.hpp).
-  struct WipePayload {
-    std::vector<std::uint8_t>& payload;
-    ~WipePayload() { secure_wipe(payload); }
-  } const wipe_payload{request.payload};
+  const WipedOnExit wipe_payload{request.payload};
   std::string error;
   const bool parsed = admin::parse(text, request, error);
   std::lock_guard lock(mutex_);

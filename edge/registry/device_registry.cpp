@@ -349,37 +349,37 @@ RegistryStatus DeviceRegistry::list(std::vector<DeviceInfo>& out) {
   }
 }
 
-RegistryStatus DeviceRegistry::change_mark(RegistryChangeMark& out) {
-  // The file's data version is taken inside the generation's read transaction, whose start is
-  // where SQLite checks the file for commits by other connections (a file control, not the
-  // pragma_data_version table: that one prepares and runs a PRAGMA on every read, and this
-  // runs at the start of every burst).
+// One read of the deployment's generation; with `data_version`, also the file's data version,
+// taken inside that read's transaction, whose start is where SQLite checks the file for commits
+// by other connections (a file control, not the pragma_data_version table: that one prepares
+// and runs a PRAGMA on every read, and change_mark() runs at the start of every burst).
+RegistryStatus DeviceRegistry::read_generation(std::uint64_t& generation,
+                                               std::uint32_t* data_version) {
   generation_stmt_.reset();
   bool row = false;
   auto s = generation_stmt_.step(row);
   if (s.ok() && !row) s = {RegistryErrc::corrupt, "the deployment row is missing"};
+  int rc = SQLITE_OK;
   if (s.ok()) {
-    out.generation = static_cast<std::uint64_t>(generation_stmt_.column_int64(0));
-    unsigned int version = 0;
-    if (const int rc =
-            sqlite3_file_control(db_.handle(), "main", SQLITE_FCNTL_DATA_VERSION, &version);
-        rc != SQLITE_OK) {
-      s = {RegistryErrc::database, std::string("data version: ") + sqlite3_errstr(rc)};
+    generation = static_cast<std::uint64_t>(generation_stmt_.column_int64(0));
+    if (data_version != nullptr) {
+      unsigned int version = 0;
+      rc = sqlite3_file_control(db_.handle(), "main", SQLITE_FCNTL_DATA_VERSION, &version);
+      *data_version = version;
     }
-    out.data_version = version;
   }
-  generation_stmt_.reset();
+  generation_stmt_.reset();  // ends the read transaction before anything else can throw
+  if (rc != SQLITE_OK)
+    return {RegistryErrc::database, std::string("data version: ") + sqlite3_errstr(rc)};
   return s;
 }
 
+RegistryStatus DeviceRegistry::change_mark(RegistryChangeMark& out) {
+  return read_generation(out.generation, &out.data_version);
+}
+
 RegistryStatus DeviceRegistry::generation(std::uint64_t& out) {
-  generation_stmt_.reset();
-  bool row = false;
-  auto s = generation_stmt_.step(row);
-  if (s.ok() && !row) s = {RegistryErrc::corrupt, "the deployment row is missing"};
-  if (s.ok()) out = static_cast<std::uint64_t>(generation_stmt_.column_int64(0));
-  generation_stmt_.reset();
-  return s;
+  return read_generation(out, nullptr);
 }
 
 RegistryStatus DeviceRegistry::changes_since(std::uint64_t since, ChangeSet& out) {

@@ -55,8 +55,9 @@
 //   `generation()` is one single-row read; when it
 //     exceeds the value the edge last saw, `changes_since(last)` lists exactly the dev_ids added,
 //     rotated or removed since, with their new generations.
-//   We use this counter rather than SQLite's PRAGMA data_version because data_version does not
-//   change for commits made on the same connection and cannot say which devices changed.
+//   We use this counter rather than SQLite's data version to name changes because the data
+//   version cannot say which devices changed (change_mark() adds it, to notice a file restored
+//   to an older generation).
 //
 // Concurrency: any number of processes may open the same file (WAL: readers never block the
 // writer). Writers serialise on BEGIN IMMEDIATE with a 5 s busy timeout. One DeviceRegistry is
@@ -177,8 +178,9 @@ struct RegistryChange {
 /// Marks the registry's state: equal marks, read by the same DeviceRegistry, mean nothing the
 /// edge reads changed in between. The generation moves with every add, rotate and remove (by
 /// any connection); SQLite's data version of the file with any commit, by this connection or
-/// another (for instance a registry file overwritten in place from an older copy, whose
-/// generation may repeat).
+/// another (for instance a registry restored in place, through SQLite, from an older copy whose
+/// generation may repeat; a file copied over a live database behind SQLite's back is seen by
+/// neither).
 struct RegistryChangeMark {
   std::uint64_t generation = 0;
   std::uint32_t data_version = 0;
@@ -312,6 +314,7 @@ class DeviceRegistry {
   RegistryStatus check_schema();
   RegistryStatus load_edge_salt();
   RegistryStatus next_generation(std::uint64_t& out);
+  RegistryStatus read_generation(std::uint64_t& generation, std::uint32_t* data_version);
   RegistryStatus draw_secrets(DeviceMaterial& out);
   RegistryStatus store_device(const DeviceMaterial& material, bool is_rotation);
   /// In the caller's transaction: stores a device not registered yet (already_exists, or
@@ -321,7 +324,7 @@ class DeviceRegistry {
   std::string path_;
   SqliteDb db_;
   RegistryStatement find_stmt_;        // kept prepared: the edge's per-INIT lookup
-  RegistryStatement generation_stmt_;  // kept prepared: read at the start of every burst
+  RegistryStatement generation_stmt_;  // kept prepared: generation() and change_mark()
   EdgeSalt edge_salt_;
   OpenSslRng rng_;
 };

@@ -1,8 +1,8 @@
 // The registry's answers, kept while the registry is unchanged: a device's credentials are read
 // from SQLite once, then answered from memory for as long as the registry's change mark (its
-// generation, bumped by every add, rotate and remove, and SQLite's count of other connections'
-// commits) stays what it was. The mark is read once at the start of each burst: one single-row
-// read instead of one lookup per device per burst.
+// generation, bumped by every add, rotate and remove, and SQLite's data version of the file,
+// moved by any commit) stays what it was. The mark is read once at the start of each burst: one
+// single-row read instead of one lookup per device per burst.
 //
 // Why checked per burst: the registry is changed by other processes (`dsekp keys rotate`,
 // `remove`, the control API), and a change must take effect promptly. A burst is the messages

@@ -123,9 +123,9 @@ struct EdgeDeviceState {
   DevId dev_id;  // bound by the first accepted INIT; every later call must name the same device
   bool has_pending = false;
   PendingSession pending;
-  // Slots [0, established_count) are in use; the others are empty and hold no keys. The core
-  // fills a slot only as it counts it and never uncounts one, and the edge's state copy and
-  // clear (edge/store/device_state_copy.hpp) rely on it: they skip the empty slots.
+  // Slots [0, established_count) are in use; the others hold no keys (default, decoded, copied
+  // or moved from). The core only appends a slot as it counts it or overwrites one in place, and
+  // the edge's state copy and clear (edge/store/device_state_copy.hpp) rely on it: they skip them.
   std::array<EdgeSession, kMaxEstablishedSessions> established{};
   std::uint32_t established_count = 0;
   bool has_newest_init = false;

@@ -53,11 +53,13 @@ TEST(DevId, AcceptsExactlyTheAlphabetForEveryByteValue) {
   }
 }
 
-TEST(DevId, AShorterIdReplacesALongerOneWhole) {
+TEST(DevId, AShorterIdAssignedOverALongerOneIsTheShorterOne) {
   DevId id;
   ASSERT_EQ(id.assign(std::string(64, 'z')), Error::ok);
   ASSERT_EQ(id.assign("ab"), Error::ok);
+  EXPECT_EQ(id.size(), 2u);
   EXPECT_EQ(id.str(), "ab");
+  EXPECT_EQ(id.view().size(), 2u);
   DevId fresh;
   ASSERT_EQ(fresh.assign("ab"), Error::ok);
   EXPECT_TRUE(id == fresh);

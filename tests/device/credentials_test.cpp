@@ -140,6 +140,8 @@ TEST(Credentials, EveryBadFileGetsAClearMessage) {
       {"odd secret", with("dev_secret_hex", std::string(63, 'a')), "got 63 characters"},
       {"not hex", with("dev_secret_hex", std::string(63, 'a') + "g"),
        "\"dev_secret_hex\" is not hex (character 64)"},
+      {"not hex, first digit of a pair", with("dev_secret_hex", std::string(62, 'a') + "ga"),
+       "\"dev_secret_hex\" is not hex (character 63)"},
       {"missing salt", without("edge_salt_hex"), "missing \"edge_salt_hex\""},
       {"short salt", with("edge_salt_hex", std::string(30, '0')),
        "\"edge_salt_hex\" must be 32 to 64 hex digits (16 to 32 bytes), got 30"},

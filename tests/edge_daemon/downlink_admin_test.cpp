@@ -324,7 +324,15 @@ TEST_F(DownlinkAdminTest, BadArgumentsAreRefused) {
   auto r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db",
                 registry_path_, "--hex", "esp32-01", "0g"});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("hex"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the payload is not hex: digit 2"), std::string::npos) << r.err;
+  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db", registry_path_,
+           "--hex", "esp32-01", "00ff/0"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("the payload is not hex: digit 5"), std::string::npos) << r.err;
+  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db", registry_path_,
+           "--hex", "esp32-01", "abc"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("odd number of digits"), std::string::npos) << r.err;
   r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", "nonsense", "esp32-01", "x"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--broker"), std::string::npos) << r.err;
