@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -27,6 +28,7 @@
 #include "edge/store/compact_state_map.hpp"
 #include "edge/store/device_state_codec.hpp"
 #include "edge/store/sqlite_session_store.hpp"
+#include "work_dir.hpp"
 
 namespace dsekp::bench {
 namespace {
@@ -58,24 +60,14 @@ std::string device_name(std::size_t i) {
 class Workspace {
  public:
   explicit Workspace(const std::string& directory) {
-    if (directory.empty()) {
-      std::string pattern = (std::filesystem::temp_directory_path() / "dsekp-bench-XXXXXX");
-      if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-      dir_ = pattern;
-      owned_ = true;
-    } else {
-      dir_ = directory;
-    }
-    db_ = (dir_ / "sessions-bench.db").string();
+    if (directory.empty()) owned_ = std::make_unique<WorkDir>("dsekp-bench-");
+    db_ =
+        (std::filesystem::path(owned_ ? owned_->path() : directory) / "sessions-bench.db").string();
     remove_database();
   }
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
-  ~Workspace() {
-    remove_database();
-    std::error_code ignored;
-    if (owned_) std::filesystem::remove_all(dir_, ignored);
-  }
+  ~Workspace() { remove_database(); }
   [[nodiscard]] const std::string& database() const { return db_; }
 
  private:
@@ -83,9 +75,8 @@ class Workspace {
     std::error_code ignored;
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_ + suffix, ignored);
   }
-  std::filesystem::path dir_;
+  std::unique_ptr<WorkDir> owned_;  // the temp directory, when the caller gave none
   std::string db_;
-  bool owned_ = false;
 };
 
 // One device's state as the edge holds it after the handshake and the first DATA frame.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/edge/bench_process.hpp"
+#include "bench/work_dir.hpp"
 #include "edge/store/redis/redis_session_store.hpp"
 #include "edge/store/sqlite_session_store.hpp"
 
@@ -115,8 +116,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    std::string dir = (std::filesystem::temp_directory_path() / "dsekp-redis-bench-XXXXXX");
-    if (::mkdtemp(dir.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    // Removed however this ends; the Redis server below, declared later, stops before it is.
+    const dsekp::bench::WorkDir work("dsekp-redis-bench-");
+    const std::string& dir = work.path();
     const std::vector<DevId> ids = device_ids(devices);
     std::printf("devices %zu, cycles %zu (load -> accept seq -> begin/save/commit), one thread\n",
                 devices, cycles);
@@ -154,7 +156,6 @@ int main(int argc, char** argv) {
     print(name.c_str(), run(*redis, ids, cycles, [&] { return redis->round_trips(); }));
     redis.reset();
     (void)server.stop();
-    std::filesystem::remove_all(dir);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dsekp_bench_redis_store: %s\n", e.what());
     return 1;
