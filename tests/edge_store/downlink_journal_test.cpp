@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
+#include <cstdint>
 #include <fstream>
 #include <string>
 
@@ -25,6 +27,19 @@ std::size_t lines_in(const std::string& path) {
   std::size_t n = 0;
   for (std::string line; std::getline(in, line);) ++n;
   return n;
+}
+
+// The tag is a stored name (journal lines, Redis fields written by earlier runs): its spelling
+// must not change. Known answer from Python: hashlib.sha256(label + key + iv).hexdigest()[:32].
+TEST(SessionTag, IsTheFirstSixteenBytesOfSha256InLowercaseHex) {
+  std::array<std::uint8_t, 16> key{};
+  std::array<std::uint8_t, 12> iv{};
+  for (std::size_t i = 0; i < key.size(); ++i) key[i] = static_cast<std::uint8_t>(i);
+  for (std::size_t i = 0; i < iv.size(); ++i) iv[i] = static_cast<std::uint8_t>(16 + i);
+  DirectionKeys keys;
+  keys.key = AeadKey::from(key);
+  keys.iv_base = IvBase::from(iv);
+  EXPECT_EQ(session_tag("dsekp downlink journal", keys), "ce5f373f637fb030f38f18beee2e9d3e");
 }
 
 TEST(DownlinkJournal, WhatItRecordsSurvivesAReopenAndTheLargerSeqWins) {
