@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <array>
 #include <string_view>
 #include <vector>
 
@@ -24,20 +25,23 @@ bool fields_fit(std::string_view prefix, const DownlinkRequest& r) {
   return prefix.size() <= 255 && r.request_id.size() <= 255 && r.dev_id.size() <= 255;
 }
 
+// The three fields, each after its length byte; only for requests that passed fields_fit().
+void append_fields(std::vector<std::uint8_t>& out, std::string_view prefix,
+                   const DownlinkRequest& r) {
+  for (const std::string_view field :
+       {prefix, std::string_view(r.request_id), std::string_view(r.dev_id)}) {
+    out.push_back(static_cast<std::uint8_t>(field.size()));
+    out.insert(out.end(), field.begin(), field.end());
+  }
+}
+
 std::vector<std::uint8_t> mac_input(std::string_view prefix, const DownlinkRequest& r) {
   std::vector<std::uint8_t> in(kLabel.begin(), kLabel.end());
-  in.push_back(static_cast<std::uint8_t>(prefix.size() > 255 ? 255 : prefix.size()));
-  in.insert(in.end(), prefix.begin(), prefix.end());
-  const auto text = [&](const std::string& s) {
-    in.push_back(static_cast<std::uint8_t>(s.size() > 255 ? 255 : s.size()));
-    in.insert(in.end(), s.begin(), s.end());
-  };
-  text(r.request_id);
-  text(r.dev_id);
-  for (int shift = 56; shift >= 0; shift -= 8)
-    in.push_back(static_cast<std::uint8_t>(r.ts_ms >> shift));
-  in.push_back(static_cast<std::uint8_t>(r.payload.size() >> 8));
-  in.push_back(static_cast<std::uint8_t>(r.payload.size()));
+  append_fields(in, prefix, r);
+  std::array<std::uint8_t, 8 + 2> numbers{};  // ts_ms, then the payload's size (at most 0xffff)
+  store_be64(numbers.data(), r.ts_ms);
+  store_be16(numbers.data() + 8, static_cast<std::uint16_t>(r.payload.size()));
+  in.insert(in.end(), numbers.begin(), numbers.end());
   in.insert(in.end(), r.payload.begin(), r.payload.end());
   return in;
 }
@@ -52,11 +56,7 @@ constexpr std::string_view kPayloadAadLabel = "DSEKP admin downlink v1 payload";
 
 std::vector<std::uint8_t> payload_aad(std::string_view prefix, const DownlinkRequest& r) {
   std::vector<std::uint8_t> aad(kPayloadAadLabel.begin(), kPayloadAadLabel.end());
-  for (const std::string_view field :
-       {prefix, std::string_view(r.request_id), std::string_view(r.dev_id)}) {
-    aad.push_back(static_cast<std::uint8_t>(field.size() > 255 ? 255 : field.size()));
-    aad.insert(aad.end(), field.begin(), field.end());
-  }
+  append_fields(aad, prefix, r);
   return aad;
 }
 
