@@ -28,6 +28,7 @@
 #include "edge/daemon/edge_config_file.hpp"
 #include "edge/daemon/edge_daemon.hpp"
 #include "edge/daemon/edge_options.hpp"
+#include "edge/daemon/unix_clock.hpp"
 #include "edge/logging/log_options.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/republish_topics.hpp"
@@ -112,10 +113,10 @@ void parse_broker(const std::string& text, std::string& host, std::uint16_t& por
 std::vector<std::uint8_t> hex_bytes(const std::string& text) {
   if (text.size() % 2 != 0)
     throw std::runtime_error("the payload is not hex: odd number of digits");
-  if (const std::size_t at = hex::find_non_digit(text); at != text.size())
-    throw std::runtime_error("the payload is not hex: digit " + std::to_string(at + 1));
   std::vector<std::uint8_t> out(text.size() / 2);
-  if (!hex::decode(text, MutableByteView(out))) throw std::runtime_error("the payload is not hex");
+  if (!hex::decode(text, MutableByteView(out)))
+    throw std::runtime_error("the payload is not hex: digit " +
+                             std::to_string(hex::find_non_digit(text) + 1));
   return out;
 }
 
@@ -207,11 +208,7 @@ int run_send(SendArgs a, const CLI::App& cmd) {
   } else {
     request.payload.assign(payload.begin(), payload.end());
   }
-  edge::admin::sign(
-      key, a.prefix, request,
-      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count()));
+  edge::admin::sign(key, a.prefix, request, edge::daemon::unix_ms_now());
   // Nothing goes out unsigned: without a MAC there is no seal either, and the edge would only
   // answer "unauthenticated".
   if (request.mac_hex.empty()) throw std::runtime_error("cannot sign and seal the request");
