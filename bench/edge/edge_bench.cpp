@@ -28,7 +28,6 @@
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/device_session.hpp"
-#include "dsekp/psk_baseline.hpp"
 #include "edge/daemon/edge_daemon.hpp"
 #include "edge/daemon/unix_clock.hpp"
 #include "edge/logging/edge_logger.hpp"
@@ -386,24 +385,10 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
   const auto seal_round = [&](std::size_t round) {
     dsekp_frames.clear();
     psk_frames.clear();
-    dsekp_frames.reserve(o.count);
-    psk_frames.reserve(o.count);
-    for (std::size_t k = 0; k < o.count; ++k) {
-      const std::size_t i = round * o.count + k;
-      BenchDevice& dev = *devices[i % o.devices];
-      const std::string reading = R"({"t":21.5,"h":40.0,"i":)" + std::to_string(i) + "}";
-      DataFrame data;
-      if (dev.session.seal(view(reading), sendts, data) != Error::ok)
-        throw std::runtime_error("cannot seal frame " + std::to_string(i));
-      dsekp_frames.push_back(encode_frame(data, enc));
-      PskFrame psk;
-      if (psk_seal(crypto, dev.psk_key, dev.session.dev_id(),
-                   static_cast<std::uint32_t>(i / o.devices), sendts, view(reading), rng,
-                   psk) != Error::ok)
-        throw std::runtime_error("cannot seal PSK frame " + std::to_string(i));
-      psk_frames.push_back(encode_frame(psk, enc));
-    }
+    seal_frames(devices, crypto, rng, round * o.count, o.count, sendts, enc, dsekp_frames,
+                psk_frames);
   };
+
   seal_round(0);
   result.dsekp_frame_bytes = mean_size(dsekp_frames);
   result.psk_frame_bytes = mean_size(psk_frames);

@@ -13,7 +13,6 @@
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/device_session.hpp"
-#include "dsekp/psk_baseline.hpp"
 #include "edge/daemon/edge_daemon.hpp"
 #include "edge/daemon/edge_storage.hpp"
 #include "edge/daemon/unix_clock.hpp"
@@ -79,25 +78,11 @@ PipelineFigures run_pipeline_bench(const PipelineBenchOptions& o) {
 
   PipelineFigures figures;
   std::vector<double> ratios;
-  std::uint32_t psk_seq = 0;
   for (std::size_t rep = 0; rep < o.repetitions; ++rep) {
     std::vector<Frame> dsekp_frames;
     std::vector<Frame> psk_frames;
-    for (std::size_t k = 0; k < o.count; ++k) {
-      BenchDevice& dev = *devices[k % o.devices];
-      const std::string reading =
-          R"({"t":21.5,"h":40.0,"i":)" + std::to_string(rep * o.count + k) + "}";
-      DataFrame data;
-      require(dev.session.seal(view(reading), now_ms, data), "seal");
-      dsekp_frames.push_back(encode_frame(data, enc));
-      PskFrame psk;
-      require(psk_seal(crypto, dev.psk_key, dev.session.dev_id(),
-                       psk_seq + static_cast<std::uint32_t>(k / o.devices), now_ms, view(reading),
-                       rng, psk),
-              "psk_seal");
-      psk_frames.push_back(encode_frame(psk, enc));
-    }
-    psk_seq += static_cast<std::uint32_t>(o.count / o.devices + 1);
+    seal_frames(devices, crypto, rng, rep * o.count, o.count, now_ms, enc, dsekp_frames,
+                psk_frames);
     const auto drain = [&](const std::vector<Frame>& frames, const std::string& topic) {
       refused = 0;
       const std::uint64_t start = thread_cpu_ns();
