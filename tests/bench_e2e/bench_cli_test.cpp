@@ -330,10 +330,10 @@ TEST(BenchE2eCli, CtrlCStopsEverything) {
 // `bench edge` drains a small backlog in every mode: each drain complete (every queued frame
 // stored once), the CPU figures (user and system) and system-call counts and the three targets
 // present, the chunked reader's ceiling beside libmosquitto's and the edge's pipeline on it,
-// nothing left running. The drain
-// CPU is net of an idle start and stop, so the backlog must be large enough that the drain, not
-// the variation of start-up, decides the figure (300 frames under ASan were not; with 3,000 the
-// kernel's share, about 12 ms, came out negative once beside the parallel suite).
+// nothing left running. The drain CPU is net of an idle start and stop, so the backlog must be
+// large enough that the drain, not the variation of start-up, decides the figure (300 frames under
+// ASan were not; with 3,000 the kernel's share, about 12 ms, came out negative once beside the
+// parallel suite).
 TEST(BenchEdgeCli, ADrainOfEachModeIsCompleteAndJudgedAgainstItsTargets) {
   // Two rounds of 12,000: each drain long enough for its CPU net of the idle start to stay
   // positive beside the other tests, and the rounds' medians and alternation checked.
@@ -386,8 +386,8 @@ TEST(BenchEdgeCli, ADrainOfEachModeIsCompleteAndJudgedAgainstItsTargets) {
   EXPECT_EQ(chunked.at("delivered"), kFrames);
   EXPECT_LT(chunked.at("read_calls_per_frame").get<double>(), 2.0);
   EXPECT_GT(j.at("broker").at("read_calls_per_frame").get<double>(), 1.0);
-  // The edge's own pipeline on that reader, in-process: one more backlog per mode, every frame
-  // accepted (the command fails otherwise) and each read's burst committed before its PUBACKs.
+  // The edge's own pipeline on that reader, in-process: one more backlog per mode, all of it
+  // delivered and every frame accepted (the command fails otherwise), read in chunks.
   for (const char* mode : {"dsekp", "psk"}) {
     const json& m = j.at("chunked_edge").at(mode);
     EXPECT_TRUE(m.at("complete").get<bool>()) << mode;
