@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "edge/daemon/edge_daemon.hpp"
-#include "edge/mqtt/mqtt_client.hpp"
+#include "edge/mqtt/mqtt_options.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/republish_topics.hpp"
 

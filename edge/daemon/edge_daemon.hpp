@@ -123,6 +123,9 @@ struct EdgeDaemonOptions {
   std::uint32_t ratchet_lookahead = EdgeConfig{}.ratchet_lookahead;
   // MQTT protocol: "auto" (5, falling back to 3.1.1 if the broker refuses 5), "5" or "3.1.1".
   std::string mqtt_version = "auto";
+  // The MQTT client: "libmosquitto" (MQTT 5 or 3.1.1, TLS) or "builtin" (the edge's own MQTT 5
+  // client over plain TCP: far fewer system calls per message; edge/mqtt_builtin/).
+  std::string mqtt_client = "libmosquitto";
   // TLS to the broker: a CA file turns it on; client certificate + key optional; insecure skips
   // the host name check only.
   std::string tls_ca;

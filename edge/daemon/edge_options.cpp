@@ -11,6 +11,7 @@ using namespace std::string_view_literals;
 
 // "311": an alias of 3.1.1 (edge/mqtt parse_mqtt_version) that config files may hold.
 constexpr std::array kMqttVersions = {"auto"sv, "5"sv, "3.1.1"sv, "311"sv};
+constexpr std::array kMqttClients = {"libmosquitto"sv, "builtin"sv};
 constexpr std::uint32_t kDay = 86400;
 
 // Struct order is --help order.
@@ -113,6 +114,11 @@ const OptionSpec kSpecs[] = {
      .help = "MQTT protocol: auto (5, else 3.1.1), 5 or 3.1.1",
      .member = &O::mqtt_version,
      .choices = kMqttVersions},
+    {.key = "mqtt_client",
+     .help = "MQTT client: libmosquitto (MQTT 5 or 3.1.1, TLS) or builtin (the edge's own MQTT 5 "
+             "client, plain TCP only: fewer system calls per message)",
+     .member = &O::mqtt_client,
+     .choices = kMqttClients},
     {.key = "tls_ca",
      .help = "TLS to the broker: CA certificate(s), PEM (default: plain TCP)",
      .member = &O::tls_ca},

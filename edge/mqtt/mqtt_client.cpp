@@ -33,12 +33,6 @@ constexpr auto kStopGrace = std::chrono::seconds(2);
 // The loop's wait for socket activity, ms: also the keep-alive check's resolution.
 constexpr int kLoopTimeoutMs = 200;
 
-std::int64_t steady_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 void set_cork(int sock, bool on) noexcept {
   const int value = on ? 1 : 0;
   // Not TCP (a Unix socket): nothing to do, and the failure changes nothing.
@@ -59,19 +53,6 @@ const char* version_name(int protocol) {
 }
 
 }  // namespace
-
-bool parse_mqtt_version(std::string_view text, MqttVersion& out) noexcept {
-  if (text == "auto") {
-    out = MqttVersion::automatic;
-  } else if (text == "5") {
-    out = MqttVersion::v5;
-  } else if (text == "3.1.1" || text == "311") {
-    out = MqttVersion::v311;
-  } else {
-    return false;
-  }
-  return true;
-}
 
 std::string unverified_library_problem(int major, int minor, int revision) {
   const auto& v = kVerifiedLibmosquitto;
@@ -227,10 +208,7 @@ int MqttClient::connect_once() {
 }
 
 std::chrono::milliseconds MqttClient::loop_stalled_for() const noexcept {
-  const std::int64_t since = handlers_since_ns_.load();
-  if (since == 0) return std::chrono::milliseconds(0);
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::nanoseconds(std::max<std::int64_t>(0, steady_ns() - since)));
+  return handler_clock_.inside_for();
 }
 
 void MqttClient::pause(unsigned seconds) {
@@ -290,15 +268,6 @@ void MqttClient::note_silent_close() {
   fall_back_ = true;
 }
 
-// MQTT 5 Receive Maximum: how many QoS 1 messages the broker sends before it waits for our
-// PUBACKs. libmosquitto's default (20, sent in every CONNECT: lib/send_connect.c) would cap a
-// batch at 20 and then stall the pipe for a round trip after each; twice batch_max lets the
-// broker keep sending while a batch commits. (MQTT 3.1.1: the broker's max_inflight_messages
-// setting plays this role.)
-std::uint16_t receive_maximum_for(std::size_t batch_max) noexcept {
-  return static_cast<std::uint16_t>(std::clamp<std::size_t>(2 * batch_max, 20, 65535));
-}
-
 int MqttClient::drive() {
   std::chrono::steady_clock::time_point stop_deadline{};
   while (true) {
@@ -319,7 +288,7 @@ int MqttClient::drive() {
     }
     int rc = MOSQ_ERR_SUCCESS;
     const std::uint64_t delivered_before = delivered_;
-    handlers_since_ns_ = std::max<std::int64_t>(1, steady_ns());
+    handler_clock_.entered();
     if (tls_pending || (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       rc = read_burst(sock);
     } else if ((fds[0].revents & POLLOUT) != 0 && ssl != nullptr &&
@@ -329,7 +298,7 @@ int MqttClient::drive() {
       rc = mosquitto_loop_read(mosq_, 1);
       end_batch();
     }
-    handlers_since_ns_ = 0;
+    handler_clock_.left();
     if (rc != MOSQ_ERR_SUCCESS) return rc;
     if (connected_) ever_accepted_ = true;
     // Only now, after the batch end (its commit), may the queued PUBACKs and ACKs go out.
@@ -459,16 +428,8 @@ bool MqttClient::publish(const std::string& topic, ByteView payload, int qos, bo
 }
 
 void MqttClient::handler_threw(const char* where, const char* what) noexcept {
-  const std::string why = std::string("exception in the MQTT ") + where + " handler: " + what;
-  if (options_.fatal) {
-    try {
-      options_.fatal(why);
-    } catch (...) {
-    }
-  }
-  const std::string line = "dsekp: FATAL: " + why + "\n";
-  (void)!::write(STDERR_FILENO, line.data(), line.size());
-  ::_exit(70);  // EX_SOFTWARE; no destructor may write the queued PUBACKs
+  transport::fail_stop_on_handler_error(
+      options_.fatal, std::string("exception in the MQTT ") + where + " handler: " + what);
 }
 
 void MqttClient::on_connect(mosquitto* mosq, void* self, int rc, int flags,

@@ -198,14 +198,30 @@ void every_frame_stored_exactly_once_across_sigkills(const std::vector<std::stri
               occurrences(all, "CSV repaired"));
 }
 
-TEST(EdgeKillRestart, EveryFrameIsStoredExactlyOnceAcrossSigkills) {
-  every_frame_stored_exactly_once_across_sigkills({});
+// Each proof runs on both MQTT clients (--mqtt-client): when PUBACKs are written is each
+// client's own code (edge/mqtt/mqtt_client.hpp, edge/mqtt_builtin/builtin_mqtt_client.hpp).
+class EdgeKillRestart : public ::testing::TestWithParam<std::string> {
+ protected:
+  /// `args` with the MQTT client under test.
+  [[nodiscard]] std::vector<std::string> with_client(std::vector<std::string> args) const {
+    args.insert(args.end(), {"--mqtt-client", GetParam()});
+    return args;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Clients, EdgeKillRestart, ::testing::Values("libmosquitto", "builtin"),
+                         [](const ::testing::TestParamInfo<std::string>& client) {
+                           return client.param;
+                         });
+
+TEST_P(EdgeKillRestart, EveryFrameIsStoredExactlyOnceAcrossSigkills) {
+  every_frame_stored_exactly_once_across_sigkills(with_client({}));
 }
 
 // With --batch-wait-ms a burst stays open, its PUBACKs unwritten, while the edge waits for more
 // frames: kills also land inside those waits, and nothing may be lost or doubled either.
-TEST(EdgeKillRestart, EveryFrameIsStoredExactlyOnceAcrossSigkillsWithABatchWait) {
-  every_frame_stored_exactly_once_across_sigkills({"--batch-wait-ms", "5"});
+TEST_P(EdgeKillRestart, EveryFrameIsStoredExactlyOnceAcrossSigkillsWithABatchWait) {
+  every_frame_stored_exactly_once_across_sigkills(with_client({"--batch-wait-ms", "5"}));
 }
 
 // The same proof with the kills placed exactly (edge/daemon/test_hold.hpp): the edge pauses at
@@ -216,7 +232,7 @@ TEST(EdgeKillRestart, EveryFrameIsStoredExactlyOnceAcrossSigkillsWithABatchWait)
 // "before" leaves a delivered frame unprocessed: it must still end up stored exactly once (had
 // the PUBACK gone out, it would be lost). Each kill "committed" also leaves the CSV short by that
 // row: the restarted edge's repair must put it back.
-TEST(EdgeKillRestart, KillsAtEachCriticalMomentLoseAndDoubleNothing) {
+TEST_P(EdgeKillRestart, KillsAtEachCriticalMomentLoseAndDoubleNothing) {
   constexpr int kHeldFrames = 14;
   constexpr int kHoldMs = 150;
   const std::vector<std::string> moments = {"before", "committed", "after",
@@ -228,7 +244,7 @@ TEST(EdgeKillRestart, KillsAtEachCriticalMomentLoseAndDoubleNothing) {
   ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
-  EdgeRunner edge(dir, held_edge_args(broker, registry_path, logs, kHoldMs));
+  EdgeRunner edge(dir, with_client(held_edge_args(broker, registry_path, logs, kHoldMs)));
   ASSERT_TRUE(edge.start());
 
   dsekp::test::MqttTestClient client("esp32-01");
@@ -291,7 +307,7 @@ TEST(EdgeKillRestart, KillsAtEachCriticalMomentLoseAndDoubleNothing) {
 // edge): the device, booted each session from what its flash holds, always gets in (retrying
 // its INIT as it would), every reading is stored exactly once, the edge's stored secret ends at
 // the device's epoch, and the registry no longer holds the provisioned secret.
-TEST(EdgeKillRestart, ARatchetingDeviceIsNeverLockedOutByAKillAtAnyMomentOfItsSession) {
+TEST_P(EdgeKillRestart, ARatchetingDeviceIsNeverLockedOutByAKillAtAnyMomentOfItsSession) {
   constexpr int kHoldMs = 150;
   // An INIT stores no row, so its batch has no "committed" pause: its commit is between the two.
   const std::vector<std::pair<std::string, std::string>> kills = {{"init", "before"},
@@ -306,7 +322,7 @@ TEST(EdgeKillRestart, ARatchetingDeviceIsNeverLockedOutByAKillAtAnyMomentOfItsSe
   ASSERT_TRUE(register_device(registry_path, "esp32-01", material, /*ratchet=*/true));
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
-  EdgeRunner edge(dir, held_edge_args(broker, registry_path, logs, kHoldMs));
+  EdgeRunner edge(dir, with_client(held_edge_args(broker, registry_path, logs, kHoldMs)));
   ASSERT_TRUE(edge.start());
   dsekp::test::MqttTestClient client("esp32-01");
   ASSERT_EQ(client.connect(broker.port(), "", ""), std::optional<int>(0));
@@ -411,7 +427,7 @@ TEST(EdgeKillRestart, ARatchetingDeviceIsNeverLockedOutByAKillAtAnyMomentOfItsSe
 // (b) after its commit, before the CSV append and before any PUBACK is written; (c) at its end:
 // CSV appended, PUBACKs still unwritten. Every frame must end up exactly once in telemetry and
 // CSV; (b) and (c) must show redeliveries refused as replays (their PUBACKs never went out).
-TEST(EdgeKillRestart, KillsInsideABatchOfSeveralMessagesLoseAndDoubleNothing) {
+TEST_P(EdgeKillRestart, KillsInsideABatchOfSeveralMessagesLoseAndDoubleNothing) {
   constexpr int kBurst = 10;
   constexpr int kHoldMs = 100;
   constexpr std::size_t kSeveral = 3;  // messages handled in the batch when the kill lands
@@ -422,8 +438,8 @@ TEST(EdgeKillRestart, KillsInsideABatchOfSeveralMessagesLoseAndDoubleNothing) {
   ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
-  EdgeRunner edge(dir, held_edge_args(broker, registry_path, logs, kHoldMs,
-                                      {"--batch-max", "256", "--batch-time-ms", "0"}));
+  EdgeRunner edge(dir, with_client(held_edge_args(broker, registry_path, logs, kHoldMs,
+                                                  {"--batch-max", "256", "--batch-time-ms", "0"})));
   ASSERT_TRUE(edge.start());
 
   dsekp::test::MqttTestClient client("esp32-01");
@@ -506,7 +522,7 @@ TEST(EdgeKillRestart, KillsInsideABatchOfSeveralMessagesLoseAndDoubleNothing) {
 // store: it exits with status 75 at once, and the edge restarted without the limit gets every
 // unacknowledged frame again from the broker. At the end every frame is in telemetry and CSV
 // exactly once.
-TEST(EdgeKillRestart, AStorageFailureStopsTheEdgeWithoutAcknowledging) {
+TEST_P(EdgeKillRestart, AStorageFailureStopsTheEdgeWithoutAcknowledging) {
   constexpr int kStream = 200;
   dsekp::test::TempDir dir;
   dsekp::test::TempDir limited_dir;  // the limited edge's own stderr and ready files
@@ -517,10 +533,9 @@ TEST(EdgeKillRestart, AStorageFailureStopsTheEdgeWithoutAcknowledging) {
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"),
                                       "allow_anonymous true\nmax_queued_messages 100000\n");
-  const std::vector<std::string> edge_args = {
-      DSEKP_CLI_PATH, "edge",        "--broker",      "127.0.0.1:" + std::to_string(broker.port()),
-      "--db",         registry_path, "--logs-dir",    logs,
-      "--metrics",    "off",         "--no-republish"};
+  const std::vector<std::string> edge_args = with_client(
+      {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()), "--db",
+       registry_path, "--logs-dir", logs, "--metrics", "off", "--no-republish"});
   EdgeRunner edge(dir, edge_args);
   ASSERT_TRUE(edge.start());
   dsekp::test::MqttTestClient client("esp32-01");

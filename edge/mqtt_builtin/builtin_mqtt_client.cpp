@@ -1,0 +1,706 @@
+// BuiltinMqttClient (see builtin_mqtt_client.hpp for what it keeps and why).
+#include "edge/mqtt_builtin/builtin_mqtt_client.hpp"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+#include "edge/logging/edge_logger.hpp"
+#include "edge/mqtt_builtin/mqtt5_packets.hpp"
+
+namespace dsekp::edge::mqtt_builtin {
+namespace {
+
+// Bytes asked of each read(2): many packets per system call.
+constexpr std::size_t kReadChunk = 64 * 1024;
+// The loop's wait for socket activity, ms: also the keep-alive check's resolution.
+constexpr int kLoopTimeoutMs = 200;
+// How long a TCP connect, the CONNACK and a blocked write may take.
+constexpr auto kNetworkTimeout = std::chrono::seconds(10);
+// How long stop() lets the loop write the DISCONNECT and see the broker close.
+constexpr auto kStopGrace = std::chrono::seconds(2);
+// MQTT 5's own limit on a packet (2.1.4), for a broker that announces none.
+constexpr std::uint32_t kProtocolMaximumPacket = 268'435'460;
+
+int ms_until(std::chrono::steady_clock::time_point deadline) {
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 60'000));
+}
+
+// The name of an MQTT 5 CONNACK or DISCONNECT reason code (2.4), for the log.
+std::string reason_name(std::uint8_t code) {
+  switch (code) {
+    case 0x01:
+      return "unacceptable protocol version (a broker of MQTT 3.1.1 only)";
+    case 0x04:
+      return "disconnect with will message";
+    case 0x80:
+      return "unspecified error";
+    case 0x81:
+      return "malformed packet";
+    case 0x82:
+      return "protocol error";
+    case 0x84:
+      return "unsupported protocol version";
+    case 0x85:
+      return "client identifier not valid";
+    case 0x86:
+      return "bad user name or password";
+    case 0x87:
+      return "not authorized";
+    case 0x88:
+      return "server unavailable";
+    case 0x89:
+      return "server busy";
+    case 0x8A:
+      return "banned";
+    case 0x8B:
+      return "server shutting down";
+    case 0x8D:
+      return "keep alive timeout";
+    case 0x8E:
+      return "session taken over";
+    case 0x95:
+      return "packet too large";
+    case 0x97:
+      return "quota exceeded";
+    case 0x9C:
+      return "use another server";
+    case 0x9D:
+      return "server moved";
+    default:
+      return "reason code " + std::to_string(code);
+  }
+}
+
+// A TCP connection to host:port, non-blocking, or -1 with `why`.
+int connect_tcp(const std::string& host, std::uint16_t port, const std::atomic<bool>& stopping,
+                std::string& why) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+      rc != 0) {
+    why = std::string("cannot resolve the host: ") + ::gai_strerror(rc);
+    return -1;
+  }
+  int sock = -1;
+  why = "no address";
+  for (addrinfo* a = found; a != nullptr && sock < 0 && !stopping; a = a->ai_next) {
+    sock = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (sock < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    int rc = ::connect(sock, a->ai_addr, a->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      pollfd p{sock, POLLOUT, 0};
+      const auto deadline = std::chrono::steady_clock::now() + kNetworkTimeout;
+      while ((rc = ::poll(&p, 1, std::min(kLoopTimeoutMs, ms_until(deadline)))) == 0 && !stopping &&
+             ms_until(deadline) > 0) {
+      }
+      int error = ETIMEDOUT;
+      socklen_t size = sizeof error;
+      if (rc > 0) (void)::getsockopt(sock, SOL_SOCKET, SO_ERROR, &error, &size);
+      rc = error == 0 ? 0 : -1;
+      errno = error;
+    }
+    if (rc != 0) {
+      why = std::strerror(errno);
+      ::close(sock);
+      sock = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  if (sock < 0) return -1;
+  // No Nagle: a burst's acknowledgements and its answers leave as one write already, and a
+  // lone answer must not wait for the broker's delayed ACK.
+  const int one = 1;
+  (void)::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return sock;
+}
+
+}  // namespace
+
+BuiltinMqttClient::BuiltinMqttClient(mqtt::MqttOptions options) : options_(std::move(options)) {
+  if (options_.batch_max < 1) options_.batch_max = 1;
+}
+
+BuiltinMqttClient::~BuiltinMqttClient() {
+  stop();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+bool BuiltinMqttClient::start(transport::TransportHandlers handlers, std::string& error) {
+  if (started_) {
+    error = "the MQTT client was started before (a stopped client is not started again)";
+    return false;
+  }
+  if (!handlers.message) {
+    error = "the MQTT client needs a message handler";
+    return false;
+  }
+  if (options_.version == mqtt::MqttVersion::v311) {
+    error =
+        "the built-in MQTT client speaks MQTT 5 only: use --mqtt-client libmosquitto for "
+        "MQTT 3.1.1";
+    return false;
+  }
+  if (!options_.tls.ca_file.empty() || !options_.tls.cert_file.empty()) {
+    error =
+        "the built-in MQTT client has no TLS: use --mqtt-client libmosquitto for TLS to the "
+        "broker";
+    return false;
+  }
+  const auto too_long = [](const std::string& s) { return s.size() > 65535; };
+  if (options_.client_id.empty() || too_long(options_.client_id) || too_long(options_.username) ||
+      too_long(options_.password) || too_long(options_.availability.topic) ||
+      std::any_of(options_.subscriptions.begin(), options_.subscriptions.end(), too_long) ||
+      std::any_of(options_.stale_subscriptions.begin(), options_.stale_subscriptions.end(),
+                  too_long)) {
+    error = "the MQTT client id is empty, or a client id, login or topic is over 65,535 bytes";
+    return false;
+  }
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) {
+    error = "eventfd failed";
+    return false;
+  }
+  handlers_ = std::move(handlers);
+  stopping_ = false;
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error& e) {
+    ::close(wake_fd_);
+    wake_fd_ = -1;
+    error = std::string("cannot start the MQTT thread: ") + e.what();
+    return false;
+  }
+  started_ = true;
+  return true;
+}
+
+void BuiltinMqttClient::stop() noexcept {
+  if (!started_) return;
+  started_ = false;
+  {
+    std::lock_guard lock(stop_mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  wake();
+  if (thread_.joinable()) thread_.join();
+  connected_ = false;
+  if (bursts_ > 0)
+    logging::logger().info("{} messages in {} batches (mean {:.1f}, at most {})", messages_,
+                           bursts_, static_cast<double>(messages_) / static_cast<double>(bursts_),
+                           options_.batch_max);
+}
+
+bool BuiltinMqttClient::publish(const std::string& topic, ByteView payload, int qos, bool retain,
+                                ByteView correlation_data) noexcept {
+  if (qos < 0 || qos > 1 || topic.empty() || topic.size() > 65535 ||
+      correlation_data.size() > 65535)
+    return false;
+  try {
+    Outgoing o{topic,
+               {payload.begin(), payload.end()},
+               static_cast<std::uint8_t>(qos),
+               retain,
+               {correlation_data.begin(), correlation_data.end()}};
+    std::lock_guard lock(queue_mutex_);
+    queued_.push_back(std::move(o));
+  } catch (...) {
+    return false;  // no memory
+  }
+  // From another thread the loop may be asleep in poll(): wake it to write the publish now.
+  if (std::this_thread::get_id() != loop_thread_.load()) wake();
+  return true;
+}
+
+void BuiltinMqttClient::wake() noexcept {
+  if (wake_fd_ < 0) return;
+  const std::uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
+}
+
+void BuiltinMqttClient::pause(unsigned seconds) {
+  std::unique_lock lock(stop_mutex_);
+  stop_cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return stopping_.load(); });
+}
+
+void BuiltinMqttClient::handler_threw(const char* where, const char* what) noexcept {
+  transport::fail_stop_on_handler_error(
+      options_.fatal, std::string("exception in the MQTT ") + where + " handler: " + what);
+}
+
+void BuiltinMqttClient::run() {
+  loop_thread_ = std::this_thread::get_id();
+  unsigned delay = std::max(1u, options_.reconnect_min_s);
+  bool reported = false;
+  while (!stopping_) {
+    std::string why;
+    const int sock = connect_tcp(options_.host, options_.port, stopping_, why);
+    if (sock >= 0) {
+      const Ending ending = serve(sock);
+      ::close(sock);
+      connected_ = false;
+      if (ending.accepted) {
+        delay = std::max(1u, options_.reconnect_min_s);
+        reported = false;
+      }
+      if (!stopping_ && ending.accepted) {
+        logging::logger().warn("connection lost: {}; reconnecting", ending.why);
+      } else if (!stopping_ && !reported) {
+        logging::logger().warn("connection to {}:{} failed: {} (retrying)", options_.host,
+                               options_.port, ending.why);
+        reported = true;
+      }
+    } else if (!stopping_ && !reported) {
+      logging::logger().warn("cannot connect to {}:{}: {} (retrying)", options_.host, options_.port,
+                             why);
+      reported = true;
+    }
+    if (stopping_) break;
+    pause(delay);
+    delay = std::min(delay * 2, std::max(delay, options_.reconnect_max_s));
+  }
+}
+
+BuiltinMqttClient::Ending BuiltinMqttClient::serve(int sock) {
+  Ending ending;
+  in_.clear();
+  out_.clear();
+  if (!open_session(sock, ending.why)) return ending;
+  ending.accepted = true;
+  connected_ = true;
+  while (true) {
+    // Packets already buffered (a burst cut by batch_max, or what came with the CONNACK) are
+    // handled without waiting, and so is a header already over the limit.
+    RawPacket next;
+    std::size_t size = 0;
+    const bool buffered = next_packet(in_, receive_limit(), next, size) != Framing::need_more;
+    pollfd fds[2] = {{sock, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    if (::poll(fds, 2, buffered ? 0 : kLoopTimeoutMs) < 0 && errno != EINTR) {
+      ending.why = std::string("poll: ") + std::strerror(errno);
+      return ending;
+    }
+    if ((fds[1].revents & POLLIN) != 0) {
+      std::uint64_t count = 0;
+      (void)!::read(wake_fd_, &count, sizeof count);
+    }
+    if (stopping_) break;
+    if (buffered || (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      handler_clock_.entered();
+      const bool open = read_burst(sock, ending.why);
+      handler_clock_.left();
+      if (!open) return ending;
+    }
+    // Only now, after the burst's end (its commit), may its PUBACKs and answers go out.
+    take_queued_publishes();
+    const auto now = Clock::now();
+    if (keep_alive_.count() > 0) {
+      if (now - last_received_ > keep_alive_ + keep_alive_ / 2) {
+        ending.why = "no packet from the broker for one and a half keep-alive intervals";
+        return ending;
+      }
+      if (out_.empty() && now - last_sent_ >= keep_alive_) append_pingreq(out_);
+    }
+    if (!flush(sock, ending.why)) return ending;
+  }
+  // stop(): the offline state ahead of a clean DISCONNECT (which discards the will), then wait
+  // for the broker to close: closing at once could reset the connection and lose the PUBACKs
+  // the broker has not read yet (it would send those messages again at the next connect).
+  if (const mqtt::MqttAvailability& a = options_.availability; !a.topic.empty())
+    publish(a.topic, {reinterpret_cast<const std::uint8_t*>(a.offline.data()), a.offline.size()}, 1,
+            a.retain);
+  take_queued_publishes();
+  append_disconnect(out_);
+  if (!flush(sock, ending.why)) return ending;
+  ::shutdown(sock, SHUT_WR);
+  const auto deadline = Clock::now() + kStopGrace;
+  std::uint8_t sink[4096];
+  for (pollfd p{sock, POLLIN, 0}; ::poll(&p, 1, ms_until(deadline)) > 0;)
+    if (::read(sock, sink, sizeof sink) <= 0) break;
+  return ending;
+}
+
+bool BuiltinMqttClient::open_session(int sock, std::string& why) {
+  ConnectRequest request;
+  request.client_id = options_.client_id;
+  request.username = options_.username;
+  request.password = options_.password;
+  request.keep_alive_s = static_cast<std::uint16_t>(std::clamp(options_.keepalive_s, 0, 65535));
+  request.session_expiry_s = options_.session_expiry_s;
+  request.receive_maximum = mqtt::receive_maximum_for(options_.batch_max);
+  request.maximum_packet_size = options_.maximum_packet_size;
+  const mqtt::MqttAvailability& a = options_.availability;
+  request.will_topic = a.topic;
+  request.will_payload = {reinterpret_cast<const std::uint8_t*>(a.offline.data()),
+                          a.offline.size()};
+  request.will_retain = a.retain;
+  append_connect(out_, request);
+  const bool sent = flush(sock, why);
+  secure_wipe(out_);  // it held the password
+  out_.clear();
+  if (!sent) return false;
+
+  const auto deadline = Clock::now() + kNetworkTimeout;
+  RawPacket packet;
+  std::size_t size = 0;
+  while (next_packet(in_, kProtocolMaximumPacket, packet, size) != Framing::packet) {
+    pollfd p{sock, POLLIN, 0};
+    if (stopping_ || ::poll(&p, 1, std::min(kLoopTimeoutMs, ms_until(deadline))) < 0 ||
+        ms_until(deadline) == 0) {
+      why = "no CONNACK";
+      return false;
+    }
+    if (p.revents == 0) continue;
+    std::uint8_t chunk[512];
+    const ssize_t n = ::read(sock, chunk, sizeof chunk);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+      why = "the broker closed the connection before its CONNACK";
+      return false;
+    }
+    if (n > 0) in_.insert(in_.end(), chunk, chunk + n);
+  }
+  Connack connack;
+  const char* problem = packet.type() == PacketType::connack
+                            ? decode_connack(packet, connack)
+                            : "the broker's first packet is not a CONNACK (3.2)";
+  if (*problem != '\0') {
+    why = problem;
+    return false;
+  }
+  in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(size));
+  if (connack.reason != 0) {
+    why = "the broker refused the connection: " + reason_name(connack.reason);
+    if (!connack.reason_string.empty()) why += " (" + std::string(connack.reason_string) + ")";
+    if (connack.reason == 0x01 || connack.reason == 0x84)
+      why += "; the built-in MQTT client speaks MQTT 5 only (--mqtt-client libmosquitto)";
+    logging::logger().error("{}", why);
+    return false;
+  }
+  broker_receive_maximum_ = connack.receive_maximum;
+  broker_maximum_packet_size_ = connack.maximum_packet_size;
+  keep_alive_ = std::chrono::seconds(connack.server_keep_alive >= 0 ? connack.server_keep_alive
+                                                                    : request.keep_alive_s);
+  last_received_ = Clock::now();
+  // Ours first, then theirs: the broker kept our unacknowledged publishes' state only if it kept
+  // the session; either way they go again, before anything new.
+  send_in_flight_again(connack.session_present);
+  std::uint16_t id = 0;
+  if (!options_.stale_subscriptions.empty())
+    append_unsubscribe(out_, next_packet_id(), options_.stale_subscriptions);
+  if (!options_.subscriptions.empty()) {
+    id = next_packet_id();
+    append_subscribe(out_, id, options_.subscriptions);
+  }
+  subscribe_id_ = id;
+  if (!a.topic.empty())
+    publish(a.topic, {reinterpret_cast<const std::uint8_t*>(a.online.data()), a.online.size()}, 1,
+            a.retain);
+  logging::logger().info("connected to {}:{} (MQTT 5, built-in client)", options_.host,
+                         options_.port);
+  if (options_.subscriptions.empty() && handlers_.ready) {
+    try {
+      handlers_.ready();
+    } catch (const std::exception& e) {
+      handler_threw("ready", e.what());
+    } catch (...) {
+      handler_threw("ready", "unknown exception");
+    }
+  }
+  take_queued_publishes();
+  return flush(sock, why);
+}
+
+bool BuiltinMqttClient::read_burst(int sock, std::string& why) {
+  const auto started = Clock::now();
+  const std::uint32_t limit = receive_limit();
+  burst_cut_ = false;
+  bool open = true;
+  while (open) {
+    std::size_t at = 0;
+    while (!burst_cut_) {
+      RawPacket packet;
+      std::size_t size = 0;
+      const Framing f = next_packet(ByteView(in_).subspan(at), limit, packet, size);
+      if (f == Framing::need_more) break;
+      if (f != Framing::packet) {
+        why = f == Framing::too_large ? "a packet over the Maximum Packet Size the client announced"
+                                      : "a remaining length of more than four bytes (1.5.5)";
+        append_disconnect(out_, f == Framing::too_large ? 0x95 : 0x81);
+        open = false;
+        break;
+      }
+      at += size;
+      last_received_ = Clock::now();
+      if (!handle_packet(packet.first, packet.body, why)) {
+        open = false;
+        break;
+      }
+    }
+    in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(at));
+    if (!open || burst_cut_) break;
+    if (options_.batch_time.count() > 0 && Clock::now() - started >= options_.batch_time) break;
+    const std::size_t had = in_.size();
+    in_.resize(had + kReadChunk);
+    const ssize_t n = ::read(sock, in_.data() + had, kReadChunk);
+    in_.resize(had + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+    if (n > 0) continue;
+    if (n == 0) {
+      why = "the broker closed the connection";
+      open = false;
+    } else if (errno == EINTR) {
+      continue;
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      why = std::string("read: ") + std::strerror(errno);
+      open = false;
+    } else if (!wait_for_more(sock, started)) {
+      break;
+    }
+  }
+  // Also after a lost connection: what was handled is committed; its PUBACKs are never written
+  // and the broker sends the messages again (refused then as replays).
+  end_burst();
+  if (!open) {
+    // A DISCONNECT for a packet the client refused is worth one try; the connection ends anyway.
+    std::string ignored;
+    (void)flush(sock, ignored);
+  }
+  return open;
+}
+
+std::uint32_t BuiltinMqttClient::receive_limit() const noexcept {
+  return options_.maximum_packet_size > 0 ? options_.maximum_packet_size : kProtocolMaximumPacket;
+}
+
+bool BuiltinMqttClient::handle_packet(std::uint8_t first, ByteView body, std::string& why) {
+  const RawPacket packet{first, body};
+  switch (packet.type()) {
+    case PacketType::publish:
+      return handle_publish(first, body, why);
+    case PacketType::puback: {
+      Ack ack;
+      if (const char* problem = decode_ack(packet, ack); *problem != '\0') {
+        why = problem;
+        return false;
+      }
+      const auto it = std::find_if(in_flight_.begin(), in_flight_.end(), [&ack](const InFlight& f) {
+        return f.packet_id == ack.packet_id;
+      });
+      if (it == in_flight_.end()) return true;  // a PUBACK for a publish sent before a reconnect
+      if (ack.reasons.front() >= 0x80)
+        logging::logger().warn("the broker refused a publish: {}",
+                               reason_name(ack.reasons.front()));
+      in_flight_.erase(it);
+      return true;
+    }
+    case PacketType::suback: {
+      Ack ack;
+      if (const char* problem = decode_ack(packet, ack); *problem != '\0') {
+        why = problem;
+        return false;
+      }
+      if (ack.packet_id != subscribe_id_ || subscribe_id_ == 0) return true;
+      subscribe_id_ = 0;
+      for (const std::uint8_t code : ack.reasons)
+        if (code > 1) logging::logger().error("the broker refused a subscription");
+      logging::logger().info("ready (subscribed to {} topics)", ack.reasons.size());
+      if (handlers_.ready) {
+        try {
+          handlers_.ready();
+        } catch (const std::exception& e) {
+          handler_threw("ready", e.what());
+        } catch (...) {
+          handler_threw("ready", "unknown exception");
+        }
+      }
+      return true;
+    }
+    case PacketType::unsuback:
+    case PacketType::pingresp:
+      return true;
+    case PacketType::disconnect: {
+      Disconnect d;
+      if (const char* problem = decode_disconnect(packet, d); *problem != '\0') {
+        why = problem;
+        return false;
+      }
+      why = "the broker disconnected: " + reason_name(d.reason);
+      if (d.reason == 0x8E)
+        why += " (another client connected as client id " + options_.client_id + ")";
+      if (!d.reason_string.empty()) why += " (" + std::string(d.reason_string) + ")";
+      return false;
+    }
+    default:
+      why = "a packet of type " + std::to_string(first >> 4) +
+            " that a broker does not send "
+            "to this client";
+      return false;
+  }
+}
+
+bool BuiltinMqttClient::handle_publish(std::uint8_t first, ByteView body, std::string& why) {
+  Publish publish;
+  if (const char* problem = decode_publish({first, body}, publish); *problem != '\0') {
+    why = problem;
+    append_disconnect(out_, 0x81);
+    return false;
+  }
+  if (publish.qos == 2) {
+    why = "a QoS 2 PUBLISH (the client subscribes at QoS 1 only)";
+    append_disconnect(out_, 0x82);
+    return false;
+  }
+  if (!in_burst_) {
+    in_burst_ = true;
+    burst_count_ = 0;
+  }
+  transport::MessageProperties properties;
+  properties.retained = publish.retain;
+  properties.response_topic = publish.response_topic;
+  properties.correlation_data = publish.correlation_data;
+  try {
+    if (handlers_.message(publish.topic, publish.payload, properties) ==
+        transport::BurstWait::answer_pending)
+      answer_pending_ = true;
+  } catch (const std::exception& e) {
+    handler_threw("message", e.what());
+  } catch (...) {
+    handler_threw("message", "unknown exception");
+  }
+  // Queued, not written: out_ goes to the socket only after the burst's end.
+  if (publish.qos == 1) append_puback(out_, publish.packet_id);
+  if (++burst_count_ >= options_.batch_max) {
+    end_burst();
+    burst_cut_ = true;
+  }
+  return true;
+}
+
+void BuiltinMqttClient::end_burst() {
+  if (!in_burst_) return;
+  in_burst_ = false;
+  answer_pending_ = false;
+  ++bursts_;
+  messages_ += burst_count_;
+  burst_count_ = 0;
+  if (!handlers_.burst_end) return;
+  try {
+    handlers_.burst_end();
+  } catch (const std::exception& e) {
+    handler_threw("batch end", e.what());
+  } catch (...) {
+    handler_threw("batch end", "unknown exception");
+  }
+}
+
+// The batch wait (MqttOptions::batch_wait; the libmosquitto client's has the same rules): an
+// open burst nobody waits for stays open until a message comes or the wait, counted from the
+// burst's start and never longer than batch_time, runs out; it ends early when another thread
+// wakes the loop, and once the burst holds kBatchWaitMessages.
+bool BuiltinMqttClient::wait_for_more(int sock, Clock::time_point started) {
+  if (!in_burst_ || answer_pending_ || options_.batch_wait.count() <= 0 || stopping_ ||
+      burst_count_ >= mqtt::kBatchWaitMessages)
+    return false;
+  auto limit = options_.batch_wait;
+  if (options_.batch_time.count() > 0) limit = std::min(limit, options_.batch_time);
+  const auto left_ms = ms_until(started + limit);
+  if (left_ms <= 0) return false;
+  pollfd fds[2] = {{sock, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  if (::poll(fds, 2, left_ms) <= 0) return false;
+  return (fds[1].revents & POLLIN) == 0;  // the loop's next poll reads the wake-up
+}
+
+std::uint16_t BuiltinMqttClient::next_packet_id() {
+  // Ids in flight are skipped (at most 65,535 in flight: the Receive Maximum's own limit).
+  do {
+    last_packet_id_ = static_cast<std::uint16_t>(last_packet_id_ + 1);
+  } while (last_packet_id_ == 0 ||
+           std::any_of(in_flight_.begin(), in_flight_.end(),
+                       [this](const InFlight& f) { return f.packet_id == last_packet_id_; }));
+  return last_packet_id_;
+}
+
+void BuiltinMqttClient::send_in_flight_again(bool dup) {
+  for (InFlight& f : in_flight_) {
+    if (dup) mark_dup(f.packet);
+    out_.insert(out_.end(), f.packet.begin(), f.packet.end());
+  }
+}
+
+void BuiltinMqttClient::take_queued_publishes() {
+  if (!connected_) return;
+  {
+    std::lock_guard lock(queue_mutex_);
+    while (!queued_.empty()) {
+      waiting_.push_back(std::move(queued_.front()));
+      queued_.pop_front();
+    }
+  }
+  const std::uint32_t limit =
+      broker_maximum_packet_size_ > 0 ? broker_maximum_packet_size_ : kProtocolMaximumPacket;
+  while (!waiting_.empty()) {
+    Outgoing& o = waiting_.front();
+    if (o.qos == 1 && in_flight_.size() >= broker_receive_maximum_) return;
+    if (publish_size(o.topic, o.payload, o.qos, o.correlation_data) > limit) {
+      logging::logger().error(
+          "a publish to {} is over the broker's Maximum Packet Size ({} "
+          "bytes); dropped",
+          o.topic, limit);
+      waiting_.pop_front();
+      continue;
+    }
+    if (o.qos == 0) {
+      append_publish(out_, o.topic, o.payload, 0, o.retain, false, 0, o.correlation_data);
+    } else {
+      InFlight f;
+      f.packet_id = next_packet_id();
+      append_publish(f.packet, o.topic, o.payload, 1, o.retain, false, f.packet_id,
+                     o.correlation_data);
+      out_.insert(out_.end(), f.packet.begin(), f.packet.end());
+      in_flight_.push_back(std::move(f));
+    }
+    waiting_.pop_front();
+  }
+}
+
+bool BuiltinMqttClient::flush(int sock, std::string& why) {
+  std::size_t done = 0;
+  const auto deadline = Clock::now() + kNetworkTimeout;
+  while (done < out_.size()) {
+    const ssize_t n = ::send(sock, out_.data() + done, out_.size() - done, MSG_NOSIGNAL);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && ms_until(deadline) > 0) {
+      pollfd p{sock, POLLOUT, 0};
+      (void)::poll(&p, 1, std::min(kLoopTimeoutMs, ms_until(deadline)));
+      continue;
+    }
+    why = n < 0 ? std::string("write: ") + std::strerror(errno) : "write: nothing written";
+    out_.clear();
+    return false;
+  }
+  if (done > 0) last_sent_ = Clock::now();
+  out_.clear();
+  return true;
+}
+
+}  // namespace dsekp::edge::mqtt_builtin
