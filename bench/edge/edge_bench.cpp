@@ -22,16 +22,15 @@
 #include "bench/cpu_timer.hpp"
 #include "bench/edge/bench_mqtt_client.hpp"
 #include "bench/edge/bench_process.hpp"
-#include "bench/edge/chunked_subscriber.hpp"
-#include "bench/edge/in_process_edge.hpp"
 #include "bench/work_dir.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp/codec.hpp"
 #include "dsekp/device_session.hpp"
+#include "edge/daemon/broker_options.hpp"
 #include "edge/daemon/edge_daemon.hpp"
 #include "edge/daemon/unix_clock.hpp"
 #include "edge/logging/edge_logger.hpp"
-#include "edge/mqtt/mqtt_client.hpp"
+#include "edge/mqtt/mqtt_options.hpp"
 #include "edge/registry/device_registry.hpp"
 
 namespace dsekp::bench::edge {
@@ -131,11 +130,13 @@ void queue_all(BenchMqttClient& publisher, std::size_t& acked, const std::string
     throw std::runtime_error("the broker did not acknowledge every publish");
 }
 
-// The broker's ceiling: the edge's own MQTT client with a handler that only counts.
+// The broker's ceiling: the edge's own MQTT client (the one the drains' edge runs on) with a
+// handler that only counts.
 class LightSubscriber {
  public:
-  LightSubscriber(const std::string& host, int port, std::size_t batch_max,
-                  const std::string& topic) {
+  LightSubscriber(std::string client, const std::string& host, int port, std::size_t batch_max,
+                  const std::string& topic)
+      : client_(std::move(client)) {
     options_.host = host;
     options_.port = static_cast<std::uint16_t>(port);
     options_.client_id = "dsekp-bench-light-subscriber";
@@ -153,12 +154,12 @@ class LightSubscriber {
       return ::dsekp::edge::transport::BurstWait::may_wait;
     };
     handlers.ready = [&ready] { ready = true; };
-    ::dsekp::edge::mqtt::MqttClient client(options_);
+    const auto client = ::dsekp::edge::daemon::make_mqtt_client(client_, options_);
     std::string error;
-    if (!client.start(std::move(handlers), error))
+    if (!client->start(std::move(handlers), error))
       throw std::runtime_error("light subscriber: " + error);
     wait_until([&] { return ready.load(); }, timeout, "the light subscriber's SUBACK");
-    client.stop();
+    client->stop();
   }
   /// Drains the `expected` messages queued in its session.
   DrainFigures drain(std::size_t expected, std::chrono::milliseconds timeout) {
@@ -177,13 +178,13 @@ class LightSubscriber {
         last_us = now;
         return ::dsekp::edge::transport::BurstWait::may_wait;
       };
-      ::dsekp::edge::mqtt::MqttClient client(options_);
+      const auto client = ::dsekp::edge::daemon::make_mqtt_client(client_, options_);
       std::string error;
-      if (!client.start(std::move(handlers), error))
+      if (!client->start(std::move(handlers), error))
         throw std::runtime_error("light subscriber: " + error);
       wait_until([&] { return received.load() >= expected; }, timeout, "the light drain");
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // anything beyond N
-      client.stop();
+      client->stop();
     }
     const ProcessCost cost = own_cost().minus(before);
     r.delivered = received.load();
@@ -201,6 +202,7 @@ class LightSubscriber {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
+  std::string client_;
   ::dsekp::edge::mqtt::MqttOptions options_;
 };
 
@@ -297,6 +299,9 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
   if (o.count == 0 || o.devices == 0 || o.devices > o.count)
     throw std::runtime_error("--count and --devices: 1 <= devices <= count");
   EdgeBenchResult result;
+  result.mqtt_client = o.mqtt_client.empty()
+                           ? ::dsekp::edge::daemon::EdgeDaemonOptions{}.mqtt_client
+                           : o.mqtt_client;
   result.cpus = std::thread::hardware_concurrency();
   getloadavg(result.load_before, 3);
   const auto timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
@@ -335,7 +340,9 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
                                         dir + "/edge.ready",
                                         "--psk-baseline",
                                         "--client-id",
-                                        "dsekp-bench-edge"};
+                                        "dsekp-bench-edge",
+                                        "--mqtt-client",
+                                        result.mqtt_client};
   if (!o.csv) edge_argv.push_back("--no-csv");
   if (o.batch_max > 0)
     edge_argv.insert(edge_argv.end(), {"--batch-max", std::to_string(o.batch_max)});
@@ -393,27 +400,21 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
   result.dsekp_frame_bytes = mean_size(dsekp_frames);
   result.psk_frame_bytes = mean_size(psk_frames);
 
-  // The edge's batch size, which both ceilings' subscribers take too.
+  // The edge's batch size, which the ceiling's subscribers take too.
   const std::size_t batch_max =
       o.batch_max > 0 ? o.batch_max : ::dsekp::edge::daemon::EdgeDaemonOptions{}.batch_max;
-  // The broker's ceiling first (the same DSEKP bytes on a topic of its own). Its client's
-  // connection notices would interleave with the report.
+  // The broker's ceiling first (the same DSEKP bytes on a topic of their own), drained by a light
+  // subscriber on each client. Their connection notices would interleave with the report.
   ::dsekp::edge::logging::set_level(::dsekp::edge::logging::LogLevel::warn);
-  {
-    LightSubscriber light(host, broker.port(), batch_max, "bench/light");
+  const auto light_drain = [&](const std::string& client, const std::string& topic) {
+    LightSubscriber light(client, host, broker.port(), batch_max, topic);
     light.create_session(timeout);
-    queue_all(publisher, acked, "bench/light", dsekp_frames, timeout);
-    result.broker = light.drain(dsekp_frames.size(), timeout);
-  }
-  {
-    ChunkedSubscriber chunked(host, broker.port(), "dsekp-bench-chunked-subscriber",
-                              "bench/chunked", ::dsekp::edge::mqtt::receive_maximum_for(batch_max),
-                              std::chrono::microseconds(o.chunked_pause_us));
-    chunked.create_session(timeout);
-    queue_all(publisher, acked, "bench/chunked", dsekp_frames, timeout);
-    result.chunked = chunked.drain(dsekp_frames.size(), timeout);
-  }
-
+    queue_all(publisher, acked, topic, dsekp_frames, timeout);
+    return light.drain(dsekp_frames.size(), timeout);
+  };
+  result.broker = light_drain("libmosquitto", "bench/light");
+  result.broker_builtin = light_drain("builtin", "bench/light-builtin");
+  result.broker_ceiling_rate = std::max(result.broker.rate, result.broker_builtin.rate);
   const ProcessCost idle = runner.idle_cost();
   result.idle_edge_cpu_s = idle.cpu_s();
   TelemetryReader telemetry(registry_path + ".state");
@@ -443,36 +444,12 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
   result.dsekp = median_round(result.dsekp_rounds);
   result.psk = median_round(result.psk_rounds);
 
-  // The edge's own pipeline on the chunked reader, in this process, on the child edge's
-  // databases and logs now that it has stopped: one more round of frames, DSEKP then PSK, on a
-  // topic of its own.
-  {
-    seal_round(rounds);
-    InProcessEdge edge(registry_path, dir + "/logs", o.csv);
-    ChunkedSubscriber reader(host, broker.port(), "dsekp-bench-chunked-edge", "bench/chunked-edge",
-                             ::dsekp::edge::mqtt::receive_maximum_for(batch_max),
-                             std::chrono::microseconds(o.chunked_pause_us));
-    reader.create_session(timeout);
-    const auto drain = [&](bool psk, const std::vector<Frame>& frames) {
-      edge.receive_as(psk);
-      queue_all(publisher, acked, "bench/chunked-edge", frames, timeout);
-      DrainFigures f = reader.drain(frames.size(), timeout, &edge);
-      std::string reason;
-      if (const std::size_t refused = edge.take_refused(reason); refused != 0)
-        throw std::runtime_error("the in-process edge did not accept " + std::to_string(refused) +
-                                 (psk ? " PSK" : " DSEKP") + " frames (the first: " + reason + ")");
-      return f;
-    };
-    result.chunked_edge_dsekp = drain(false, dsekp_frames);
-    result.chunked_edge_psk = drain(true, psk_frames);
-  }
-
-  if (result.broker.rate > 0) {
-    result.ratio_dsekp = result.dsekp.rate / result.broker.rate;
-    result.ratio_psk = result.psk.rate / result.broker.rate;
+  if (result.broker_ceiling_rate > 0) {
+    result.ratio_dsekp = result.dsekp.rate / result.broker_ceiling_rate;
+    result.ratio_psk = result.psk.rate / result.broker_ceiling_rate;
   }
   if (!over_psk.empty()) result.cpu_dsekp_over_psk = median_of(over_psk);
-  bool complete = result.broker.complete;
+  bool complete = result.broker.complete && result.broker_builtin.complete;
   for (const auto* mode : {&result.dsekp_rounds, &result.psk_rounds})
     for (const DrainFigures& f : *mode) complete = complete && f.complete;
   result.cpu_target_met =

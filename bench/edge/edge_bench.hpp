@@ -10,11 +10,10 @@
 //   cpu    the edge process' CPU time (user + system, from wait4 after it stopped) minus that of
 //          an edge started and stopped with nothing queued (start-up and shutdown): over N.
 // The broker's ceiling is the same backlog drained by a subscriber as light as the edge's own
-// loop: the edge's MQTT client (edge/mqtt/mqtt_client.hpp, same batch size) with a handler that
-// only counts. Its rate is the denominator of the edge's ratio. A second ceiling, a subscriber
-// that reads in large chunks (chunked_subscriber.hpp), shows what libmosquitto's receive path
-// costs within the first; the edge's own pipeline run in-process on that reader
-// (in_process_edge.hpp) shows what an edge without that receive path would cost.
+// loop: an MQTT client the edge can run on (libmosquitto, edge/mqtt/, and the built-in one,
+// edge/mqtt_builtin/; same batch size) with a handler that only counts, each in turn. The faster
+// of the two rates is the denominator of the edge's ratio: a subscriber that does no work is
+// woken for almost every message, so neither alone is sure to be the broker's pace.
 #pragma once
 
 #include <cstddef>
@@ -38,8 +37,8 @@ struct EdgeBenchOptions {
   // machine speeding up or slowing down during the run favours neither); the figures judged are
   // the medians over the rounds, and the ratio is the median of the rounds' own ratios.
   std::size_t rounds = 1;
-  /// The chunked reader's pause once it has caught up (chunked_subscriber.hpp); 0: none.
-  std::uint32_t chunked_pause_us = 200;
+  /// The edge's --mqtt-client; empty: the edge's default.
+  std::string mqtt_client;
   /// Words put before the edge's command line in the drains only (e.g. `perf record -g --`), to
   /// profile them; the CPU figures then include the wrapper's.
   std::vector<std::string> drain_wrapper;
@@ -56,8 +55,10 @@ struct DrainFigures {
   double cpu_us_per_frame = 0;
   double user_us_per_frame = 0;    // of which in the process itself
   double system_us_per_frame = 0;  // and in the kernel on its behalf
-  // Read- and write-type system calls (read, recv, pread, ... / write, send, pwrite, ...);
-  // not counted for an edge run under --drain-wrapper (/proc would count the wrapper's).
+  // Read- and write-type system calls as /proc/PID/io counts them (read, readv, pread, ... /
+  // write, writev, pwrite, ...; not send(2) or recv(2): the built-in client's writes to the
+  // broker are sends); not counted for an edge run under --drain-wrapper (/proc would count the
+  // wrapper's).
   bool system_calls_counted = true;
   double reads_per_frame = 0;
   double writes_per_frame = 0;
@@ -68,19 +69,18 @@ struct ProcessCost;
 void finish_drain(DrainFigures& r, const ProcessCost& cost);
 
 struct EdgeBenchResult {
-  DrainFigures broker;   // the light subscriber: the broker's ceiling
-  DrainFigures chunked;  // the same backlog read in large chunks (chunked_subscriber.hpp)
-  // One more backlog per mode drained by the edge's own pipeline in this process on the chunked
-  // reader (in_process_edge.hpp): what the edge would cost without libmosquitto's receive path.
-  DrainFigures chunked_edge_dsekp, chunked_edge_psk;
+  std::string mqtt_client;         // the edge's MQTT client
+  DrainFigures broker;             // the light subscriber on libmosquitto
+  DrainFigures broker_builtin;     // the light subscriber on the built-in client
+  double broker_ceiling_rate = 0;  // the faster of the two: the broker's ceiling
   // The round whose CPU per frame is the median of the mode's rounds (the only one with 1).
   DrainFigures dsekp, psk;
   std::vector<DrainFigures> dsekp_rounds, psk_rounds;  // in the order they ran
   double idle_edge_cpu_s = 0;  // an edge started and stopped with nothing queued
   double dsekp_frame_bytes = 0;
   double psk_frame_bytes = 0;
-  double ratio_dsekp = 0;                      // dsekp.rate / broker.rate
-  double ratio_psk = 0;                        // psk.rate / broker.rate
+  double ratio_dsekp = 0;                      // dsekp.rate / broker_ceiling_rate
+  double ratio_psk = 0;                        // psk.rate / broker_ceiling_rate
   double cpu_dsekp_over_psk = 0;               // the median over the rounds of DSEKP CPU / PSK CPU
   static constexpr double kTargetCpuUs = 5.0;  // per DSEKP frame
   static constexpr double kTargetOverPsk = 1.1;  // DSEKP CPU / PSK CPU

@@ -4,12 +4,15 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "edge/admin/admin_protocol.hpp"
 #include "edge/daemon/secret_option.hpp"
 #include "edge/logging/edge_logger.hpp"
+#include "edge/mqtt/mqtt_client.hpp"
 #include "edge/mqtt/mqtt_limits.hpp"
+#include "edge/mqtt_builtin/builtin_mqtt_client.hpp"
 #include "edge/service/edge_topics.hpp"
 #include "edge/service/message_batch.hpp"
 
@@ -61,6 +64,11 @@ mqtt::MqttOptions broker_options(const EdgeDaemonOptions& o, DeviceRegistry& reg
     throw std::runtime_error("--mqtt-version: expected 5, 3.1.1 or auto, got \"" + o.mqtt_version +
                              "\"");
   mqtt_options.tls = {o.tls_ca, o.tls_cert, o.tls_key, o.tls_insecure};
+  if (o.mqtt_client == "builtin" &&
+      (!o.tls_ca.empty() || mqtt_options.version == mqtt::MqttVersion::v311))
+    throw std::runtime_error(
+        "--mqtt-client builtin speaks MQTT 5 over plain TCP only: use --mqtt-client libmosquitto "
+        "for --tls-ca or --mqtt-version 3.1.1");
   mqtt_options.allow_unverified_library = o.allow_unverified_libmosquitto;
   resolve_broker_login(o, registry, mqtt_options);
   if (republished)
@@ -101,6 +109,14 @@ mqtt::MqttOptions broker_options(const EdgeDaemonOptions& o, DeviceRegistry& reg
     if (!share.empty()) mqtt_options.stale_subscriptions.push_back(filter);
   }
   return mqtt_options;
+}
+
+std::unique_ptr<transport::Transport> make_mqtt_client(const std::string& name,
+                                                       mqtt::MqttOptions options) {
+  if (name == "libmosquitto") return std::make_unique<mqtt::MqttClient>(std::move(options));
+  if (name == "builtin")
+    return std::make_unique<mqtt_builtin::BuiltinMqttClient>(std::move(options));
+  throw std::runtime_error("--mqtt-client: expected libmosquitto or builtin, got \"" + name + "\"");
 }
 
 }  // namespace dsekp::edge::daemon

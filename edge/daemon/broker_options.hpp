@@ -4,12 +4,15 @@
 // hold from an earlier run of the same client id.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <string>
 
 #include "edge/daemon/edge_daemon.hpp"
 #include "edge/mqtt/mqtt_options.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/republish_topics.hpp"
+#include "edge/transport/transport.hpp"
 
 namespace dsekp::edge::daemon {
 
@@ -17,5 +20,10 @@ namespace dsekp::edge::daemon {
 /// (with --republish), whose edge availability topic becomes the client's will.
 [[nodiscard]] mqtt::MqttOptions broker_options(const EdgeDaemonOptions& o, DeviceRegistry& registry,
                                                const std::optional<RepublishTopics>& republished);
+
+/// The MQTT client `name` (--mqtt-client: "libmosquitto" or "builtin") for `options`; throws
+/// std::runtime_error for another name.
+[[nodiscard]] std::unique_ptr<transport::Transport> make_mqtt_client(const std::string& name,
+                                                                     mqtt::MqttOptions options);
 
 }  // namespace dsekp::edge::daemon

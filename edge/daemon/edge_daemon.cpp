@@ -33,8 +33,6 @@
 #include "edge/logging/edge_logger.hpp"
 #include "edge/metrics/edge_metrics.hpp"
 #include "edge/metrics/metrics_server.hpp"
-#include "edge/mqtt/mqtt_client.hpp"
-#include "edge/mqtt_builtin/builtin_mqtt_client.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/republish_topics.hpp"
 #include "edge/service/edge_service.hpp"
@@ -229,11 +227,8 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   const std::uint64_t active_sessions = storage.count_local_sessions();
   // The broker: created before the sinks that publish through it, started last, once there is a
   // pipeline to handle what it delivers.
-  std::unique_ptr<transport::Transport> broker;
-  if (o.mqtt_client == "builtin")
-    broker = std::make_unique<mqtt_builtin::BuiltinMqttClient>(mqtt_options);
-  else
-    broker = std::make_unique<mqtt::MqttClient>(mqtt_options);
+  const std::unique_ptr<transport::Transport> broker =
+      make_mqtt_client(o.mqtt_client, mqtt_options);
   transport::Transport& client = *broker;
   std::optional<Republishing> republishing;
   if (republished)

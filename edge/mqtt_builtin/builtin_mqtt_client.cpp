@@ -291,7 +291,8 @@ BuiltinMqttClient::Ending BuiltinMqttClient::serve(int sock) {
     // handled without waiting, and so is a header already over the limit.
     RawPacket next;
     std::size_t size = 0;
-    const bool buffered = next_packet(in_, receive_limit(), next, size) != Framing::need_more;
+    const bool buffered =
+        next_packet(in_.pending(), receive_limit(), next, size) != Framing::need_more;
     pollfd fds[2] = {{sock, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     if (::poll(fds, 2, buffered ? 0 : kLoopTimeoutMs) < 0 && errno != EINTR) {
       ending.why = std::string("poll: ") + std::strerror(errno);
@@ -360,7 +361,7 @@ bool BuiltinMqttClient::open_session(int sock, std::string& why) {
   const auto deadline = Clock::now() + kNetworkTimeout;
   RawPacket packet;
   std::size_t size = 0;
-  while (next_packet(in_, kProtocolMaximumPacket, packet, size) != Framing::packet) {
+  while (next_packet(in_.pending(), kProtocolMaximumPacket, packet, size) != Framing::packet) {
     pollfd p{sock, POLLIN, 0};
     if (stopping_ || ::poll(&p, 1, std::min(kLoopTimeoutMs, ms_until(deadline))) < 0 ||
         ms_until(deadline) == 0) {
@@ -368,13 +369,13 @@ bool BuiltinMqttClient::open_session(int sock, std::string& why) {
       return false;
     }
     if (p.revents == 0) continue;
-    std::uint8_t chunk[512];
-    const ssize_t n = ::read(sock, chunk, sizeof chunk);
+    const MutableByteView room = in_.room(kReadChunk);
+    const ssize_t n = ::read(sock, room.data(), room.size());
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
       why = "the broker closed the connection before its CONNACK";
       return false;
     }
-    if (n > 0) in_.insert(in_.end(), chunk, chunk + n);
+    if (n > 0) in_.produced(static_cast<std::size_t>(n));
   }
   Connack connack;
   const char* problem = packet.type() == PacketType::connack
@@ -384,7 +385,7 @@ bool BuiltinMqttClient::open_session(int sock, std::string& why) {
     why = problem;
     return false;
   }
-  in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(size));
+  in_.consume(size);
   if (connack.reason != 0) {
     why = "the broker refused the connection: " + reason_name(connack.reason);
     if (!connack.reason_string.empty()) why += " (" + std::string(connack.reason_string) + ")";
@@ -437,7 +438,7 @@ bool BuiltinMqttClient::read_burst(int sock, std::string& why) {
     while (!burst_cut_) {
       RawPacket packet;
       std::size_t size = 0;
-      const Framing f = next_packet(ByteView(in_).subspan(at), limit, packet, size);
+      const Framing f = next_packet(in_.pending().subspan(at), limit, packet, size);
       if (f == Framing::need_more) break;
       if (f != Framing::packet) {
         why = f == Framing::too_large ? "a packet over the Maximum Packet Size the client announced"
@@ -453,14 +454,15 @@ bool BuiltinMqttClient::read_burst(int sock, std::string& why) {
         break;
       }
     }
-    in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(at));
+    in_.consume(at);
     if (!open || burst_cut_) break;
     if (options_.batch_time.count() > 0 && Clock::now() - started >= options_.batch_time) break;
-    const std::size_t had = in_.size();
-    in_.resize(had + kReadChunk);
-    const ssize_t n = ::read(sock, in_.data() + had, kReadChunk);
-    in_.resize(had + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
-    if (n > 0) continue;
+    const MutableByteView room = in_.room(kReadChunk);
+    const ssize_t n = ::read(sock, room.data(), room.size());
+    if (n > 0) {
+      in_.produced(static_cast<std::size_t>(n));
+      continue;
+    }
     if (n == 0) {
       why = "the broker closed the connection";
       open = false;

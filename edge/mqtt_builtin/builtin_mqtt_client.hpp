@@ -42,6 +42,7 @@
 
 #include "dsekp/bytes.hpp"
 #include "edge/mqtt/mqtt_options.hpp"
+#include "edge/mqtt_builtin/receive_buffer.hpp"
 #include "edge/transport/handler_guard.hpp"
 #include "edge/transport/transport.hpp"
 
@@ -118,7 +119,7 @@ class BuiltinMqttClient final : public transport::Transport {
   std::deque<Outgoing> queued_;  // publish() -> the loop (guarded by queue_mutex_)
 
   // The loop thread's own state.
-  std::vector<std::uint8_t> in_;    // bytes read and not yet parsed
+  ReceiveBuffer in_;                // bytes read and not yet handled
   std::vector<std::uint8_t> out_;   // bytes to write after the burst's end
   std::deque<InFlight> in_flight_;  // our QoS 1 publishes the broker has not acknowledged
   std::deque<Outgoing> waiting_;    // QoS 1 publishes over the broker's Receive Maximum
