@@ -10,6 +10,7 @@
 
 #include "figures.hpp"
 #include "test_support.hpp"
+#include "tests/support/build_paths.hpp"
 
 namespace dsekp::analyze {
 namespace {
@@ -28,8 +29,8 @@ struct CliRun {
 };
 
 CliRun run_analyze(const TempDir& dir, const std::string& args) {
-  const std::string command = std::string("'") + DSEKP_CLI_PATH + "' analyze " + args + " >'" +
-                              (dir / "stdout.txt").string() + "' 2>'" +
+  const std::string command = std::string("'") + ::dsekp::test::cli_path() + "' analyze " + args +
+                              " >'" + (dir / "stdout.txt").string() + "' 2>'" +
                               (dir / "stderr.txt").string() + "'";
   CliRun run;
   const int status = std::system(command.c_str());

@@ -17,6 +17,7 @@
 #include "report_markdown.hpp"
 #include "summary_json.hpp"
 #include "test_support.hpp"
+#include "tests/support/build_paths.hpp"
 
 namespace dsekp::analyze {
 namespace {
@@ -402,7 +403,7 @@ TEST(LatencyUsCli, GeneratedLogsMatchTheGeneratorsTruth) {
       "--outlier-rate 0.002 --micros --bad-micros 6 --truth '" +
       (dir / "truth.json").string() + "'";
   ASSERT_EQ(std::system(generate.c_str()), 0);
-  const std::string command = std::string("'") + DSEKP_CLI_PATH + "' analyze --logs '" +
+  const std::string command = std::string("'") + ::dsekp::test::cli_path() + "' analyze --logs '" +
                               logs.string() + "' --out '" + (dir / "out").string() +
                               "' --no-figures >'" + (dir / "stdout.txt").string() + "' 2>'" +
                               (dir / "stderr.txt").string() + "'";

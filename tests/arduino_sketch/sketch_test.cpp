@@ -18,6 +18,7 @@
 #include "analyze/csv_reader.hpp"
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_registry.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -80,7 +81,7 @@ class SketchBed {
     std::filesystem::create_directories(dir_.file("broker"));
     broker_ = std::make_unique<dsekp::test::MosquittoBroker>(dir_.file("broker"), files.conf_lines);
     edge_ = std::make_unique<dsekp::test::ChildProcess>(
-        std::vector<std::string>{DSEKP_CLI_PATH, "edge", "--broker",
+        std::vector<std::string>{::dsekp::test::cli_path(), "edge", "--broker",
                                  "127.0.0.1:" + std::to_string(broker_->port()), "--db",
                                  registry_path_, "--logs-dir", logs_, "--metrics", "off"},
         dir_.file("edge.out"), dir_.file("edge.err"));
@@ -112,7 +113,8 @@ class SketchBed {
   std::string edge_err() const { return dsekp::test::read_file(dir_.file("edge.err")); }
   dsekp::test::RunResult keys_show(const std::string& dev_id) {
     return dsekp::test::run_command(
-        {DSEKP_CLI_PATH, "keys", "show", dev_id, "--db", registry_path_}, dir_.path().string());
+        {::dsekp::test::cli_path(), "keys", "show", dev_id, "--db", registry_path_},
+        dir_.path().string());
   }
   const dsekp::test::TempDir& dir() const { return dir_; }
 

@@ -16,12 +16,9 @@
 #include "bench/e2e/handshake_probe.hpp"
 #include "bench/e2e/latency_join.hpp"
 #include "device/credentials.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/temp_dir.hpp"
-
-#ifndef DSEKP_CLI_PATH
-#error "DSEKP_CLI_PATH must name the dsekp binary"
-#endif
 
 namespace {
 
@@ -44,7 +41,7 @@ TEST(RigAndProbe, ProbeHandshakesWithTheRealEdgeAndAFleetIsLoggedCompletely) {
   TempDir dir;
   RigOptions o;
   o.dir = dir.path() / "rig";
-  o.dsekp_exe = DSEKP_CLI_PATH;
+  o.dsekp_exe = ::dsekp::test::cli_path();
   BenchRig rig(o);
   rig.provision(5, 2);
   rig.start_broker();
@@ -96,7 +93,7 @@ TEST(RigAndProbe, RefusesAFolderThatIsNotEmpty) {
   { std::ofstream(dir.path() / "used" / "something") << "x"; }
   RigOptions o;
   o.dir = dir.path() / "used";
-  o.dsekp_exe = DSEKP_CLI_PATH;
+  o.dsekp_exe = ::dsekp::test::cli_path();
   try {
     BenchRig rig(o);
     FAIL() << "a non-empty folder was accepted";

@@ -23,6 +23,7 @@
 #include "edge/registry/device_material.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "nats_server.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/edge_runner.hpp"
@@ -87,19 +88,27 @@ class FleetTest : public ::testing::Test {
   void start_edge(const std::string& version) {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     edge_ = std::make_unique<edge::testing::EdgeRunner>(
-        dir_, std::vector<std::string>{DSEKP_CLI_PATH, "edge", "--broker", broker_address(), "--db",
-                                       registry_, "--logs-dir", edge_logs_, "--metrics", "off",
-                                       "--mqtt-version", version, "--psk-baseline", "--client-id",
-                                       std::string("edge-") + info->name()});
+        dir_, std::vector<std::string>{
+                  ::dsekp::test::cli_path(), "edge", "--broker", broker_address(), "--db",
+                  registry_, "--logs-dir", edge_logs_, "--metrics", "off", "--mqtt-version",
+                  version, "--psk-baseline", "--client-id", std::string("edge-") + info->name()});
     ASSERT_TRUE(edge_->start());
   }
 
   /// `dsekp device` to completion (bounded); its stderr is kept for failure messages.
   dsekp::test::RunResult run_devices(const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {
-        DSEKP_CLI_PATH,  "device",     "--broker",       broker_address(),
-        "--credentials", credentials_, "--progress",     "off",
-        "--logs-dir",    client_logs_, "--summary-json", dir_.file("summary.json")};
+    std::vector<std::string> argv = {::dsekp::test::cli_path(),
+                                     "device",
+                                     "--broker",
+                                     broker_address(),
+                                     "--credentials",
+                                     credentials_,
+                                     "--progress",
+                                     "off",
+                                     "--logs-dir",
+                                     client_logs_,
+                                     "--summary-json",
+                                     dir_.file("summary.json")};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto r = dsekp::test::run_command(argv, dir_.path().string(), std::chrono::seconds(60));
     device_err_ += r.err;
@@ -201,12 +210,26 @@ class FleetTest : public ::testing::Test {
     provision(5);
     start_edge("3.1.1");
     const std::string err = dir_.file("device.err");
-    std::vector<std::string> argv = {
-        DSEKP_CLI_PATH,  "device",     "--broker",       broker_address(),
-        "--credentials", credentials_, "--progress",     "off",
-        "--mode",        "dsekp",      "--qos",          "1",
-        "--count",       "40",         "--interval-ms",  "40",
-        "--logs-dir",    client_logs_, "--summary-json", dir_.file("summary.json")};
+    std::vector<std::string> argv = {::dsekp::test::cli_path(),
+                                     "device",
+                                     "--broker",
+                                     broker_address(),
+                                     "--credentials",
+                                     credentials_,
+                                     "--progress",
+                                     "off",
+                                     "--mode",
+                                     "dsekp",
+                                     "--qos",
+                                     "1",
+                                     "--count",
+                                     "40",
+                                     "--interval-ms",
+                                     "40",
+                                     "--logs-dir",
+                                     client_logs_,
+                                     "--summary-json",
+                                     dir_.file("summary.json")};
     argv.insert(argv.end(), extra_device_args.begin(), extra_device_args.end());
     dsekp::test::ChildProcess devices(argv, dir_.file("device.out"), err);
     EXPECT_TRUE(wait_until([&] { return telemetry_rows() >= 40; }, std::chrono::seconds(15)))

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fleet_fixture.hpp"
+#include "tests/support/build_paths.hpp"
 
 namespace dsekp::broker_compat {
 namespace {
@@ -73,8 +74,8 @@ TEST_F(NatsEndToEnd, EdgeForcedToMqtt5IsRefusedWithAClearMessage) {
   provision(1);
   const std::string err = dir_.file("edge-v5.err");
   dsekp::test::ChildProcess edge(
-      {DSEKP_CLI_PATH, "edge", "--broker", nats_->mqtt_address(), "--db", registry_, "--logs-dir",
-       edge_logs_, "--metrics", "off", "--mqtt-version", "5"},
+      {::dsekp::test::cli_path(), "edge", "--broker", nats_->mqtt_address(), "--db", registry_,
+       "--logs-dir", edge_logs_, "--metrics", "off", "--mqtt-version", "5"},
       dir_.file("edge-v5.out"), err);
   EXPECT_TRUE(
       wait_until([&] { return dsekp::test::read_file(err).find("refused") != std::string::npos; },

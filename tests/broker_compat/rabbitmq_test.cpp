@@ -15,6 +15,7 @@
 #include "fleet_fixture.hpp"
 #include "mqtt_probes.hpp"
 #include "rabbitmq_broker.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/registry_bed.hpp"
 
 namespace dsekp::broker_compat {
@@ -94,8 +95,8 @@ TEST_F(RabbitMq, EdgeOnAutoFallsBackAfterTwoUnansweredMqtt5Connects) {
   provision(1);
   const std::string err = dir_.file("edge-auto.err");
   dsekp::test::ChildProcess edge(
-      {DSEKP_CLI_PATH, "edge", "--broker", broker_address(), "--db", registry_, "--logs-dir",
-       edge_logs_, "--metrics", "off", "--client-id", "edge-auto"},
+      {::dsekp::test::cli_path(), "edge", "--broker", broker_address(), "--db", registry_,
+       "--logs-dir", edge_logs_, "--metrics", "off", "--client-id", "edge-auto"},
       dir_.file("edge-auto.out"), err);
   EXPECT_TRUE(
       wait_until([&] { return dsekp::test::read_file(err).find("ready") != std::string::npos; },

@@ -24,6 +24,7 @@
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_material.hpp"
 #include "edge/registry/device_registry.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -101,7 +102,7 @@ class DeviceEndToEnd : public ::testing::Test {
   /// outputs) and starts the broker: anonymous, or with the registry's logins and ACLs.
   /// `dsekp keys ARGS...`, run to completion.
   dsekp::test::RunResult keys(std::vector<std::string> args) {
-    args.insert(args.begin(), {DSEKP_CLI_PATH, "keys"});
+    args.insert(args.begin(), {::dsekp::test::cli_path(), "keys"});
     return dsekp::test::run_command(args, dir_.path().string(), std::chrono::seconds(20));
   }
 
@@ -139,8 +140,8 @@ class DeviceEndToEnd : public ::testing::Test {
   void start_edge() {
     const std::string err = dir_.file("edge.err");
     edge_ = std::make_unique<dsekp::test::ChildProcess>(
-        std::vector<std::string>{DSEKP_CLI_PATH, "edge", "--broker", broker_address(), "--db",
-                                 registry_, "--logs-dir", edge_logs_, "--metrics", "off",
+        std::vector<std::string>{::dsekp::test::cli_path(), "edge", "--broker", broker_address(),
+                                 "--db", registry_, "--logs-dir", edge_logs_, "--metrics", "off",
                                  "--psk-baseline"},
         dir_.file("edge.out"), err);
     ASSERT_TRUE(
@@ -156,8 +157,9 @@ class DeviceEndToEnd : public ::testing::Test {
   }
 
   dsekp::test::RunResult run_device(const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {DSEKP_CLI_PATH,  "device",     "--broker",   broker_address(),
-                                     "--credentials", credentials_, "--progress", "off"};
+    std::vector<std::string> argv = {
+        ::dsekp::test::cli_path(), "device",     "--broker",   broker_address(),
+        "--credentials",           credentials_, "--progress", "off"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return dsekp::test::run_command(argv, dir_.path().string(), std::chrono::seconds(90));
   }
@@ -192,7 +194,7 @@ class DeviceEndToEnd : public ::testing::Test {
 
   /// `dsekp analyze` on the run's four (or three) files: 100% delivery of `expected` packets.
   void expect_full_delivery(const std::string& mode, std::size_t expected) {
-    std::vector<std::string> argv = {DSEKP_CLI_PATH,
+    std::vector<std::string> argv = {::dsekp::test::cli_path(),
                                      "analyze",
                                      "--" + mode + "-client",
                                      client_logs_ + "/client_logs_" + mode + ".csv",
@@ -453,9 +455,9 @@ TEST_F(DeviceEndToEnd, SigintStopsCleanlyWithLogsAndSummary) {
   provision(3, false);
   const std::string err = dir_.file("device.err");
   dsekp::test::ChildProcess device(
-      {DSEKP_CLI_PATH, "device", "--broker", broker_address(), "--credentials", credentials_,
-       "--mode", "psk", "--interval-ms", "20", "--logs-dir", client_logs_, "--summary-json",
-       dir_.file("summary.json"), "--progress", "off"},
+      {::dsekp::test::cli_path(), "device", "--broker", broker_address(), "--credentials",
+       credentials_, "--mode", "psk", "--interval-ms", "20", "--logs-dir", client_logs_,
+       "--summary-json", dir_.file("summary.json"), "--progress", "off"},
       dir_.file("device.out"), err);
   const std::string log = client_logs_ + "/client_logs_psk.csv";
   // Rows reach the file within the periodic flush (about a second).
@@ -516,8 +518,9 @@ TEST_F(DeviceEndToEnd, BadInputExitsWithTwoAndSaysWhy) {
       {{"--mode", "dsekp", "--qos", "2"}, "--qos must be 0 or 1"},
   };
   for (const Case& c : cases) {
-    std::vector<std::string> argv = {DSEKP_CLI_PATH, "device",        "--broker",
-                                     "127.0.0.1:1",  "--credentials", credentials_};
+    std::vector<std::string> argv = {
+        ::dsekp::test::cli_path(), "device",    "--broker", "127.0.0.1:1",
+        "--credentials",           credentials_};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
     const auto r = dsekp::test::run_command(argv, dir_.path().string());
     EXPECT_EQ(r.exit_code, 2) << c.expected << "\n" << r.err;
@@ -530,7 +533,7 @@ TEST_F(DeviceEndToEnd, BadInputExitsWithTwoAndSaysWhy) {
       "psk_key_hex": "00000000000000000000000000000000"})")
                                      .dump();
   const auto r =
-      dsekp::test::run_command({DSEKP_CLI_PATH, "device", "--broker", "127.0.0.1:1",
+      dsekp::test::run_command({::dsekp::test::cli_path(), "device", "--broker", "127.0.0.1:1",
                                 "--credentials", credentials_, "--mode", "psk", "--devices", "2"},
                                dir_.path().string());
   EXPECT_EQ(r.exit_code, 2);

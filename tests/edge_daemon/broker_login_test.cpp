@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/mosquitto_broker.hpp"
@@ -26,10 +27,10 @@ TEST(EdgeDaemonBrokerLogin, EdgeUsesTheRegistryAccountOnABrokerWithoutAnonymousA
   const std::string logs = dir.file("logs");
   DeviceMaterial material;
   ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
-  const dsekp::test::RunResult config =
-      dsekp::test::run_command({DSEKP_CLI_PATH, "keys", "broker-config", "--db", registry_path,
-                                "--out-dir", dir.file("broker"), "--edge-user", "edge"},
-                               dir.path().string());
+  const dsekp::test::RunResult config = dsekp::test::run_command(
+      {::dsekp::test::cli_path(), "keys", "broker-config", "--db", registry_path, "--out-dir",
+       dir.file("broker"), "--edge-user", "edge"},
+      dir.path().string());
   ASSERT_EQ(config.exit_code, 0) << config.err;
   ASSERT_NE(config.out.find("allow_anonymous false"), std::string::npos) << config.out;
   ASSERT_NE(config.out.find("acl_file"), std::string::npos) << config.out;
@@ -45,8 +46,8 @@ TEST(EdgeDaemonBrokerLogin, EdgeUsesTheRegistryAccountOnABrokerWithoutAnonymousA
   const std::string ready_file = dir.file("run/edge.ready");
   std::filesystem::create_directories(dir.file("run"));
   dsekp::test::ChildProcess edge(
-      {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()), "--db",
-       registry_path, "--logs-dir", logs, "--metrics", "off", "--ready-file", ready_file,
+      {::dsekp::test::cli_path(), "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()),
+       "--db", registry_path, "--logs-dir", logs, "--metrics", "off", "--ready-file", ready_file,
        "--init-burst", "1", "--init-refill-ms", "3600000"},
       dir.file("edge.out"), err_file);
   ASSERT_TRUE(
@@ -103,8 +104,8 @@ TEST(EdgeDaemonBrokerLogin, EdgeUsesTheRegistryAccountOnABrokerWithoutAnonymousA
 TEST(EdgeDaemonBrokerLogin, BadOrchestrationFlagsAreRefusedWithAMessage) {
   dsekp::test::TempDir dir;
   const dsekp::test::RunResult r =
-      dsekp::test::run_command({DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:1", "--db",
-                                dir.file("none.db"), "--no-csv", "--replay-window", "0"},
+      dsekp::test::run_command({::dsekp::test::cli_path(), "edge", "--broker", "127.0.0.1:1",
+                                "--db", dir.file("none.db"), "--no-csv", "--replay-window", "0"},
                                dir.path().string());
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--replay-window"), std::string::npos) << r.err;
@@ -118,8 +119,8 @@ TEST(EdgeDaemonBrokerLogin, APrefixOtherThanTheRegistrysIsRefused) {
   DeviceMaterial material;
   ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
   const auto edge_with_prefix = [&](const std::string& prefix) {
-    return dsekp::test::run_command({DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:1", "--db",
-                                     registry_path, "--no-csv", "--prefix", prefix},
+    return dsekp::test::run_command({::dsekp::test::cli_path(), "edge", "--broker", "127.0.0.1:1",
+                                     "--db", registry_path, "--no-csv", "--prefix", prefix},
                                     dir.path().string());
   };
   // None recorded: the devices have none, so an edge told one would hear none of them.
@@ -129,9 +130,9 @@ TEST(EdgeDaemonBrokerLogin, APrefixOtherThanTheRegistrysIsRefused) {
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("dsekp keys topic-prefix site1/"), std::string::npos) << r.err;
-  ASSERT_EQ(dsekp::test::run_command(
-                {DSEKP_CLI_PATH, "keys", "topic-prefix", "--db", registry_path, "site1/"},
-                dir.path().string())
+  ASSERT_EQ(dsekp::test::run_command({::dsekp::test::cli_path(), "keys", "topic-prefix", "--db",
+                                      registry_path, "site1/"},
+                                     dir.path().string())
                 .exit_code,
             0);
   r = edge_with_prefix("site2/");

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/edge_runner.hpp"
@@ -70,8 +71,8 @@ TEST(EdgeBrokerTls, ConnectsOverTlsAndRefusesACertificateFromAnotherCa) {
 
   const std::string tls_broker = "127.0.0.1:" + std::to_string(tls_port);
   EdgeRunner edge(
-      dir, {DSEKP_CLI_PATH, "edge", "--broker", tls_broker, "--db", registry_path, "--no-csv",
-            "--metrics", "off", "--no-republish", "--tls-ca", dir.file("test-ca.crt")});
+      dir, {::dsekp::test::cli_path(), "edge", "--broker", tls_broker, "--db", registry_path,
+            "--no-csv", "--metrics", "off", "--no-republish", "--tls-ca", dir.file("test-ca.crt")});
   ASSERT_TRUE(edge.start()) << broker.log();
   EXPECT_NE(edge.stderr_text().find(", TLS)"), std::string::npos) << edge.stderr_text();
 
@@ -97,9 +98,9 @@ TEST(EdgeBrokerTls, ConnectsOverTlsAndRefusesACertificateFromAnotherCa) {
   // edge never connects.
   const std::string err = dir.file("wrong-ca.err");
   dsekp::test::ChildProcess wrong(
-      {DSEKP_CLI_PATH, "edge", "--broker", tls_broker, "--db", registry_path, "--state-db",
-       dir.file("other.state"), "--no-csv", "--metrics", "off", "--client-id", "edge-wrong-ca",
-       "--tls-ca", dir.file("other-ca.crt")},
+      {::dsekp::test::cli_path(), "edge", "--broker", tls_broker, "--db", registry_path,
+       "--state-db", dir.file("other.state"), "--no-csv", "--metrics", "off", "--client-id",
+       "edge-wrong-ca", "--tls-ca", dir.file("other-ca.crt")},
       dir.file("wrong-ca.out"), err);
   EXPECT_TRUE(
       wait_until([&] { return dsekp::test::read_file(err).find("TLS error") != std::string::npos; },
@@ -111,7 +112,7 @@ TEST(EdgeBrokerTls, ConnectsOverTlsAndRefusesACertificateFromAnotherCa) {
 
   // Bad TLS arguments are refused at start, with a message.
   const auto bad = dsekp::test::run_command(
-      {DSEKP_CLI_PATH, "edge", "--broker", tls_broker, "--db", registry_path, "--no-csv",
+      {::dsekp::test::cli_path(), "edge", "--broker", tls_broker, "--db", registry_path, "--no-csv",
        "--metrics", "off", "--tls-ca", dir.file("missing.crt")},
       dir.path(), std::chrono::seconds(10));
   EXPECT_NE(bad.exit_code, 0);

@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "edge/daemon/edge_options.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/mosquitto_broker.hpp"
@@ -131,7 +132,7 @@ TEST(EdgeConfigFile, AbsentKeysKeepTheirDefaults) {
 TEST(EdgeConfigFile, ThePackagedExampleIsValid) {
   daemon::EdgeDaemonOptions o;
   std::string broker;
-  daemon::read_config_file(DSEKP_SOURCE_DIR "/packaging/edge.toml.example", o, broker);
+  daemon::read_config_file(::dsekp::test::source_dir() + "/packaging/edge.toml.example", o, broker);
   EXPECT_EQ(broker, "127.0.0.1:1883");
   EXPECT_EQ(o.registry_db, "/var/lib/dsekp/edge.db");
   EXPECT_EQ(o.ready_file, "/run/dsekp/ready");
@@ -139,7 +140,7 @@ TEST(EdgeConfigFile, ThePackagedExampleIsValid) {
   EXPECT_EQ(o.downlink_queue_ttl_s, 3600u);
 
   // Every commented-out setting is a key the edge takes, with a value it accepts.
-  std::ifstream in(DSEKP_SOURCE_DIR "/packaging/edge.toml.example");
+  std::ifstream in(::dsekp::test::source_dir() + "/packaging/edge.toml.example");
   std::string text;
   int uncommented = 0;
   for (std::string line; std::getline(in, line);) {
@@ -198,8 +199,9 @@ TEST(EdgeConfigFile, FlagsOverrideTheFileAndSighupReloads) {
   write(config, common + "init_burst = 1\ninit_refill_ms = 3600000\n");
   const std::string logs = dir.file("flag-logs");  // the flag wins over logs_dir
   const std::string err_file = dir.file("edge.err");
-  dsekp::test::ChildProcess edge({DSEKP_CLI_PATH, "edge", "--config", config, "--logs-dir", logs},
-                                 dir.file("edge.out"), err_file);
+  dsekp::test::ChildProcess edge(
+      {::dsekp::test::cli_path(), "edge", "--config", config, "--logs-dir", logs},
+      dir.file("edge.out"), err_file);
   ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(dir.file("ready")); },
                          std::chrono::seconds(10)))
       << dsekp::test::read_file(err_file);
@@ -264,8 +266,8 @@ TEST(EdgeConfigFile, AnUnknownKeyStopsTheDaemonWithAMessage) {
   dsekp::test::TempDir dir;
   const std::string config = dir.file("edge.toml");
   write(config, "brokr = \"127.0.0.1:1\"\n");
-  const auto r =
-      dsekp::test::run_command({DSEKP_CLI_PATH, "edge", "--config", config}, dir.path().string());
+  const auto r = dsekp::test::run_command({::dsekp::test::cli_path(), "edge", "--config", config},
+                                          dir.path().string());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("brokr: unknown key"), std::string::npos) << r.err;
 }
@@ -279,7 +281,8 @@ TEST(EdgeConfigFile, ABoolFlagGivenAsFalseTurnsOffWhatTheFileTurnedOn) {
   const std::string config = dir.file("edge.toml");
   write(config, "db = \"x.db\"\nrepublish = true\nhome_assistant = true\n");
   const auto r = dsekp::test::run_command(
-      {DSEKP_CLI_PATH, "edge", "--config", config, "--republish=false"}, dir.path().string());
+      {::dsekp::test::cli_path(), "edge", "--config", config, "--republish=false"},
+      dir.path().string());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("needs --republish"), std::string::npos) << r.err;
 }
@@ -290,7 +293,7 @@ TEST(EdgeConfigFile, EveryPlainOptionIsAKeyOfTheFileAndAFlag) {
   dsekp::test::TempDir dir;
   const std::string path = dir.file("edge.toml");
   const auto help =
-      dsekp::test::run_command({DSEKP_CLI_PATH, "edge", "--help"}, dir.path().string());
+      dsekp::test::run_command({::dsekp::test::cli_path(), "edge", "--help"}, dir.path().string());
   ASSERT_EQ(help.exit_code, 0) << help.err;
   for (const daemon::OptionSpec& spec : daemon::edge_option_specs()) {
     const std::string key(spec.key);

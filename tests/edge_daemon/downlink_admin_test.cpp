@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/mosquitto_broker.hpp"
@@ -30,8 +31,9 @@ class DownlinkAdminTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(register_device(registry_path_, "esp32-01", material_));
-    const auto config = run({DSEKP_CLI_PATH, "keys", "broker-config", "--db", registry_path_,
-                             "--out-dir", dir_.file("broker"), "--edge-user", "edge"});
+    const auto config =
+        run({::dsekp::test::cli_path(), "keys", "broker-config", "--db", registry_path_,
+             "--out-dir", dir_.file("broker"), "--edge-user", "edge"});
     ASSERT_EQ(config.exit_code, 0) << config.err;
     broker_ = std::make_unique<dsekp::test::MosquittoBroker>(dir_.file("broker"), config.out);
   }
@@ -45,10 +47,18 @@ class DownlinkAdminTest : public ::testing::Test {
     const std::string ready = dir_.file("edge.ready");
     std::filesystem::remove(ready);
     err_file_ = dir_.file("edge-" + std::to_string(++starts_) + ".err");
-    std::vector<std::string> argv = {
-        DSEKP_CLI_PATH, "edge",         "--broker",     broker_address(),
-        "--db",         registry_path_, "--logs-dir",   dir_.file("logs"),
-        "--metrics",    "off",          "--ready-file", ready};
+    std::vector<std::string> argv = {::dsekp::test::cli_path(),
+                                     "edge",
+                                     "--broker",
+                                     broker_address(),
+                                     "--db",
+                                     registry_path_,
+                                     "--logs-dir",
+                                     dir_.file("logs"),
+                                     "--metrics",
+                                     "off",
+                                     "--ready-file",
+                                     ready};
     argv.insert(argv.end(), extra.begin(), extra.end());
     edge_ = std::make_unique<dsekp::test::ChildProcess>(argv, dir_.file("edge.out"), err_file_);
     ASSERT_TRUE(
@@ -63,8 +73,8 @@ class DownlinkAdminTest : public ::testing::Test {
   /// `dsekp edge send` with the registry's edge account; the parsed JSON answer (null if none).
   nlohmann::json send(const std::string& dev_id, const std::string& payload, int expected_exit,
                       std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {DSEKP_CLI_PATH,   "edge", "send",        "--broker",
-                                     broker_address(), "--db", registry_path_};
+    std::vector<std::string> argv = {::dsekp::test::cli_path(), "edge", "send",        "--broker",
+                                     broker_address(),          "--db", registry_path_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.insert(argv.end(), {dev_id, payload});
     const auto r = run(argv);
@@ -75,8 +85,8 @@ class DownlinkAdminTest : public ::testing::Test {
   /// `dsekp edge send --payload-file FILE` (a file in the test's folder), as send().
   nlohmann::json send_from_file(const std::string& file, std::vector<std::string> extra) {
     extra.insert(extra.end(), {"--payload-file", dir_.file(file)});
-    std::vector<std::string> argv = {DSEKP_CLI_PATH,   "edge", "send",        "--broker",
-                                     broker_address(), "--db", registry_path_};
+    std::vector<std::string> argv = {::dsekp::test::cli_path(), "edge", "send",        "--broker",
+                                     broker_address(),          "--db", registry_path_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.push_back("esp32-01");
     const auto r = run(argv);
@@ -217,8 +227,8 @@ TEST_F(DownlinkAdminTest, TheEdgeSealsSendsAndNeverReusesASeq) {
   EXPECT_EQ(device_client.received().size(), next);
 
   // No edge running: a clear error, not a hang.
-  const auto r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db",
-                      registry_path_, "--timeout", "1", "esp32-01", "x"});
+  const auto r = run({::dsekp::test::cli_path(), "edge", "send", "--broker", broker_address(),
+                      "--db", registry_path_, "--timeout", "1", "esp32-01", "x"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("is `dsekp edge` running?"), std::string::npos) << r.err;
 }
@@ -321,40 +331,40 @@ TEST_F(DownlinkAdminTest, ADeviceWhoseStateTheEdgeLostIsAskedToRekeyAndGetsBackI
 }
 
 TEST_F(DownlinkAdminTest, BadArgumentsAreRefused) {
-  auto r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db",
+  auto r = run({::dsekp::test::cli_path(), "edge", "send", "--broker", broker_address(), "--db",
                 registry_path_, "--hex", "esp32-01", "0g"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("the payload is not hex: digit 2"), std::string::npos) << r.err;
-  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db", registry_path_,
-           "--hex", "esp32-01", "00ff/0"});
+  r = run({::dsekp::test::cli_path(), "edge", "send", "--broker", broker_address(), "--db",
+           registry_path_, "--hex", "esp32-01", "00ff/0"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("the payload is not hex: digit 5"), std::string::npos) << r.err;
-  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db", registry_path_,
-           "--hex", "esp32-01", "abc"});
+  r = run({::dsekp::test::cli_path(), "edge", "send", "--broker", broker_address(), "--db",
+           registry_path_, "--hex", "esp32-01", "abc"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("odd number of digits"), std::string::npos) << r.err;
-  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", "nonsense", "esp32-01", "x"});
+  r = run({::dsekp::test::cli_path(), "edge", "send", "--broker", "nonsense", "esp32-01", "x"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--broker"), std::string::npos) << r.err;
-  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "esp32-01"});
+  r = run({::dsekp::test::cli_path(), "edge", "send", "--broker", broker_address(), "esp32-01"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("PAYLOAD or --payload-file is required"), std::string::npos) << r.err;
-  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--payload-file",
-           dir_.file("none.txt"), "esp32-01", "x"});
+  r = run({::dsekp::test::cli_path(), "edge", "send", "--broker", broker_address(),
+           "--payload-file", dir_.file("none.txt"), "esp32-01", "x"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("not both"), std::string::npos) << r.err;
-  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db", registry_path_,
-           "--payload-file", dir_.file("none.txt"), "esp32-01"});
+  r = run({::dsekp::test::cli_path(), "edge", "send", "--broker", broker_address(), "--db",
+           registry_path_, "--payload-file", dir_.file("none.txt"), "esp32-01"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("cannot read"), std::string::npos) << r.err;
   // Larger than any request the broker would pass to the edge: refused here, not lost there.
   std::ofstream(dir_.file("large.txt"), std::ios::binary) << std::string(4097, 'z');
-  r = run({DSEKP_CLI_PATH, "edge", "send", "--broker", broker_address(), "--db", registry_path_,
-           "--payload-file", dir_.file("large.txt"), "esp32-01"});
+  r = run({::dsekp::test::cli_path(), "edge", "send", "--broker", broker_address(), "--db",
+           registry_path_, "--payload-file", dir_.file("large.txt"), "esp32-01"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("larger than 4096 bytes"), std::string::npos) << r.err;
   // The daemon still demands its options.
-  r = run({DSEKP_CLI_PATH, "edge", "--db", registry_path_, "--no-csv"});
+  r = run({::dsekp::test::cli_path(), "edge", "--db", registry_path_, "--no-csv"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--broker is required"), std::string::npos) << r.err;
 }

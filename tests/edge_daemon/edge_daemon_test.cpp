@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/mosquitto_broker.hpp"
@@ -41,10 +42,16 @@ struct DaemonBed {
     std::filesystem::create_directories(dir.file("broker"));
     broker = std::make_unique<dsekp::test::MosquittoBroker>(dir.file("broker"),
                                                             "allow_anonymous true\n");
-    std::vector<std::string> argv = {
-        DSEKP_CLI_PATH, "edge",        "--broker",   "127.0.0.1:" + std::to_string(broker->port()),
-        "--db",         registry_path, "--logs-dir", logs,
-        "--metrics",    "127.0.0.1:0"};
+    std::vector<std::string> argv = {::dsekp::test::cli_path(),
+                                     "edge",
+                                     "--broker",
+                                     "127.0.0.1:" + std::to_string(broker->port()),
+                                     "--db",
+                                     registry_path,
+                                     "--logs-dir",
+                                     logs,
+                                     "--metrics",
+                                     "127.0.0.1:0"};
     argv.insert(argv.end(), flags.begin(), flags.end());
     edge = std::make_unique<dsekp::test::ChildProcess>(argv, dir.file("edge.out"), err_file);
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "broker_handshake.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/edge_runner.hpp"
 #include "tests/support/mosquitto_broker.hpp"
@@ -55,10 +56,17 @@ void queue_while_edge_is_down(const std::vector<std::string>& extra_edge_args,
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"),
                                       "allow_anonymous true\nmax_queued_messages 100000\n");
-  std::vector<std::string> args = {
-      DSEKP_CLI_PATH, "edge",        "--broker",      "127.0.0.1:" + std::to_string(broker.port()),
-      "--db",         registry_path, "--logs-dir",    logs,
-      "--metrics",    "off",         "--psk-baseline"};
+  std::vector<std::string> args = {::dsekp::test::cli_path(),
+                                   "edge",
+                                   "--broker",
+                                   "127.0.0.1:" + std::to_string(broker.port()),
+                                   "--db",
+                                   registry_path,
+                                   "--logs-dir",
+                                   logs,
+                                   "--metrics",
+                                   "off",
+                                   "--psk-baseline"};
   args.insert(args.end(), extra_edge_args.begin(), extra_edge_args.end());
   EdgeRunner edge(dir, args);
   ASSERT_TRUE(edge.start());

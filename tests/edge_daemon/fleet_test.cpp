@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/support/build_paths.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/edge_runner.hpp"
 #include "tests/support/mosquitto_broker.hpp"
@@ -67,7 +68,7 @@ TEST(EdgeFleet, TwentyDevicesInterleavedAreEachLoggedExactlyOnce) {
   }
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
-  EdgeRunner edge(dir, {DSEKP_CLI_PATH, "edge", "--broker",
+  EdgeRunner edge(dir, {::dsekp::test::cli_path(), "edge", "--broker",
                         "127.0.0.1:" + std::to_string(broker.port()), "--db", registry_path,
                         "--logs-dir", logs, "--metrics", "127.0.0.1:0", "--psk-baseline"});
   ASSERT_TRUE(edge.start());

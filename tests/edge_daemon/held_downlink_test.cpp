@@ -23,6 +23,7 @@
 #include "edge/admin/admin_protocol.hpp"
 #include "edge/daemon/downlink_queue.hpp"
 #include "edge/registry/device_registry.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/mosquitto_broker.hpp"
@@ -162,10 +163,18 @@ class HeldDownlinkTest : public ::testing::Test {
     const std::string ready = dir_.file("edge.ready");
     std::filesystem::remove(ready);
     err_file_ = dir_.file("edge-" + std::to_string(++starts_) + ".err");
-    std::vector<std::string> argv = {
-        DSEKP_CLI_PATH, "edge",         "--broker",     address(),
-        "--db",         registry_path_, "--logs-dir",   dir_.file("logs"),
-        "--metrics",    "off",          "--ready-file", ready};
+    std::vector<std::string> argv = {::dsekp::test::cli_path(),
+                                     "edge",
+                                     "--broker",
+                                     address(),
+                                     "--db",
+                                     registry_path_,
+                                     "--logs-dir",
+                                     dir_.file("logs"),
+                                     "--metrics",
+                                     "off",
+                                     "--ready-file",
+                                     ready};
     argv.insert(argv.end(), extra.begin(), extra.end());
     edge_ = std::make_unique<dsekp::test::ChildProcess>(argv, dir_.file("edge.out"), err_file_);
     ASSERT_TRUE(
@@ -186,8 +195,8 @@ class HeldDownlinkTest : public ::testing::Test {
   };
   Sent send(const std::string& dev_id, const std::string& payload,
             std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {DSEKP_CLI_PATH, "edge", "send",        "--broker",
-                                     address(),      "--db", registry_path_};
+    std::vector<std::string> argv = {
+        ::dsekp::test::cli_path(), "edge", "send", "--broker", address(), "--db", registry_path_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.insert(argv.end(), {dev_id, payload});
     const auto r = dsekp::test::run_command(argv, dir_.path().string());

@@ -24,6 +24,7 @@
 #include "edge/logging/journald_sink.hpp"
 #include "edge/logging/log_options.hpp"
 #include "edge/logging/printable.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/edge_runner.hpp"
@@ -186,11 +187,16 @@ struct Bed {
     std::filesystem::create_directories(dir.file("broker"));
     broker = std::make_unique<dsekp::test::MosquittoBroker>(dir.file("broker"),
                                                             "allow_anonymous true\n");
-    args = {DSEKP_CLI_PATH,  "edge",
-            "--broker",      "127.0.0.1:" + std::to_string(broker->port()),
-            "--db",          registry,
-            "--logs-dir",    dir.file("logs"),
-            "--metrics",     "127.0.0.1:0",
+    args = {::dsekp::test::cli_path(),
+            "edge",
+            "--broker",
+            "127.0.0.1:" + std::to_string(broker->port()),
+            "--db",
+            registry,
+            "--logs-dir",
+            dir.file("logs"),
+            "--metrics",
+            "127.0.0.1:0",
             "--no-republish"};
     return ::testing::AssertionSuccess();
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/mosquitto_broker.hpp"
@@ -24,10 +25,20 @@ namespace {
 
 std::vector<std::string> edge_args(const std::string& registry, const std::string& logs, int port,
                                    const std::string& version, const std::string& ready) {
-  return {DSEKP_CLI_PATH, "edge",   "--broker",       "127.0.0.1:" + std::to_string(port),
-          "--db",         registry, "--logs-dir",     logs,
-          "--metrics",    "off",    "--mqtt-version", version,
-          "--ready-file", ready};
+  return {::dsekp::test::cli_path(),
+          "edge",
+          "--broker",
+          "127.0.0.1:" + std::to_string(port),
+          "--db",
+          registry,
+          "--logs-dir",
+          logs,
+          "--metrics",
+          "off",
+          "--mqtt-version",
+          version,
+          "--ready-file",
+          ready};
 }
 
 TEST(EdgeMqttFallback, AutoFallsBackTo311WhenTheBrokerRefusesMqtt5) {

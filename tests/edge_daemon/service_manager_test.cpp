@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "edge/daemon/service_manager.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/edge_runner.hpp"
 #include "tests/support/mosquitto_broker.hpp"
@@ -120,7 +121,7 @@ TEST(ServiceManagerDaemon, NotifiesReadinessStatusWatchdogReloadAndStop) {
   ::setenv("WATCHDOG_USEC", "400000", 1);  // a keep-alive every 200 ms
   // A hold of 2 s at each moment of a message: the loop thread stalls inside its handlers.
   EdgeRunner edge(dir,
-                  {DSEKP_CLI_PATH, "edge", "--config", config, "--broker",
+                  {::dsekp::test::cli_path(), "edge", "--config", config, "--broker",
                    "127.0.0.1:" + std::to_string(broker.port()), "--db", registry, "--logs-dir",
                    dir.file("logs"), "--metrics", "off", "--test-hold-ms", "2000"});
   const auto started = edge.start();

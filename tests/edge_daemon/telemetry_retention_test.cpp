@@ -11,6 +11,7 @@
 #include <string>
 
 #include "edge/sinks/sqlite_telemetry_sink.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/edge_runner.hpp"
 #include "tests/support/mosquitto_broker.hpp"
@@ -123,10 +124,10 @@ TEST(TelemetryRetention, TheEdgePrunesAtStartUp) {
   }
   std::filesystem::create_directories(dir.file("broker"));
   dsekp::test::MosquittoBroker broker(dir.file("broker"), "allow_anonymous true\n");
-  EdgeRunner edge(dir,
-                  {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()),
-                   "--db", registry_path, "--state-db", state, "--no-csv", "--metrics", "off",
-                   "--retention-days", "7", "--batch-max", "16"});
+  EdgeRunner edge(
+      dir, {::dsekp::test::cli_path(), "edge", "--broker",
+            "127.0.0.1:" + std::to_string(broker.port()), "--db", registry_path, "--state-db",
+            state, "--no-csv", "--metrics", "off", "--retention-days", "7", "--batch-max", "16"});
   ASSERT_TRUE(edge.start());
   EXPECT_NE(edge.stderr_text().find("retention: 1500 telemetry rows older than 7 days deleted"),
             std::string::npos)

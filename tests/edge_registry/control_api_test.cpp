@@ -17,12 +17,9 @@
 #include "control_api_process.hpp"
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/text_encoding.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/temp_dir.hpp"
-
-#ifndef DSEKP_CLI_PATH
-#error "DSEKP_CLI_PATH must name the dsekp binary"
-#endif
 
 namespace dsekp::edge {
 namespace {
@@ -32,10 +29,10 @@ using nlohmann::json;
 class ControlApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto r = test::run_command({DSEKP_CLI_PATH, "keys", "add", "esp32-01", "--db", db_},
-                                     dir_.path().string());
+    const auto r = test::run_command(
+        {::dsekp::test::cli_path(), "keys", "add", "esp32-01", "--db", db_}, dir_.path().string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    ASSERT_TRUE(api_.start(dir_, DSEKP_CLI_PATH, db_)) << api_.stderr_text();
+    ASSERT_TRUE(api_.start(dir_, ::dsekp::test::cli_path(), db_)) << api_.stderr_text();
   }
 
   std::unique_ptr<DeviceRegistry> registry() {
@@ -208,9 +205,10 @@ TEST_F(ControlApiTest, TheSocketIsTheOwnersAndGroupsAndASecondServerIsRefused) {
   ASSERT_EQ(::stat(api_.socket_path().c_str(), &st), 0);
   EXPECT_TRUE(S_ISSOCK(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0660u);
-  const auto r = test::run_command({DSEKP_CLI_PATH, "keys", "serve", "--db", db_, "--listen",
-                                    api_.socket_path(), "--token-file", dir_.file("api-token")},
-                                   dir_.path().string());
+  const auto r =
+      test::run_command({::dsekp::test::cli_path(), "keys", "serve", "--db", db_, "--listen",
+                         api_.socket_path(), "--token-file", dir_.file("api-token")},
+                        dir_.path().string());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("in use by another server"), std::string::npos) << r.err;
   // Stopped: the socket is gone.
@@ -235,16 +233,16 @@ TEST_F(ControlApiTest, ARegistryReplacedUnderTheServerIsRefused) {
 TEST(ControlApiStart, WithAWeakOrExposedTokenOrOnAnotherFileItDoesNotStart) {
   test::TempDir dir;
   const std::string db = dir.file("registry.db");
-  ASSERT_EQ(
-      test::run_command({DSEKP_CLI_PATH, "keys", "add", "d1", "--db", db}, dir.path().string())
-          .exit_code,
-      0);
+  ASSERT_EQ(test::run_command({::dsekp::test::cli_path(), "keys", "add", "d1", "--db", db},
+                              dir.path().string())
+                .exit_code,
+            0);
   const std::string token = dir.file("token");
   std::ofstream(token) << test::ControlApiProcess::kToken << "\n";
   ASSERT_EQ(::chmod(token.c_str(), 0600), 0);
   const auto serve = [&](const std::string& listen, const std::string& token_file) {
-    return test::run_command({DSEKP_CLI_PATH, "keys", "serve", "--db", db, "--listen", listen,
-                              "--token-file", token_file},
+    return test::run_command({::dsekp::test::cli_path(), "keys", "serve", "--db", db, "--listen",
+                              listen, "--token-file", token_file},
                              dir.path().string());
   };
   const std::string weak = dir.file("weak");

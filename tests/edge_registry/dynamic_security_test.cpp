@@ -20,14 +20,12 @@
 #include "control_api_process.hpp"
 #include "edge/registry/broker_config.hpp"
 #include "edge/registry/device_registry.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/mqtt_test_client.hpp"
 #include "tests/support/temp_dir.hpp"
 
-#ifndef DSEKP_CLI_PATH
-#error "DSEKP_CLI_PATH must name the dsekp binary"
-#endif
 #ifndef DSEKP_MOSQUITTO_CTRL_PATH
 #error "DSEKP_MOSQUITTO_CTRL_PATH must name mosquitto_ctrl"
 #endif
@@ -70,7 +68,7 @@ class DynamicSecurityTest : public ::testing::Test {
   }
 
   test::RunResult keys(std::vector<std::string> args) {
-    args.insert(args.begin(), {DSEKP_CLI_PATH, "keys"});
+    args.insert(args.begin(), {::dsekp::test::cli_path(), "keys"});
     return test::run_command(args, dir_.path().string());
   }
 
@@ -173,7 +171,7 @@ TEST_F(DynamicSecurityTest, TheControlApisChangesAreOnTheBrokerWhenItAnswers) {
   keys_ok({"add", "dev-a", "--db", db_});
   ASSERT_EQ(broker_config().exit_code, 0);
   test::ControlApiProcess api;
-  ASSERT_TRUE(api.start(dir_, DSEKP_CLI_PATH, db_)) << api.stderr_text();
+  ASSERT_TRUE(api.start(dir_, ::dsekp::test::cli_path(), db_)) << api.stderr_text();
   auto c = api.client();
   auto r = c.Post("/v1/devices", R"({"dev_id":"dev-c"})", "application/json");
   ASSERT_TRUE(r);

@@ -17,12 +17,10 @@
 #include "edge/registry/device_registry.hpp"
 #include "edge/registry/text_encoding.hpp"
 #include "edge/store/sqlite_session_store.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/temp_dir.hpp"
 
-#ifndef DSEKP_CLI_PATH
-#error "DSEKP_CLI_PATH must name the dsekp binary"
-#endif
 #ifndef DSEKP_C_COMPILER
 #error "DSEKP_C_COMPILER must name a C compiler"
 #endif
@@ -35,7 +33,7 @@ using nlohmann::json;
 class KeysCliTest : public ::testing::Test {
  protected:
   test::RunResult keys(std::vector<std::string> args) {
-    args.insert(args.begin(), {DSEKP_CLI_PATH, "keys"});
+    args.insert(args.begin(), {::dsekp::test::cli_path(), "keys"});
     return test::run_command(args, dir_.path().string());
   }
 
@@ -360,18 +358,20 @@ TEST_F(KeysCliTest, FailuresExitNonZeroWithAMessage) {
   EXPECT_EQ(r.exit_code, 2);
   r = keys({"account", "add", "x", "--role", "admin", "--db", db_});
   EXPECT_EQ(r.exit_code, 2);
-  r = test::run_command({DSEKP_CLI_PATH, "edge", "--broker", "nohost", "--db", db_, "--no-csv"},
-                        dir_.path().string());
+  r = test::run_command(
+      {::dsekp::test::cli_path(), "edge", "--broker", "nohost", "--db", db_, "--no-csv"},
+      dir_.path().string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--broker: expected HOST:PORT"), std::string::npos) << r.err;
-  r = test::run_command({DSEKP_CLI_PATH, "edge", "--db", db_, "--no-csv"}, dir_.path().string());
+  r = test::run_command({::dsekp::test::cli_path(), "edge", "--db", db_, "--no-csv"},
+                        dir_.path().string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--broker is required"), std::string::npos) << r.err;
 }
 
 // `dsekp --help` lists the subcommands in the order an operator meets them.
 TEST(DsekpCli, HelpListsSubcommandsInTheOrderAnOperatorMeetsThem) {
-  const auto r = test::run_command({DSEKP_CLI_PATH, "--help"}, ".");
+  const auto r = test::run_command({::dsekp::test::cli_path(), "--help"}, ".");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::size_t at = 0;
   for (const char* name :

@@ -22,13 +22,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/temp_dir.hpp"
-
-#ifndef DSEKP_CLI_PATH
-#error "DSEKP_CLI_PATH must name the dsekp binary"
-#endif
 
 namespace dsekp::test {
 namespace {
@@ -106,7 +103,7 @@ bool wait_for_text(const fs::path& path, const std::string& text, std::chrono::s
 }
 
 std::vector<std::string> experiment(const fs::path& out, std::vector<std::string> extra) {
-  std::vector<std::string> argv = {DSEKP_CLI_PATH, "experiment", "--out", out.string()};
+  std::vector<std::string> argv = {::dsekp::test::cli_path(), "experiment", "--out", out.string()};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }

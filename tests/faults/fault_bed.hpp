@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "edge/registry/device_material.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/edge_runner.hpp"
@@ -160,18 +161,28 @@ class FaultBed : public ::testing::Test {
   /// The edge on `broker` (directly, never through a link emulator), metrics on a free port.
   void start_edge(const std::string& broker) {
     edge_ = std::make_unique<edge::testing::EdgeRunner>(
-        dir_, std::vector<std::string>{DSEKP_CLI_PATH, "edge", "--broker", broker, "--db",
-                                       registry_, "--logs-dir", edge_logs_, "--metrics",
+        dir_, std::vector<std::string>{::dsekp::test::cli_path(), "edge", "--broker", broker,
+                                       "--db", registry_, "--logs-dir", edge_logs_, "--metrics",
                                        "127.0.0.1:0", "--no-republish"});
     ASSERT_TRUE(edge_->start());
   }
 
   /// `dsekp device` in the background with the client logs and summary in the bed's folder.
   void start_fleet(const std::string& broker, const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {DSEKP_CLI_PATH,   "device",     "--broker",   broker,
-                                     "--credentials",  credentials_, "--mode",     "dsekp",
-                                     "--progress",     "off",        "--logs-dir", client_logs_,
-                                     "--summary-json", summary_file_};
+    std::vector<std::string> argv = {::dsekp::test::cli_path(),
+                                     "device",
+                                     "--broker",
+                                     broker,
+                                     "--credentials",
+                                     credentials_,
+                                     "--mode",
+                                     "dsekp",
+                                     "--progress",
+                                     "off",
+                                     "--logs-dir",
+                                     client_logs_,
+                                     "--summary-json",
+                                     summary_file_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     fleet_ = std::make_unique<dsekp::test::ChildProcess>(argv, dir_.file("device.out"),
                                                          dir_.file("device.err"));

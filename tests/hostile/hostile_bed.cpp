@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/build_paths.hpp"
 #include "tests/support/registry_bed.hpp"
 
 namespace dsekp::hostile {
@@ -64,11 +65,16 @@ Bed::~Bed() {
 ::testing::AssertionResult Bed::start() {
   std::filesystem::create_directories(dir_.file("broker"));
   broker_ = std::make_unique<dsekp::test::MosquittoBroker>(dir_.file("broker"), kBrokerConfig);
-  std::vector<std::string> argv = {DSEKP_CLI_PATH,  "edge",
-                                   "--broker",      "127.0.0.1:" + std::to_string(port()),
-                                   "--db",          dir_.file("registry.db"),
-                                   "--logs-dir",    dir_.file("logs"),
-                                   "--metrics",     "127.0.0.1:0",
+  std::vector<std::string> argv = {::dsekp::test::cli_path(),
+                                   "edge",
+                                   "--broker",
+                                   "127.0.0.1:" + std::to_string(port()),
+                                   "--db",
+                                   dir_.file("registry.db"),
+                                   "--logs-dir",
+                                   dir_.file("logs"),
+                                   "--metrics",
+                                   "127.0.0.1:0",
                                    "--no-republish"};
   argv.insert(argv.end(), edge_args_.begin(), edge_args_.end());
   edge_ = std::make_unique<edge::testing::EdgeRunner>(dir_, argv);

@@ -12,12 +12,9 @@
 #include <thread>
 
 #include "tcp_peer.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/temp_dir.hpp"
-
-#ifndef DSEKP_CLI_PATH
-#error "DSEKP_CLI_PATH must name the dsekp binary"
-#endif
 
 namespace dsekp::linkemu {
 namespace {
@@ -41,7 +38,7 @@ void relay_and_stop(int stop_signal) {
   dsekp::test::TempDir dir;
   test::TcpServer server(test::echo);
   dsekp::test::ChildProcess link(
-      {DSEKP_CLI_PATH, "link", "--listen", "127.0.0.1:0", "--target",
+      {::dsekp::test::cli_path(), "link", "--listen", "127.0.0.1:0", "--target",
        "127.0.0.1:" + std::to_string(server.port()), "--link", "delay=10ms", "--seed", "7",
        "--stats-json", dir.file("stats.json")},
       dir.file("out"), dir.file("err"));
@@ -92,7 +89,7 @@ TEST(LinkCli, BadArgumentsExitTwoAndNameTheProblem) {
       {{"--listen", "localhost", "--target", "127.0.0.1:1883"}, "--listen: \"localhost\""},
   };
   for (const Case& c : cases) {
-    std::vector<std::string> argv{DSEKP_CLI_PATH, "link"};
+    std::vector<std::string> argv{::dsekp::test::cli_path(), "link"};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
     const auto r = dsekp::test::run_command(argv, dir.path().string(), 10s);
     EXPECT_EQ(r.exit_code, 2) << c.expected;
@@ -105,8 +102,8 @@ TEST(LinkCli, PortInUseIsExitOne) {
   dsekp::test::TempDir dir;
   test::TcpServer taken(test::echo);
   const auto r = dsekp::test::run_command(
-      {DSEKP_CLI_PATH, "link", "--listen", "127.0.0.1:" + std::to_string(taken.port()), "--target",
-       "127.0.0.1:1883"},
+      {::dsekp::test::cli_path(), "link", "--listen", "127.0.0.1:" + std::to_string(taken.port()),
+       "--target", "127.0.0.1:1883"},
       dir.path().string(), 10s);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("bind"), std::string::npos) << r.err;

@@ -33,6 +33,7 @@
 
 #include "dsekp/device_ratchet.hpp"
 #include "edge/store/redis/redis_session_store.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/memory_secret_store.hpp"
@@ -163,7 +164,7 @@ class MultiEdgeBed {
     store_ = "redis://127.0.0.1:" + std::to_string(redis_->port()) + "/t:";
     const std::string& store = store_;
     for (int e = 0; e < kEdges; ++e) {
-      std::vector<std::string> args{DSEKP_CLI_PATH,
+      std::vector<std::string> args{::dsekp::test::cli_path(),
                                     "edge",
                                     "--broker",
                                     "127.0.0.1:" + std::to_string(broker_->port()),
@@ -306,8 +307,9 @@ TEST(MultiEdge, AnEdgeThatJoinsAGroupDropsThePlainSubscriptionsOfItsEarlierRuns)
   {
     GroupEdge alone(
         bed.dir_, 0,
-        {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(bed.broker_->port()),
-         "--db", bed.dir_.file("registry.db"), "--store",
+        {::dsekp::test::cli_path(), "edge", "--broker",
+         "127.0.0.1:" + std::to_string(bed.broker_->port()), "--db", bed.dir_.file("registry.db"),
+         "--store",
          "redis://127.0.0.1:" + std::to_string(bed.redis_->port()) + "/t:", "--no-republish"});
     ASSERT_TRUE(alone.start());
     ASSERT_EQ(alone.terminate(), std::optional<int>(0));
@@ -443,7 +445,7 @@ TEST(MultiEdge, RatchetingDevicesStepOnceWhicheverEdgeHandlesTheirSessions) {
     EXPECT_EQ(dev->session.session().epoch(), static_cast<std::uint32_t>(kSessions)) << dev->id;
     EXPECT_EQ(dev->flash.writes(), kSessions) << dev->id;
     const auto show =
-        dsekp::test::run_command({DSEKP_CLI_PATH, "keys", "show", dev->id, "--db",
+        dsekp::test::run_command({::dsekp::test::cli_path(), "keys", "show", dev->id, "--db",
                                   bed.dir_.file("registry.db"), "--store", bed.store_},
                                  bed.dir_.path().string());
     ASSERT_EQ(show.exit_code, 0) << show.err;
@@ -645,8 +647,8 @@ TEST(MultiEdge, SharedGroupWithMqtt311IsRefused) {
   DeviceMaterial material;
   ASSERT_TRUE(register_device(dir.file("registry.db"), "dev-0", material));
   dsekp::test::ChildProcess edge(
-      {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:1", "--db", dir.file("registry.db"),
-       "--no-csv", "--shared-group", "g", "--mqtt-version", "3.1.1"},
+      {::dsekp::test::cli_path(), "edge", "--broker", "127.0.0.1:1", "--db",
+       dir.file("registry.db"), "--no-csv", "--shared-group", "g", "--mqtt-version", "3.1.1"},
       dir.file("out"), dir.file("err"));
   const auto status = edge.wait_for(std::chrono::seconds(10));
   ASSERT_TRUE(status.has_value());
