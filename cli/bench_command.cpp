@@ -438,6 +438,8 @@ void add_bench_command(CLI::App& app) {
                   "The edge's --batch-wait-ms (a burst owing no answer waits for more messages)")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
+  e2e->add_option("--mqtt-client", e.mqtt_client, "The edge's --mqtt-client (default: its own)")
+      ->check(CLI::IsMember({"libmosquitto", "builtin"}));
   add_common_e2e_options(e2e, e.dir, e.keep, e.mosquitto, e.encoding, e.qos, e.seed,
                          e2e_options->as_json);
   e2e->callback([e2e_options] {

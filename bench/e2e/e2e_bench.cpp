@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "analyze/error.hpp"
 #include "analyze/log_files.hpp"
@@ -165,8 +167,11 @@ E2eResult run_e2e(const E2eOptions& o, const std::function<void(const std::strin
     result.mosquitto_version = rig.mosquitto_version();
     // The probe opens sessions back to back: the per-device INIT budget (8, then one per 30 s)
     // would refuse them. Rate limiting is not what is measured here.
-    rig.start_edge({"--init-burst", "0", "--init-refill-ms", "0", "--batch-wait-ms",
-                    std::to_string(o.batch_wait_ms)});
+    std::vector<std::string> edge_args = {"--init-burst",     "0",
+                                          "--init-refill-ms", "0",
+                                          "--batch-wait-ms",  std::to_string(o.batch_wait_ms)};
+    if (!o.mqtt_client.empty()) edge_args.insert(edge_args.end(), {"--mqtt-client", o.mqtt_client});
+    rig.start_edge(edge_args);
 
     if (o.handshakes > 0) {
       say("handshake probe on the idle edge: " + std::to_string(o.handshakes) + " handshakes");

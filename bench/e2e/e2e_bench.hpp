@@ -38,6 +38,7 @@ struct E2eOptions {
   std::string encoding = "json";
   int qos = 1;
   std::uint32_t batch_wait_ms = 0;  // the edge's --batch-wait-ms
+  std::string mqtt_client;          // the edge's --mqtt-client; empty: its default
   std::uint64_t seed = 1;
   std::string dir;    // working folder (new or empty); empty: a temporary one, removed at the end
   bool keep = false;  // keep the temporary folder

@@ -131,8 +131,9 @@ std::string e2e_text(const E2eResult& r) {
   out += "End to end on loopback: PSK against DSEKP on one broker and one edge\n";
   out += format(
       "  broker: %s (private, loopback, TCP_NODELAY); edge: dsekp edge, default sinks, "
-      "batch wait %u ms\n",
-      r.mosquitto_version.c_str(), o.batch_wait_ms);
+      "batch wait %u ms, MQTT client %s\n",
+      r.mosquitto_version.c_str(), o.batch_wait_ms,
+      o.mqtt_client.empty() ? "(the edge's default)" : o.mqtt_client.c_str());
   out += format(
       "  load per run: %zu devices x %s frames, one every %u ms each = %s frames/s "
       "offered; %s encoding, QoS %d\n",
@@ -225,6 +226,7 @@ ordered_json e2e_json(const E2eResult& r) {
             {"encoding", o.encoding},
             {"qos", o.qos},
             {"edge_batch_wait_ms", o.batch_wait_ms},
+            {"edge_mqtt_client", o.mqtt_client.empty() ? "default" : o.mqtt_client},
             {"probe_handshakes", o.handshakes},
             {"seed", o.seed}}},
           {"broker", r.mosquitto_version},

@@ -453,6 +453,13 @@ bool BuiltinMqttClient::read_burst(int sock, std::string& why) {
         open = false;
         break;
       }
+      // A slow burst ends at batch_time also inside one read's messages, so that its PUBACKs
+      // and the keep-alive are not held back by what is still buffered.
+      if (in_burst_ && options_.batch_time.count() > 0 &&
+          Clock::now() - started >= options_.batch_time) {
+        end_burst();
+        burst_cut_ = true;
+      }
     }
     in_.consume(at);
     if (!open || burst_cut_) break;

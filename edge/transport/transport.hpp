@@ -1,7 +1,8 @@
 // The edge's connection to its message broker, as the daemon's pipeline sees it: messages come in
-// one burst at a time on one thread, publishes go out from any thread. edge/mqtt/ (libmosquitto)
-// is the one implementation; another broker's consumer is another folder implementing this and
-// one line in run_edge_daemon that creates it.
+// one burst at a time on one thread, publishes go out from any thread. Two implementations, both
+// MQTT: edge/mqtt/ on libmosquitto and edge/mqtt_builtin/ on a client of our own
+// (--mqtt-client); another broker's consumer is another folder implementing this and one line in
+// make_mqtt_client's place (edge/daemon/broker_options.hpp) that creates it.
 //
 // The contract the edge's exactly-once rests on (ARCHITECTURE.md "The edge's durability"):
 //   * `message` and `burst_end` run on the transport's one loop thread, messages in arrival

@@ -4,13 +4,14 @@
 // down. At the end every frame the device sent is in the telemetry table exactly once, and in
 // the server CSV log exactly once, with the CSV rows equal to the telemetry rows in order.
 //
-// Why this holds: the edge's MQTT loop (edge/mqtt/mqtt_client.hpp) writes the PUBACKs of a batch
-// of QoS 1 messages only after the batch's SQLite commit of the moved replay windows + telemetry
-// rows (+ the CSV journal rows). A kill before the commit: no PUBACK, the broker redelivers, the
-// state does not contain the frames -> accepted once. A kill after the commit: the redeliveries
-// are `replay`s -> still once. The CSV file is repaired from its journal at start-up
-// (edge/sinks/server_csv_sink.hpp). A storage failure stops the edge (status 75) before it
-// acknowledges what it could not store (edge/service/message_batch.hpp).
+// Why this holds: the edge's MQTT loop (edge/mqtt/mqtt_client.hpp on libmosquitto,
+// edge/mqtt_builtin/builtin_mqtt_client.hpp on the built-in client; each test runs on both) writes
+// the PUBACKs of a batch of QoS 1 messages only after the batch's SQLite commit of the moved replay
+// windows + telemetry rows (+ the CSV journal rows). A kill before the commit: no PUBACK, the
+// broker redelivers, the state does not contain the frames -> accepted once. A kill after the
+// commit: the redeliveries are `replay`s -> still once. The CSV file is repaired from its journal
+// at start-up (edge/sinks/server_csv_sink.hpp). A storage failure stops the edge (status 75) before
+// it acknowledges what it could not store (edge/service/message_batch.hpp).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -29,6 +30,7 @@
 
 #include "broker_handshake.hpp"
 #include "dsekp/device_ratchet.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
 #include "tests/support/edge_runner.hpp"
@@ -68,7 +70,7 @@ void expect_each_frame_once(const std::string& state, const std::string& logs, i
 std::vector<std::string> held_edge_args(const dsekp::test::MosquittoBroker& broker,
                                         const std::string& registry, const std::string& logs,
                                         int hold_ms, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{DSEKP_CLI_PATH,
+  std::vector<std::string> args{::dsekp::test::cli_path(),
                                 "edge",
                                 "--broker",
                                 "127.0.0.1:" + std::to_string(broker.port()),
@@ -104,10 +106,17 @@ void every_frame_stored_exactly_once_across_sigkills(const std::vector<std::stri
   // Room to queue the whole stream for the edge while it is down.
   dsekp::test::MosquittoBroker broker(dir.file("broker"),
                                       "allow_anonymous true\nmax_queued_messages 100000\n");
-  std::vector<std::string> args = {
-      DSEKP_CLI_PATH, "edge",        "--broker",      "127.0.0.1:" + std::to_string(broker.port()),
-      "--db",         registry_path, "--logs-dir",    logs,
-      "--metrics",    "off",         "--no-republish"};
+  std::vector<std::string> args = {::dsekp::test::cli_path(),
+                                   "edge",
+                                   "--broker",
+                                   "127.0.0.1:" + std::to_string(broker.port()),
+                                   "--db",
+                                   registry_path,
+                                   "--logs-dir",
+                                   logs,
+                                   "--metrics",
+                                   "off",
+                                   "--no-republish"};
   args.insert(args.end(), edge_args.begin(), edge_args.end());
   EdgeRunner edge(dir, args);
   ASSERT_TRUE(edge.start());
@@ -409,7 +418,8 @@ TEST_P(EdgeKillRestart, ARatchetingDeviceIsNeverLockedOutByAKillAtAnyMomentOfIts
   EXPECT_GE(landed["after"], 1);
 
   const auto show = dsekp::test::run_command(
-      {DSEKP_CLI_PATH, "keys", "show", "esp32-01", "--db", registry_path}, dir.path().string());
+      {::dsekp::test::cli_path(), "keys", "show", "esp32-01", "--db", registry_path},
+      dir.path().string());
   ASSERT_EQ(show.exit_code, 0) << show.err;
   const auto info = nlohmann::json::parse(show.out);
   EXPECT_EQ(info.at("ratchet_epoch"), flash.read(device_credentials(material)).epoch)
@@ -534,8 +544,8 @@ TEST_P(EdgeKillRestart, AStorageFailureStopsTheEdgeWithoutAcknowledging) {
   dsekp::test::MosquittoBroker broker(dir.file("broker"),
                                       "allow_anonymous true\nmax_queued_messages 100000\n");
   const std::vector<std::string> edge_args = with_client(
-      {DSEKP_CLI_PATH, "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()), "--db",
-       registry_path, "--logs-dir", logs, "--metrics", "off", "--no-republish"});
+      {::dsekp::test::cli_path(), "edge", "--broker", "127.0.0.1:" + std::to_string(broker.port()),
+       "--db", registry_path, "--logs-dir", logs, "--metrics", "off", "--no-republish"});
   EdgeRunner edge(dir, edge_args);
   ASSERT_TRUE(edge.start());
   dsekp::test::MqttTestClient client("esp32-01");

@@ -162,6 +162,38 @@ TEST_F(BuiltinMqttClientTest, TheSessionKeepsWhatCameWhileTheClientWasAwayAndNot
   EXPECT_EQ(second.payloads(), (std::vector<std::string>{"q0", "q1", "q2", "q3", "q4"}));
 }
 
+// Messages that arrive in one read still end their burst at batch_time: a slow handler (20 ms
+// a message, batch_time 10 ms) gets each of five queued messages in a burst of its own.
+TEST_F(BuiltinMqttClientTest, ABurstEndsAtBatchTimeAlsoInsideOneRead) {
+  {
+    Recorder first;
+    BuiltinMqttClient client(options_for(broker_.port(), "edge-d"));
+    std::string error;
+    ASSERT_TRUE(client.start(first.handlers(), error)) << error;
+    ASSERT_TRUE(eventually([&] { return first.ready == 1; }));
+    client.stop();
+  }
+  dsekp::test::MqttTestClient device("device");
+  ASSERT_EQ(device.connect(broker_.port(), "", ""), std::optional<int>(0));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(device.publish("in/z", std::to_string(i)));
+  Recorder seen;
+  MqttOptions o = options_for(broker_.port(), "edge-d");
+  o.batch_time = 10ms;
+  BuiltinMqttClient client(o);
+  std::string error;
+  ASSERT_TRUE(client.start(
+      seen.handlers([](const std::string&) { std::this_thread::sleep_for(20ms); }), error))
+      << error;
+  ASSERT_TRUE(eventually([&] { return seen.messages == 5; }));
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(seen.mutex);
+    return seen.events.size() == 10;
+  }));
+  std::lock_guard lock(seen.mutex);
+  for (std::size_t i = 0; i < seen.events.size(); ++i)
+    EXPECT_EQ(seen.events[i] == "end", i % 2 == 1) << i << ": " << seen.events[i];
+}
+
 TEST_F(BuiltinMqttClientTest, APublishOverTheAnnouncedSizeNeverArrivesAndTheNextOneDoes) {
   Recorder seen;
   BuiltinMqttClient client(options_for(broker_.port(), "edge-c"));
