@@ -132,6 +132,10 @@ int connect_tcp(const std::string& host, std::uint16_t port, const std::atomic<b
   return sock;
 }
 
+ByteView as_bytes(const std::string& s) noexcept {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
 }  // namespace
 
 BuiltinMqttClient::BuiltinMqttClient(mqtt::MqttOptions options) : options_(std::move(options)) {
@@ -144,7 +148,7 @@ BuiltinMqttClient::~BuiltinMqttClient() {
 }
 
 bool BuiltinMqttClient::start(transport::TransportHandlers handlers, std::string& error) {
-  if (started_) {
+  if (ever_started_) {
     error = "the MQTT client was started before (a stopped client is not started again)";
     return false;
   }
@@ -167,6 +171,7 @@ bool BuiltinMqttClient::start(transport::TransportHandlers handlers, std::string
   const auto too_long = [](const std::string& s) { return s.size() > 65535; };
   if (options_.client_id.empty() || too_long(options_.client_id) || too_long(options_.username) ||
       too_long(options_.password) || too_long(options_.availability.topic) ||
+      too_long(options_.availability.online) || too_long(options_.availability.offline) ||
       std::any_of(options_.subscriptions.begin(), options_.subscriptions.end(), too_long) ||
       std::any_of(options_.stale_subscriptions.begin(), options_.stale_subscriptions.end(),
                   too_long)) {
@@ -189,6 +194,7 @@ bool BuiltinMqttClient::start(transport::TransportHandlers handlers, std::string
     return false;
   }
   started_ = true;
+  ever_started_ = true;
   return true;
 }
 
@@ -201,6 +207,8 @@ void BuiltinMqttClient::stop() noexcept {
   }
   stop_cv_.notify_all();
   wake();
+  // From a handler (the loop thread) the loop ends by itself after the handler returns.
+  if (std::this_thread::get_id() == thread_.get_id()) return;
   if (thread_.joinable()) thread_.join();
   connected_ = false;
   if (bursts_ > 0)
@@ -211,18 +219,26 @@ void BuiltinMqttClient::stop() noexcept {
 
 bool BuiltinMqttClient::publish(const std::string& topic, ByteView payload, int qos, bool retain,
                                 ByteView correlation_data) noexcept {
+  // A topic name has no wildcards and no U+0000 (MQTT 5 3.3.2.1, 1.5.4).
   if (qos < 0 || qos > 1 || topic.empty() || topic.size() > 65535 ||
+      topic.find_first_of(std::string_view("+#\0", 3)) != std::string::npos ||
       correlation_data.size() > 65535)
     return false;
+  if (pending_.fetch_add(1) >= kMaxPending) {
+    pending_.fetch_sub(1);
+    return false;
+  }
   try {
-    Outgoing o{topic,
-               {payload.begin(), payload.end()},
-               static_cast<std::uint8_t>(qos),
-               retain,
-               {correlation_data.begin(), correlation_data.end()}};
+    Outgoing o;
+    o.topic = topic;
+    o.payload.assign(payload.begin(), payload.end());
+    o.qos = static_cast<std::uint8_t>(qos);
+    o.retain = retain;
+    o.correlation_data.assign(correlation_data.begin(), correlation_data.end());
     std::lock_guard lock(queue_mutex_);
     queued_.push_back(std::move(o));
   } catch (...) {
+    pending_.fetch_sub(1);
     return false;  // no memory
   }
   // From another thread the loop may be asleep in poll(): wake it to write the publish now.
@@ -283,12 +299,12 @@ BuiltinMqttClient::Ending BuiltinMqttClient::serve(int sock) {
   Ending ending;
   in_.clear();
   out_.clear();
+  ping_outstanding_ = false;
   if (!open_session(sock, ending.why)) return ending;
   ending.accepted = true;
-  connected_ = true;
   while (true) {
-    // Packets already buffered (a burst cut by batch_max, or what came with the CONNACK) are
-    // handled without waiting, and so is a header already over the limit.
+    // Packets already buffered (a burst cut by batch_max or batch_time, or what came with the
+    // CONNACK) are handled without waiting, and so is a header already over the limit.
     RawPacket next;
     std::size_t size = 0;
     const bool buffered =
@@ -312,28 +328,33 @@ BuiltinMqttClient::Ending BuiltinMqttClient::serve(int sock) {
     // Only now, after the burst's end (its commit), may its PUBACKs and answers go out.
     take_queued_publishes();
     const auto now = Clock::now();
-    if (keep_alive_.count() > 0) {
-      if (now - last_received_ > keep_alive_ + keep_alive_ / 2) {
-        ending.why = "no packet from the broker for one and a half keep-alive intervals";
-        return ending;
-      }
-      if (out_.empty() && now - last_sent_ >= keep_alive_) append_pingreq(out_);
+    if (keep_alive_.count() > 0 && !ping_outstanding_ &&
+        (now - last_sent_ >= keep_alive_ || now - last_received_ >= keep_alive_)) {
+      append_pingreq(out_);
+      ping_outstanding_ = true;
     }
     if (!flush(sock, ending.why)) return ending;
+    if (keep_alive_.count() > 0 && Clock::now() - last_received_ > keep_alive_ * 3 / 2) {
+      ending.why = "no packet from the broker for one and a half keep-alive intervals";
+      return ending;
+    }
   }
-  // stop(): the offline state ahead of a clean DISCONNECT (which discards the will), then wait
+  // stop(): the offline state ahead of a clean DISCONNECT (which discards the will); if it cannot
+  // go out now (the broker's quota is full), the DISCONNECT asks for the will instead. Then wait
   // for the broker to close: closing at once could reset the connection and lose the PUBACKs
   // the broker has not read yet (it would send those messages again at the next connect).
-  if (const mqtt::MqttAvailability& a = options_.availability; !a.topic.empty())
-    publish(a.topic, {reinterpret_cast<const std::uint8_t*>(a.offline.data()), a.offline.size()}, 1,
-            a.retain);
-  take_queued_publishes();
-  append_disconnect(out_);
+  std::uint8_t reason = 0;
+  if (const mqtt::MqttAvailability& a = options_.availability; !a.topic.empty()) {
+    const bool queued = publish(a.topic, as_bytes(a.offline), 1, a.retain);
+    take_queued_publishes();
+    if (!queued || !waiting_.empty()) reason = 0x04;  // disconnect with will message
+  }
+  append_disconnect(out_, reason);
   if (!flush(sock, ending.why)) return ending;
   ::shutdown(sock, SHUT_WR);
   const auto deadline = Clock::now() + kStopGrace;
   std::uint8_t sink[4096];
-  for (pollfd p{sock, POLLIN, 0}; ::poll(&p, 1, ms_until(deadline)) > 0;)
+  for (pollfd p{sock, POLLIN, 0}; Clock::now() < deadline && ::poll(&p, 1, ms_until(deadline)) > 0;)
     if (::read(sock, sink, sizeof sink) <= 0) break;
   return ending;
 }
@@ -349,19 +370,34 @@ bool BuiltinMqttClient::open_session(int sock, std::string& why) {
   request.maximum_packet_size = options_.maximum_packet_size;
   const mqtt::MqttAvailability& a = options_.availability;
   request.will_topic = a.topic;
-  request.will_payload = {reinterpret_cast<const std::uint8_t*>(a.offline.data()),
-                          a.offline.size()};
+  request.will_payload = as_bytes(a.offline);
   request.will_retain = a.retain;
-  append_connect(out_, request);
-  const bool sent = flush(sock, why);
-  secure_wipe(out_);  // it held the password
-  out_.clear();
-  if (!sent) return false;
+  {
+    // A buffer of its own, wiped here: it holds the password.
+    std::vector<std::uint8_t> connect;
+    append_connect(connect, request);
+    const bool sent = send_all(sock, connect, why);
+    secure_wipe(connect);
+    if (!sent) return false;
+  }
 
+  // The CONNACK: the first packet, small; anything else (or a header claiming more than this
+  // client takes) ends the attempt before it is buffered.
   const auto deadline = Clock::now() + kNetworkTimeout;
   RawPacket packet;
   std::size_t size = 0;
-  while (next_packet(in_.pending(), kProtocolMaximumPacket, packet, size) != Framing::packet) {
+  for (;;) {
+    const ByteView pending = in_.pending();
+    if (!pending.empty() && pending[0] != 0x20) {
+      why = "the broker's first packet is not a CONNACK (3.2)";
+      return false;
+    }
+    const Framing f = next_packet(pending, receive_limit(), packet, size);
+    if (f == Framing::packet) break;
+    if (f != Framing::need_more) {
+      why = "a CONNACK over the Maximum Packet Size or with a malformed length";
+      return false;
+    }
     pollfd p{sock, POLLIN, 0};
     if (stopping_ || ::poll(&p, 1, std::min(kLoopTimeoutMs, ms_until(deadline))) < 0 ||
         ms_until(deadline) == 0) {
@@ -378,10 +414,7 @@ bool BuiltinMqttClient::open_session(int sock, std::string& why) {
     if (n > 0) in_.produced(static_cast<std::size_t>(n));
   }
   Connack connack;
-  const char* problem = packet.type() == PacketType::connack
-                            ? decode_connack(packet, connack)
-                            : "the broker's first packet is not a CONNACK (3.2)";
-  if (*problem != '\0') {
+  if (const char* problem = decode_connack(packet, connack); *problem != '\0') {
     why = problem;
     return false;
   }
@@ -394,25 +427,31 @@ bool BuiltinMqttClient::open_session(int sock, std::string& why) {
     logging::logger().error("{}", why);
     return false;
   }
+  connected_ = true;
   broker_receive_maximum_ = connack.receive_maximum;
   broker_maximum_packet_size_ = connack.maximum_packet_size;
+  broker_maximum_qos_ = connack.maximum_qos;
+  broker_retain_available_ = connack.retain_available;
   keep_alive_ = std::chrono::seconds(connack.server_keep_alive >= 0 ? connack.server_keep_alive
                                                                     : request.keep_alive_s);
   last_received_ = Clock::now();
-  // Ours first, then theirs: the broker kept our unacknowledged publishes' state only if it kept
-  // the session; either way they go again, before anything new.
+  if (!connack.session_present)
+    logging::logger().warn(
+        "the broker kept no session for client id {}: what it held for the edge is gone, and "
+        "the subscriptions are made again",
+        options_.client_id);
+  // Ours first, then theirs: unacknowledged publishes go again before anything new.
   send_in_flight_again(connack.session_present);
-  std::uint16_t id = 0;
-  if (!options_.stale_subscriptions.empty())
-    append_unsubscribe(out_, next_packet_id(), options_.stale_subscriptions);
-  if (!options_.subscriptions.empty()) {
-    id = next_packet_id();
-    append_subscribe(out_, id, options_.subscriptions);
+  unsubscribe_id_ = subscribe_id_ = 0;
+  if (!options_.stale_subscriptions.empty()) {
+    unsubscribe_id_ = next_packet_id();
+    append_unsubscribe(out_, unsubscribe_id_, options_.stale_subscriptions);
   }
-  subscribe_id_ = id;
-  if (!a.topic.empty())
-    publish(a.topic, {reinterpret_cast<const std::uint8_t*>(a.online.data()), a.online.size()}, 1,
-            a.retain);
+  if (!options_.subscriptions.empty()) {
+    subscribe_id_ = next_packet_id();
+    append_subscribe(out_, subscribe_id_, options_.subscriptions);
+  }
+  if (!a.topic.empty()) (void)publish(a.topic, as_bytes(a.online), 1, a.retain);
   logging::logger().info("connected to {}:{} (MQTT 5, built-in client)", options_.host,
                          options_.port);
   if (options_.subscriptions.empty() && handlers_.ready) {
@@ -435,7 +474,7 @@ bool BuiltinMqttClient::read_burst(int sock, std::string& why) {
   bool open = true;
   while (open) {
     std::size_t at = 0;
-    while (!burst_cut_) {
+    while (!burst_cut_ && !stopping_) {
       RawPacket packet;
       std::size_t size = 0;
       const Framing f = next_packet(in_.pending().subspan(at), limit, packet, size);
@@ -462,7 +501,7 @@ bool BuiltinMqttClient::read_burst(int sock, std::string& why) {
       }
     }
     in_.consume(at);
-    if (!open || burst_cut_) break;
+    if (!open || burst_cut_ || stopping_) break;
     if (options_.batch_time.count() > 0 && Clock::now() - started >= options_.batch_time) break;
     const MutableByteView room = in_.room(kReadChunk);
     const ssize_t n = ::read(sock, room.data(), room.size());
@@ -482,8 +521,9 @@ bool BuiltinMqttClient::read_burst(int sock, std::string& why) {
       break;
     }
   }
-  // Also after a lost connection: what was handled is committed; its PUBACKs are never written
-  // and the broker sends the messages again (refused then as replays).
+  // Also after a lost connection: what was handled is committed. Its PUBACKs go out only with a
+  // DISCONNECT the client sends below, if at all; the broker sends the rest again (refused then
+  // as replays).
   end_burst();
   if (!open) {
     // A DISCONNECT for a packet the client refused is worth one try; the connection ends anyway.
@@ -508,12 +548,12 @@ bool BuiltinMqttClient::handle_packet(std::uint8_t first, ByteView body, std::st
         why = problem;
         return false;
       }
-      const auto it = std::find_if(in_flight_.begin(), in_flight_.end(), [&ack](const InFlight& f) {
-        return f.packet_id == ack.packet_id;
+      const auto it = std::find_if(in_flight_.begin(), in_flight_.end(), [&ack](const Outgoing& o) {
+        return o.packet_id == ack.packet_id;
       });
       if (it == in_flight_.end()) return true;  // a PUBACK for a publish sent before a reconnect
       if (ack.reasons.front() >= 0x80)
-        logging::logger().warn("the broker refused a publish: {}",
+        logging::logger().warn("the broker refused a publish to {}: {}", it->topic,
                                reason_name(ack.reasons.front()));
       in_flight_.erase(it);
       return true;
@@ -526,8 +566,17 @@ bool BuiltinMqttClient::handle_packet(std::uint8_t first, ByteView body, std::st
       }
       if (ack.packet_id != subscribe_id_ || subscribe_id_ == 0) return true;
       subscribe_id_ = 0;
-      for (const std::uint8_t code : ack.reasons)
-        if (code > 1) logging::logger().error("the broker refused a subscription");
+      if (ack.reasons.size() != options_.subscriptions.size()) {
+        why = "a SUBACK with another number of reason codes than topic filters (3.9.3)";
+        return false;
+      }
+      // QoS 1 or nothing: a filter granted at QoS 0 would deliver messages that are neither
+      // acknowledged nor sent again, so a crash before their commit would lose them.
+      for (std::size_t i = 0; i < ack.reasons.size(); ++i)
+        if (ack.reasons[i] != 1)
+          logging::logger().error("the broker {} the subscription {}",
+                                  ack.reasons[i] == 0 ? "granted only QoS 0 to" : "refused",
+                                  options_.subscriptions[i]);
       logging::logger().info("ready (subscribed to {} topics)", ack.reasons.size());
       if (handlers_.ready) {
         try {
@@ -541,7 +590,10 @@ bool BuiltinMqttClient::handle_packet(std::uint8_t first, ByteView body, std::st
       return true;
     }
     case PacketType::unsuback:
+      if (unsubscribe_id_ != 0) unsubscribe_id_ = 0;
+      return true;
     case PacketType::pingresp:
+      ping_outstanding_ = false;
       return true;
     case PacketType::disconnect: {
       Disconnect d;
@@ -636,20 +688,47 @@ bool BuiltinMqttClient::wait_for_more(int sock, Clock::time_point started) {
 }
 
 std::uint16_t BuiltinMqttClient::next_packet_id() {
-  // Ids in flight are skipped (at most 65,535 in flight: the Receive Maximum's own limit).
+  // Ids in use are skipped: at most kMaxInFlight publishes and two subscription requests hold
+  // one, so a free id is always found.
+  const auto in_use = [this](std::uint16_t id) {
+    return id == 0 || id == subscribe_id_ || id == unsubscribe_id_ ||
+           std::any_of(in_flight_.begin(), in_flight_.end(),
+                       [id](const Outgoing& o) { return o.packet_id == id; });
+  };
   do {
     last_packet_id_ = static_cast<std::uint16_t>(last_packet_id_ + 1);
-  } while (last_packet_id_ == 0 ||
-           std::any_of(in_flight_.begin(), in_flight_.end(),
-                       [this](const InFlight& f) { return f.packet_id == last_packet_id_; }));
+  } while (in_use(last_packet_id_));
   return last_packet_id_;
 }
 
-void BuiltinMqttClient::send_in_flight_again(bool dup) {
-  for (InFlight& f : in_flight_) {
-    if (dup) mark_dup(f.packet);
-    out_.insert(out_.end(), f.packet.begin(), f.packet.end());
+// After a reconnect the unacknowledged publishes go first, in order, through the same checks and
+// quota as new ones: with their ids and DUP if the broker kept the session (MQTT 5 4.4), as new
+// publishes if it did not.
+void BuiltinMqttClient::send_in_flight_again(bool session_present) {
+  while (!in_flight_.empty()) {
+    Outgoing o = std::move(in_flight_.back());
+    in_flight_.pop_back();
+    o.dup = session_present;
+    if (!session_present) o.packet_id = 0;
+    waiting_.push_front(std::move(o));
   }
+}
+
+bool BuiltinMqttClient::broker_takes(const Outgoing& o) {
+  const std::uint32_t limit =
+      broker_maximum_packet_size_ > 0 ? broker_maximum_packet_size_ : kProtocolMaximumPacket;
+  const char* why = nullptr;
+  if (publish_size(o.topic, o.payload, o.qos, o.correlation_data) > limit)
+    why = "it is over the broker's Maximum Packet Size";
+  else if (o.qos > broker_maximum_qos_)
+    why = "the broker takes only QoS 0";
+  else if (o.retain && !broker_retain_available_)
+    why = "the broker keeps no retained messages";
+  else if (o.sends >= kMaxSends)
+    why = "it went to that many connections without a PUBACK";
+  if (why == nullptr) return true;
+  logging::logger().error("a publish to {} is dropped: {}", o.topic, why);
+  return false;
 }
 
 void BuiltinMqttClient::take_queued_publishes() {
@@ -661,40 +740,32 @@ void BuiltinMqttClient::take_queued_publishes() {
       queued_.pop_front();
     }
   }
-  const std::uint32_t limit =
-      broker_maximum_packet_size_ > 0 ? broker_maximum_packet_size_ : kProtocolMaximumPacket;
+  const std::size_t quota = std::min<std::size_t>(broker_receive_maximum_, kMaxInFlight);
   while (!waiting_.empty()) {
     Outgoing& o = waiting_.front();
-    if (o.qos == 1 && in_flight_.size() >= broker_receive_maximum_) return;
-    if (publish_size(o.topic, o.payload, o.qos, o.correlation_data) > limit) {
-      logging::logger().error(
-          "a publish to {} is over the broker's Maximum Packet Size ({} "
-          "bytes); dropped",
-          o.topic, limit);
-      waiting_.pop_front();
-      continue;
-    }
-    if (o.qos == 0) {
-      append_publish(out_, o.topic, o.payload, 0, o.retain, false, 0, o.correlation_data);
-    } else {
-      InFlight f;
-      f.packet_id = next_packet_id();
-      append_publish(f.packet, o.topic, o.payload, 1, o.retain, false, f.packet_id,
+    if (o.qos == 1 && in_flight_.size() >= quota) return;
+    // pending_ counts publishes until their first write (resends are bounded by kMaxInFlight).
+    if (o.sends == 0) pending_.fetch_sub(1);
+    if (broker_takes(o)) {
+      if (o.qos == 1 && o.packet_id == 0) o.packet_id = next_packet_id();
+      append_publish(out_, o.topic, o.payload, o.qos, o.retain, o.dup, o.packet_id,
                      o.correlation_data);
-      out_.insert(out_.end(), f.packet.begin(), f.packet.end());
-      in_flight_.push_back(std::move(f));
+      ++o.sends;
+      if (o.qos == 1) in_flight_.push_back(std::move(o));
     }
     waiting_.pop_front();
   }
 }
 
-bool BuiltinMqttClient::flush(int sock, std::string& why) {
+bool BuiltinMqttClient::send_all(int sock, ByteView bytes, std::string& why) {
   std::size_t done = 0;
-  const auto deadline = Clock::now() + kNetworkTimeout;
-  while (done < out_.size()) {
-    const ssize_t n = ::send(sock, out_.data() + done, out_.size() - done, MSG_NOSIGNAL);
+  // The deadline is for progress: a slow link that keeps taking bytes is not given up on.
+  auto deadline = Clock::now() + kNetworkTimeout;
+  while (done < bytes.size()) {
+    const ssize_t n = ::send(sock, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
     if (n > 0) {
       done += static_cast<std::size_t>(n);
+      deadline = Clock::now() + kNetworkTimeout;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -703,13 +774,18 @@ bool BuiltinMqttClient::flush(int sock, std::string& why) {
       (void)::poll(&p, 1, std::min(kLoopTimeoutMs, ms_until(deadline)));
       continue;
     }
-    why = n < 0 ? std::string("write: ") + std::strerror(errno) : "write: nothing written";
-    out_.clear();
+    why = n < 0 && errno != EAGAIN ? std::string("send: ") + std::strerror(errno)
+                                   : "send: the broker took nothing for 10 s";
     return false;
   }
   if (done > 0) last_sent_ = Clock::now();
-  out_.clear();
   return true;
+}
+
+bool BuiltinMqttClient::flush(int sock, std::string& why) {
+  const bool sent = send_all(sock, out_, why);
+  out_.clear();
+  return sent;
 }
 
 }  // namespace dsekp::edge::mqtt_builtin

@@ -18,12 +18,21 @@
 // exponential backoff, publishes from any thread, and a fail-stop when a handler throws.
 //
 // Its own rules: QoS 1 publishes stay in flight until the broker's PUBACK, at most the broker's
-// Receive Maximum at a time, in order; after a reconnect they are sent again (with DUP when the
-// broker kept the session) before anything new. Keep-alive: a PINGREQ when nothing was sent for
-// the keep-alive interval (the broker's Server Keep Alive if it sets one), and the connection is
-// given up when no packet came for one and a half intervals. A packet the standard calls
-// malformed, or one this client never asked for (QoS 2, a Topic Alias), ends the connection
-// with the rule it broke in the log; the broker then redelivers what was not acknowledged.
+// Receive Maximum (and kMaxInFlight) at a time, in order; after a reconnect they go again before
+// anything new, with their packet ids and DUP when the broker kept the session, as new publishes
+// when it did not (logged: what it queued for the edge is gone too). A publish the broker said it
+// cannot take (over its Maximum Packet Size, above its Maximum QoS, retained where it has no
+// retained messages) is dropped with an error instead of being sent, and one sent again
+// kMaxSends times without a PUBACK is dropped too, so that no single publish can keep every
+// connection failing. publish() refuses topics with wildcards or NUL, and refuses anything once
+// kMaxPending publishes wait. Keep-alive: a PINGREQ when either direction was idle for the
+// keep-alive interval (the broker's Server Keep Alive if it sets one), and the connection is given
+// up when no packet came for one and a half intervals. A packet the standard calls malformed, or
+// one this client never asked for (QoS 2, a Topic Alias), ends the connection with the rule it
+// broke in the log; the broker then redelivers what was not acknowledged. A subscription granted
+// at QoS 0 or refused is logged as an error by name (its messages would not be redelivered).
+// stop() returns within a few seconds: the DISCONNECT and the offline state get kStopGrace; if the
+// offline state cannot go out, the DISCONNECT asks the broker to publish the will instead.
 //
 // Not supported (start() refuses them by name): TLS, MQTT 3.1.1. Use the libmosquitto client
 // for those.
@@ -50,6 +59,14 @@ namespace dsekp::edge::mqtt_builtin {
 
 class BuiltinMqttClient final : public transport::Transport {
  public:
+  /// Our QoS 1 publishes in flight at most, whatever the broker's Receive Maximum: packet ids
+  /// then never run out.
+  static constexpr std::size_t kMaxInFlight = 1024;
+  /// Publishes waiting to be written at most (publish() refuses more).
+  static constexpr std::size_t kMaxPending = 65536;
+  /// Connections a QoS 1 publish is written to before it is dropped without a PUBACK.
+  static constexpr unsigned kMaxSends = 5;
+
   explicit BuiltinMqttClient(mqtt::MqttOptions options);
   ~BuiltinMqttClient() override;
   BuiltinMqttClient(const BuiltinMqttClient&) = delete;
@@ -74,10 +91,9 @@ class BuiltinMqttClient final : public transport::Transport {
     std::uint8_t qos = 1;
     bool retain = false;
     std::vector<std::uint8_t> correlation_data;
-  };
-  struct InFlight {
-    std::uint16_t packet_id = 0;
-    std::vector<std::uint8_t> packet;  // the encoded PUBLISH, sent again after a reconnect
+    std::uint16_t packet_id = 0;  // a resend's id in the session the broker kept; 0: a new one
+    bool dup = false;             // a resend in the session the broker kept
+    unsigned sends = 0;           // times written to a connection
   };
   // Why a connection ended; "" for a stop.
   struct Ending {
@@ -94,8 +110,12 @@ class BuiltinMqttClient final : public transport::Transport {
   void end_burst();
   bool wait_for_more(int sock, Clock::time_point started);
   void take_queued_publishes();  // the queue from publish() -> in flight / the output
-  void send_in_flight_again(bool dup);
+  void send_in_flight_again(bool session_present);
+  /// Whether this connection may send `o` at all (its size, QoS and retain flag against the
+  /// CONNACK); logs why not.
+  bool broker_takes(const Outgoing& o);
   bool flush(int sock, std::string& why);  // writes out_ whole
+  bool send_all(int sock, ByteView bytes, std::string& why);
   void wake() noexcept;
   void pause(unsigned seconds);
   [[noreturn]] void handler_threw(const char* where, const char* what) noexcept;
@@ -108,6 +128,8 @@ class BuiltinMqttClient final : public transport::Transport {
   transport::HandlerClock handler_clock_;
   int wake_fd_ = -1;
   bool started_ = false;
+  bool ever_started_ = false;            // a stopped client is not started again
+  std::atomic<std::size_t> pending_{0};  // publishes accepted and not yet written or dropped
   std::thread thread_;
   std::atomic<std::thread::id> loop_thread_{};
   std::atomic<bool> stopping_{false};
@@ -121,15 +143,20 @@ class BuiltinMqttClient final : public transport::Transport {
   // The loop thread's own state.
   ReceiveBuffer in_;                // bytes read and not yet handled
   std::vector<std::uint8_t> out_;   // bytes to write after the burst's end
-  std::deque<InFlight> in_flight_;  // our QoS 1 publishes the broker has not acknowledged
-  std::deque<Outgoing> waiting_;    // QoS 1 publishes over the broker's Receive Maximum
+  std::deque<Outgoing> in_flight_;  // our QoS 1 publishes the broker has not acknowledged
+  std::deque<Outgoing> waiting_;    // publishes not written yet, oldest first
   std::uint16_t last_packet_id_ = 0;
-  std::uint16_t subscribe_id_ = 0;  // the SUBSCRIBE whose SUBACK makes the client ready
+  std::uint16_t subscribe_id_ = 0;    // the SUBSCRIBE whose SUBACK makes the client ready
+  std::uint16_t unsubscribe_id_ = 0;  // the UNSUBSCRIBE of the stale filters
+  // What the broker's CONNACK said this connection may send.
   std::uint16_t broker_receive_maximum_ = 65535;
   std::uint32_t broker_maximum_packet_size_ = 0;
-  std::chrono::seconds keep_alive_{0};
+  std::uint8_t broker_maximum_qos_ = 2;
+  bool broker_retain_available_ = true;
+  std::chrono::milliseconds keep_alive_{0};
   Clock::time_point last_sent_{};
   Clock::time_point last_received_{};
+  bool ping_outstanding_ = false;
   bool in_burst_ = false;
   bool answer_pending_ = false;
   std::size_t burst_count_ = 0;

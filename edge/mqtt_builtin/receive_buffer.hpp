@@ -28,7 +28,7 @@ class ReceiveBuffer {
   [[nodiscard]] MutableByteView room(std::size_t n) {
     if (storage_.size() - end_ < n) {
       const std::size_t size = end_ - begin_;
-      std::memmove(storage_.data(), storage_.data() + begin_, size);
+      if (size > 0) std::memmove(storage_.data(), storage_.data() + begin_, size);
       begin_ = 0;
       end_ = size;
       if (storage_.size() - end_ < n) storage_.resize(end_ + n);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -225,11 +226,19 @@ TEST(BuiltinMqttClientStart, RefusesTlsAndMqtt311ByName) {
 }
 
 // A fake broker on loopback: accepts one connection at a time, reads the CONNECT, answers with
-// `script` (a CONNACK and whatever follows), and records what the client sent after the CONNECT
-// on its first connection and whether the client closed the connection.
+// the script of that connection (the last script for every later one: a CONNACK and whatever
+// follows), records what the client sends on each connection, and then either waits for the
+// client to close or, with `close_after`, closes the connection itself.
+struct FakeSession {
+  std::vector<std::uint8_t> script;
+  bool close_after = false;
+};
+
 class FakeBroker {
  public:
-  explicit FakeBroker(std::vector<std::uint8_t> script) : script_(std::move(script)) {
+  explicit FakeBroker(std::vector<std::uint8_t> script)
+      : FakeBroker(std::vector<FakeSession>{{std::move(script), false}}) {}
+  explicit FakeBroker(std::vector<FakeSession> sessions) : sessions_(std::move(sessions)) {
     listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
     const int one = 1;
     ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -250,10 +259,15 @@ class FakeBroker {
   [[nodiscard]] int port() const { return port_; }
   std::atomic<int> connections{0};
   std::atomic<int> closed_by_client{0};
+  /// What the client sent after its CONNECT on connection `index` (0: the first).
+  std::vector<std::uint8_t> received(std::size_t index) {
+    std::lock_guard lock(mutex_);
+    return index < received_.size() ? received_[index] : std::vector<std::uint8_t>{};
+  }
   /// The last bytes the client sent before it closed its first connection.
   std::vector<std::uint8_t> first_connection_tail(std::size_t n) {
-    std::lock_guard lock(mutex_);
-    return {sent_.end() - static_cast<std::ptrdiff_t>(std::min(n, sent_.size())), sent_.end()};
+    const std::vector<std::uint8_t> all = received(0);
+    return {all.end() - static_cast<std::ptrdiff_t>(std::min(n, all.size())), all.end()};
   }
 
  private:
@@ -261,29 +275,47 @@ class FakeBroker {
     while (!stopping_) {
       const int c = ::accept(listener_, nullptr, nullptr);
       if (c < 0) return;
-      ++connections;
+      const std::size_t index = static_cast<std::size_t>(connections++);
+      const FakeSession& session = sessions_[std::min(index, sessions_.size() - 1)];
+      {
+        std::lock_guard lock(mutex_);
+        received_.resize(index + 1);
+      }
       std::uint8_t buf[4096];
       (void)::read(c, buf, sizeof buf);  // the CONNECT
-      (void)::write(c, script_.data(), script_.size());
-      // Read until the client closes (it must, after what it was sent).
+      (void)::write(c, session.script.data(), session.script.size());
+      // Read until the client closes (or, with close_after, for what it sends in 300 ms).
+      const auto until = std::chrono::steady_clock::now() + 300ms;
       for (;;) {
+        if (session.close_after) {
+          pollfd p{c, POLLIN, 0};
+          const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+              until - std::chrono::steady_clock::now());
+          if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+        }
         const ssize_t n = ::read(c, buf, sizeof buf);
-        if (n <= 0) break;
+        if (n <= 0) {
+          ++closed_by_client;
+          break;
+        }
         std::lock_guard lock(mutex_);
-        if (connections == 1) sent_.insert(sent_.end(), buf, buf + n);
+        received_[index].insert(received_[index].end(), buf, buf + n);
       }
-      ++closed_by_client;
       ::close(c);
     }
   }
-  std::vector<std::uint8_t> script_;
+  std::vector<FakeSession> sessions_;
   std::mutex mutex_;
-  std::vector<std::uint8_t> sent_;
+  std::vector<std::vector<std::uint8_t>> received_;
   int listener_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
+
+bool contains(const std::vector<std::uint8_t>& bytes, const std::vector<std::uint8_t>& part) {
+  return std::search(bytes.begin(), bytes.end(), part.begin(), part.end()) != bytes.end();
+}
 
 const std::vector<std::uint8_t> kConnackAccepted = {0x20, 3, 0, 0, 0};
 
@@ -325,6 +357,77 @@ TEST(BuiltinMqttClientHostile, APacketABrokerNeverSendsEndsTheConnection) {
   refused_and_reconnected({0x10, 0}, 0);           // a CONNECT from the broker
   refused_and_reconnected({0x20, 3, 0, 0, 0}, 0);  // a second CONNACK
   refused_and_reconnected({0xe0, 1, 0x8e}, 0);     // DISCONNECT: session taken over
+}
+
+// The contract the edge's exactly-once rests on, at the socket: a QoS 1 message's PUBACK is not
+// written while the burst's end (the daemon's commit) runs, only after it has returned.
+TEST(BuiltinMqttClientContract, NoPubackLeavesBeforeTheBurstEndHasReturned) {
+  // CONNACK, the SUBACK of the client's first packet id, one QoS 1 PUBLISH with id 7.
+  const std::vector<std::uint8_t> puback = {0x40, 2, 0, 7};
+  FakeBroker fake(
+      {0x20, 3, 0, 0, 0, 0x90, 4, 0, 1, 0, 1, 0x32, 10, 0, 4, 'i', 'n', '/', 'x', 0, 7, 0, 'p'});
+  std::atomic<bool> early{false};
+  std::atomic<bool> ended{false};
+  TransportHandlers h;
+  h.message = [](std::string_view, ByteView, const MessageProperties&) {
+    return BurstWait::may_wait;
+  };
+  h.burst_end = [&] {
+    std::this_thread::sleep_for(300ms);  // time for any early PUBACK to reach the fake broker
+    early = contains(fake.received(0), puback);
+    ended = true;
+  };
+  BuiltinMqttClient client(options_for(fake.port(), "edge-g"));
+  std::string error;
+  ASSERT_TRUE(client.start(h, error)) << error;
+  ASSERT_TRUE(eventually([&] { return ended.load(); }));
+  EXPECT_FALSE(early.load());
+  EXPECT_TRUE(eventually([&] { return contains(fake.received(0), puback); }));
+  client.stop();
+}
+
+// A publish the broker has not acknowledged when the connection drops goes again first on the
+// next one: with its packet id and DUP when the broker kept the session.
+TEST(BuiltinMqttClientContract, AnUnacknowledgedPublishGoesAgainWithDupWhenTheSessionIsKept) {
+  // First connection: accepted, then closed by the broker (no PUBACK for our publish); the
+  // second: accepted with the session present, kept open.
+  FakeBroker fake({FakeSession{{0x20, 3, 0, 0, 0}, true}, FakeSession{{0x20, 3, 1, 0, 0}, false}});
+  MqttOptions o = options_for(fake.port(), "edge-h");
+  o.subscriptions.clear();
+  o.reconnect_min_s = 1;
+  BuiltinMqttClient client(o);
+  Recorder seen;
+  std::string error;
+  ASSERT_TRUE(client.start(seen.handlers(), error)) << error;
+  ASSERT_TRUE(client.publish("out/a", ByteView{}));
+  ASSERT_TRUE(eventually([&] { return fake.connections >= 2; }, 4000ms));
+  // PUBLISH, QoS 1 (0x32), topic "out/a", packet id 1: first without DUP, then with it (0x3a).
+  const std::vector<std::uint8_t> first = {0x32, 10, 0, 5, 'o', 'u', 't', '/', 'a', 0, 1, 0};
+  std::vector<std::uint8_t> again = first;
+  again[0] = 0x3a;
+  EXPECT_TRUE(eventually([&] { return contains(fake.received(1), again); }))
+      << "first connection got it: " << contains(fake.received(0), first);
+  EXPECT_TRUE(contains(fake.received(0), first));
+  client.stop();
+}
+
+// A CONNACK whose header claims more than the client takes ends the attempt at once (it is not
+// buffered), and so does a first packet that is not a CONNACK.
+TEST(BuiltinMqttClientHostile, AnOversizedOrMissingConnackEndsTheAttemptAtOnce) {
+  for (const std::vector<std::uint8_t>& answer :
+       {std::vector<std::uint8_t>{0x20, 0xff, 0xff, 0xff, 0x7f},
+        std::vector<std::uint8_t>{0x30, 3, 0, 1, 't'}}) {
+    FakeBroker fake(answer);
+    Recorder seen;
+    MqttOptions o = options_for(fake.port(), "edge-i");
+    BuiltinMqttClient client(o);
+    std::string error;
+    ASSERT_TRUE(client.start(seen.handlers(), error)) << error;
+    // Well before the 10 s the client waits for a CONNACK that does not come.
+    EXPECT_TRUE(eventually([&] { return fake.closed_by_client >= 1; }, 2000ms));
+    EXPECT_FALSE(client.connected());
+    client.stop();
+  }
 }
 
 }  // namespace
