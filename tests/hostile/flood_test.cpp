@@ -34,9 +34,13 @@ std::string ghost(int k) {
   return name;
 }
 
-TEST(HostileFlood, TwentyThousandHostileMessagesAreCountedAndMemoryStaysBounded) {
+using HostileFlood = OnEachMqttClient;
+DSEKP_ON_EACH_MQTT_CLIENT(HostileFlood);
+
+TEST_P(HostileFlood, TwentyThousandHostileMessagesAreCountedAndMemoryStaysBounded) {
   // A refill slow enough that the budget check below is exact however long the test takes.
-  Bed bed({"legit-0", "legit-1", "legit-2", "victim", "noisy"}, {"--init-refill-ms", "3600000"});
+  Bed bed({"legit-0", "legit-1", "legit-2", "victim", "noisy"},
+          with_client({"--init-refill-ms", "3600000"}));
   ASSERT_TRUE(bed.start());
   AsyncMqttClient attacker("attacker");
   ASSERT_TRUE(attacker.connect(bed.port()));

@@ -68,6 +68,22 @@ Metrics parse_metrics(const std::string& text);
 /// One HTTP/1.0 GET on loopback (tests/edge_daemon/daemon_test_support.hpp).
 using edge::testing::http_get;
 
+/// For the tests that reach the edge's MQTT transport: each runs on both clients
+/// (--mqtt-client), `using Suite = OnEachMqttClient;` and DSEKP_ON_EACH_MQTT_CLIENT(Suite).
+class OnEachMqttClient : public ::testing::TestWithParam<std::string> {
+ protected:
+  /// `args` with the client under test.
+  [[nodiscard]] std::vector<std::string> with_client(std::vector<std::string> args = {}) const {
+    args.insert(args.end(), {"--mqtt-client", GetParam()});
+    return args;
+  }
+};
+
+#define DSEKP_ON_EACH_MQTT_CLIENT(suite)                            \
+  INSTANTIATE_TEST_SUITE_P(                                         \
+      Clients, suite, ::testing::Values("libmosquitto", "builtin"), \
+      [](const ::testing::TestParamInfo<std::string>& client) { return client.param; })
+
 class Bed {
  public:
   /// Registers `dev_ids` in a new registry; `edge_args` are added to the edge's command line.

@@ -117,9 +117,12 @@ std::vector<Attack> attacks(const edge::DeviceMaterial& victim) {
   };
 }
 
-TEST(HostileMalformed, EveryMalformedMessageIsRejectedByNameWhileDevicesStream) {
+using HostileMalformed = OnEachMqttClient;
+DSEKP_ON_EACH_MQTT_CLIENT(HostileMalformed);
+
+TEST_P(HostileMalformed, EveryMalformedMessageIsRejectedByNameWhileDevicesStream) {
   // The PSK baseline on, so that its decoder is attacked too.
-  Bed bed({"legit-0", "legit-1", "legit-2", "victim"}, {"--psk-baseline"});
+  Bed bed({"legit-0", "legit-1", "legit-2", "victim"}, with_client({"--psk-baseline"}));
   ASSERT_TRUE(bed.start());
   std::vector<std::unique_ptr<Streamer>> streamers;
   ASSERT_TRUE(start_streamers(bed, {"legit-0", "legit-1", "legit-2"}, streamers));
