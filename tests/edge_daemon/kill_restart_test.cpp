@@ -127,11 +127,19 @@ void every_frame_stored_exactly_once_across_sigkills(const std::vector<std::stri
   ASSERT_TRUE(handshake_through_broker(client, device, [&] { return edge.stderr_text(); }));
 
   // The device streams on its own thread (its client is used by that thread only); each publish
-  // waits for the broker's PUBACK, so a frame counts as sent once the broker holds it.
+  // waits for the broker's PUBACK, so a frame counts as sent once the broker holds it. It streams
+  // at least kFrames and on until the kills are over (at most 4 * kFrames), so that the kills land
+  // while it streams also on a slow or loaded machine.
   std::atomic<int> sent{0};
   std::atomic<bool> send_failed{false};
+  std::atomic<bool> kills_done{false};
+  std::atomic<bool> streaming{true};
   std::thread sender([&] {
-    for (int i = 0; i < kFrames; ++i) {
+    struct Done {
+      std::atomic<bool>& flag;
+      ~Done() { flag = false; }
+    } const done{streaming};
+    for (int i = 0; i < 4 * kFrames && (i < kFrames || !kills_done); ++i) {
       const Encoding enc = i % 3 == 0 ? Encoding::compact : Encoding::json;
       if (!client.publish("dsekp/data", as_string(device.data(reading(i), unix_ms_now(), enc)))) {
         send_failed = true;
@@ -152,20 +160,22 @@ void every_frame_stored_exactly_once_across_sigkills(const std::vector<std::stri
     wait_until([&] { return count_rows(state, "SELECT count(*) FROM telemetry") > stored + 20; },
                std::chrono::seconds(5));
     std::this_thread::sleep_for(std::chrono::microseconds(rng() % 30000));
-    if (sent.load() < kFrames) ++kills_during_stream;
+    if (streaming) ++kills_during_stream;
     edge.kill();
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 200));  // the broker queues
     ASSERT_TRUE(edge.start()) << "restart " << k;
   }
+  kills_done = true;
   sender.join();
   ASSERT_FALSE(send_failed.load());
+  const int frames = sent.load();
   EXPECT_GE(kills_during_stream, kKills / 2) << "the stream ended before most kills";
 
   // Every frame arrives eventually (the broker redelivers what the edge never acknowledged).
   EXPECT_TRUE(
-      wait_until([&] { return count_rows(state, "SELECT count(*) FROM telemetry") >= kFrames; },
+      wait_until([&] { return count_rows(state, "SELECT count(*) FROM telemetry") >= frames; },
                  std::chrono::seconds(30)))
-      << count_rows(state, "SELECT count(*) FROM telemetry") << " of " << kFrames;
+      << count_rows(state, "SELECT count(*) FROM telemetry") << " of " << frames;
   EXPECT_EQ(edge.terminate(), std::optional<int>(0)) << edge.stderr_text();
 
   // Telemetry: each reading exactly once.
@@ -174,7 +184,7 @@ void every_frame_stored_exactly_once_across_sigkills(const std::vector<std::stri
   for (const std::string& r : stored) ++seen[r];
   int missing = 0;
   int doubled = 0;
-  for (int i = 0; i < kFrames; ++i) {
+  for (int i = 0; i < frames; ++i) {
     const auto it = seen.find(reading(i));
     if (it == seen.end()) {
       ++missing;
@@ -184,7 +194,7 @@ void every_frame_stored_exactly_once_across_sigkills(const std::vector<std::stri
       ADD_FAILURE() << "frame " << i << " is stored " << it->second << " times";
     }
   }
-  EXPECT_EQ(stored.size(), std::size_t{kFrames});
+  EXPECT_EQ(stored.size(), static_cast<std::size_t>(frames));
   EXPECT_EQ(missing, 0);
   EXPECT_EQ(doubled, 0);
 
