@@ -427,11 +427,6 @@ bool MqttClient::publish(const std::string& topic, ByteView payload, int qos, bo
   return rc == MOSQ_ERR_SUCCESS || rc == MOSQ_ERR_NO_CONN;  // queued for the reconnect
 }
 
-void MqttClient::handler_threw(const char* where, const char* what) noexcept {
-  transport::fail_stop_on_handler_error(
-      options_.fatal, std::string("exception in the MQTT ") + where + " handler: " + what);
-}
-
 void MqttClient::on_connect(mosquitto* mosq, void* self, int rc, int flags,
                             const mqtt5__property* props) {
   auto* client = static_cast<MqttClient*>(self);

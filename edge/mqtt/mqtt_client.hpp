@@ -75,6 +75,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "dsekp/bytes.hpp"
@@ -125,8 +126,6 @@ class MqttClient final : public transport::Transport {
   void end_batch();
   bool wait_for_more(int sock, std::chrono::steady_clock::time_point started);
   void wake() noexcept;
-  /// A handler threw: `fatal`, which does not return.
-  [[noreturn]] void handler_threw(const char* where, const char* what) noexcept;
 
   static void on_connect(mosquitto*, void* self, int rc, int flags, const mqtt5__property* props);
   static void on_disconnect(mosquitto*, void* self, int rc, const mqtt5__property* props);
@@ -138,16 +137,10 @@ class MqttClient final : public transport::Transport {
   void handle_connack(mosquitto* mosq, int rc, int flags, const mqtt5__property* props);
   void handle_suback(int mid, int count, const int* granted, const mqtt5__property* props);
   void handle_message(const mosquitto_message* message, const mqtt5__property* props);
-  /// Runs `body`; what it throws goes to handler_threw (no exception crosses libmosquitto).
+  /// Runs `body`; what it throws ends the process (no exception crosses libmosquitto).
   template <typename Body>
   void guarded(const char* where, Body&& body) noexcept {
-    try {
-      body();
-    } catch (const std::exception& e) {
-      handler_threw(where, e.what());
-    } catch (...) {
-      handler_threw(where, "unknown exception");
-    }
+    transport::run_handler(options_.fatal, where, std::forward<Body>(body));
   }
 
   MqttOptions options_;

@@ -257,11 +257,6 @@ void BuiltinMqttClient::pause(unsigned seconds) {
   stop_cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return stopping_.load(); });
 }
 
-void BuiltinMqttClient::handler_threw(const char* where, const char* what) noexcept {
-  transport::fail_stop_on_handler_error(
-      options_.fatal, std::string("exception in the MQTT ") + where + " handler: " + what);
-}
-
 void BuiltinMqttClient::run() {
   loop_thread_ = std::this_thread::get_id();
   unsigned delay = std::max(1u, options_.reconnect_min_s);
@@ -454,15 +449,8 @@ bool BuiltinMqttClient::open_session(int sock, std::string& why) {
   if (!a.topic.empty()) (void)publish(a.topic, as_bytes(a.online), 1, a.retain);
   logging::logger().info("connected to {}:{} (MQTT 5, built-in client)", options_.host,
                          options_.port);
-  if (options_.subscriptions.empty() && handlers_.ready) {
-    try {
-      handlers_.ready();
-    } catch (const std::exception& e) {
-      handler_threw("ready", e.what());
-    } catch (...) {
-      handler_threw("ready", "unknown exception");
-    }
-  }
+  if (options_.subscriptions.empty() && handlers_.ready)
+    transport::run_handler(options_.fatal, "ready", [this] { handlers_.ready(); });
   take_queued_publishes();
   return flush(sock, why);
 }
@@ -578,15 +566,8 @@ bool BuiltinMqttClient::handle_packet(std::uint8_t first, ByteView body, std::st
                                   ack.reasons[i] == 0 ? "granted only QoS 0 to" : "refused",
                                   options_.subscriptions[i]);
       logging::logger().info("ready (subscribed to {} topics)", ack.reasons.size());
-      if (handlers_.ready) {
-        try {
-          handlers_.ready();
-        } catch (const std::exception& e) {
-          handler_threw("ready", e.what());
-        } catch (...) {
-          handler_threw("ready", "unknown exception");
-        }
-      }
+      if (handlers_.ready)
+        transport::run_handler(options_.fatal, "ready", [this] { handlers_.ready(); });
       return true;
     }
     case PacketType::unsuback:
@@ -635,15 +616,11 @@ bool BuiltinMqttClient::handle_publish(std::uint8_t first, ByteView body, std::s
   properties.retained = publish.retain;
   properties.response_topic = publish.response_topic;
   properties.correlation_data = publish.correlation_data;
-  try {
+  transport::run_handler(options_.fatal, "message", [&] {
     if (handlers_.message(publish.topic, publish.payload, properties) ==
         transport::BurstWait::answer_pending)
       answer_pending_ = true;
-  } catch (const std::exception& e) {
-    handler_threw("message", e.what());
-  } catch (...) {
-    handler_threw("message", "unknown exception");
-  }
+  });
   // Queued, not written: out_ goes to the socket only after the burst's end.
   if (publish.qos == 1) append_puback(out_, publish.packet_id);
   if (++burst_count_ >= options_.batch_max) {
@@ -660,14 +637,8 @@ void BuiltinMqttClient::end_burst() {
   ++bursts_;
   messages_ += burst_count_;
   burst_count_ = 0;
-  if (!handlers_.burst_end) return;
-  try {
-    handlers_.burst_end();
-  } catch (const std::exception& e) {
-    handler_threw("batch end", e.what());
-  } catch (...) {
-    handler_threw("batch end", "unknown exception");
-  }
+  if (handlers_.burst_end)
+    transport::run_handler(options_.fatal, "batch end", [this] { handlers_.burst_end(); });
 }
 
 // The batch wait (MqttOptions::batch_wait; the libmosquitto client's has the same rules): an

@@ -118,7 +118,6 @@ class BuiltinMqttClient final : public transport::Transport {
   bool send_all(int sock, ByteView bytes, std::string& why);
   void wake() noexcept;
   void pause(unsigned seconds);
-  [[noreturn]] void handler_threw(const char* where, const char* what) noexcept;
   std::uint16_t next_packet_id();
   /// The largest packet taken from the broker: the Maximum Packet Size announced, if any.
   [[nodiscard]] std::uint32_t receive_limit() const noexcept;

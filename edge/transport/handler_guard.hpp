@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 
@@ -18,6 +19,21 @@ using FatalHandler = std::function<void(const std::string& why)>;
 /// (EX_SOFTWARE): no destructor runs that could write queued acknowledgements.
 [[noreturn]] void fail_stop_on_handler_error(const FatalHandler& fatal,
                                              const std::string& why) noexcept;
+
+/// Runs the handler call `body`; what it throws ends the process there
+/// (fail_stop_on_handler_error with "exception in the MQTT <where> handler: ...").
+template <typename Body>
+void run_handler(const FatalHandler& fatal, const char* where, Body&& body) noexcept {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    fail_stop_on_handler_error(
+        fatal, std::string("exception in the MQTT ") + where + " handler: " + e.what());
+  } catch (...) {
+    fail_stop_on_handler_error(
+        fatal, std::string("exception in the MQTT ") + where + " handler: unknown exception");
+  }
+}
 
 /// How long the loop thread has been inside the handlers: entered()/left() on the loop thread,
 /// inside_for() from any (the watchdog's thread).

@@ -91,6 +91,17 @@ MqttOptions options_for(int port, const std::string& client_id) {
   return o;
 }
 
+// Connects `client_id` once and stops: the broker keeps its session and queues for it from then.
+::testing::AssertionResult create_session(int port, const std::string& client_id) {
+  Recorder seen;
+  BuiltinMqttClient client(options_for(port, client_id));
+  std::string error;
+  if (!client.start(seen.handlers(), error)) return ::testing::AssertionFailure() << error;
+  const bool ready = eventually([&] { return seen.ready == 1; });
+  client.stop();
+  return ready ? ::testing::AssertionSuccess() : ::testing::AssertionFailure() << "no SUBACK";
+}
+
 class BuiltinMqttClientTest : public ::testing::Test {
  protected:
   BuiltinMqttClientTest()
@@ -135,14 +146,7 @@ TEST_F(BuiltinMqttClientTest, MessagesArriveInBurstsOfAtMostBatchMaxAndAnswersGo
 }
 
 TEST_F(BuiltinMqttClientTest, TheSessionKeepsWhatCameWhileTheClientWasAwayAndNothingTwice) {
-  Recorder first;
-  {
-    BuiltinMqttClient client(options_for(broker_.port(), "edge-b"));
-    std::string error;
-    ASSERT_TRUE(client.start(first.handlers(), error)) << error;
-    ASSERT_TRUE(eventually([&] { return first.ready == 1; }));
-    client.stop();
-  }
+  ASSERT_TRUE(create_session(broker_.port(), "edge-b"));
   dsekp::test::MqttTestClient device("device");
   ASSERT_EQ(device.connect(broker_.port(), "", ""), std::optional<int>(0));
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(device.publish("in/y", "q" + std::to_string(i)));
@@ -166,14 +170,7 @@ TEST_F(BuiltinMqttClientTest, TheSessionKeepsWhatCameWhileTheClientWasAwayAndNot
 // Messages that arrive in one read still end their burst at batch_time: a slow handler (20 ms
 // a message, batch_time 10 ms) gets each of five queued messages in a burst of its own.
 TEST_F(BuiltinMqttClientTest, ABurstEndsAtBatchTimeAlsoInsideOneRead) {
-  {
-    Recorder first;
-    BuiltinMqttClient client(options_for(broker_.port(), "edge-d"));
-    std::string error;
-    ASSERT_TRUE(client.start(first.handlers(), error)) << error;
-    ASSERT_TRUE(eventually([&] { return first.ready == 1; }));
-    client.stop();
-  }
+  ASSERT_TRUE(create_session(broker_.port(), "edge-d"));
   dsekp::test::MqttTestClient device("device");
   ASSERT_EQ(device.connect(broker_.port(), "", ""), std::optional<int>(0));
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(device.publish("in/z", std::to_string(i)));
