@@ -15,6 +15,7 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -425,6 +426,25 @@ TEST(BuiltinMqttClientHostile, AnOversizedOrMissingConnackEndsTheAttemptAtOnce) 
     EXPECT_FALSE(client.connected());
     client.stop();
   }
+}
+
+// A message handler that throws ends the process at once with status 70 and the reason on stderr
+// (the daemon's fail-stop: nothing of the burst is acknowledged).
+TEST(BuiltinMqttClientContract, AHandlerThatThrowsEndsTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        FakeBroker fake({0x20, 3, 0, 0,   0,   0x90, 4,   0, 1, 0, 1,  0x32,
+                         10,   0, 4, 'i', 'n', '/',  'x', 0, 7, 0, 'p'});
+        TransportHandlers h;
+        h.message = [](std::string_view, ByteView, const MessageProperties&) -> BurstWait {
+          throw std::runtime_error("boom");
+        };
+        BuiltinMqttClient client(options_for(fake.port(), "edge-j"));
+        std::string error;
+        if (client.start(h, error)) std::this_thread::sleep_for(5s);
+      },
+      ::testing::ExitedWithCode(70), "FATAL: exception in the MQTT message handler: boom");
 }
 
 }  // namespace
