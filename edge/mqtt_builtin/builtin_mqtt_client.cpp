@@ -199,17 +199,18 @@ bool BuiltinMqttClient::start(transport::TransportHandlers handlers, std::string
 }
 
 void BuiltinMqttClient::stop() noexcept {
-  if (!started_) return;
-  started_ = false;
-  {
-    std::lock_guard lock(stop_mutex_);
-    stopping_ = true;
+  if (started_.exchange(false)) {
+    {
+      std::lock_guard lock(stop_mutex_);
+      stopping_ = true;
+    }
+    stop_cv_.notify_all();
+    wake();
   }
-  stop_cv_.notify_all();
-  wake();
-  // From a handler (the loop thread) the loop ends by itself after the handler returns.
-  if (std::this_thread::get_id() == thread_.get_id()) return;
-  if (thread_.joinable()) thread_.join();
+  // From a handler (the loop thread) the loop ends by itself after the handler returns; a later
+  // stop() from the owner (or the destructor) joins it.
+  if (std::this_thread::get_id() == loop_thread_.load() || !thread_.joinable()) return;
+  thread_.join();
   connected_ = false;
   if (bursts_ > 0)
     logging::logger().info("{} messages in {} batches (mean {:.1f}, at most {})", messages_,
@@ -340,14 +341,18 @@ BuiltinMqttClient::Ending BuiltinMqttClient::serve(int sock) {
   // the broker has not read yet (it would send those messages again at the next connect).
   std::uint8_t reason = 0;
   if (const mqtt::MqttAvailability& a = options_.availability; !a.topic.empty()) {
-    const bool queued = publish(a.topic, as_bytes(a.offline), 1, a.retain);
+    Outgoing offline;
+    offline.topic = a.topic;
+    offline.payload.assign(a.offline.begin(), a.offline.end());
+    offline.retain = a.retain;
+    const bool queued = broker_takes(offline) && publish(a.topic, as_bytes(a.offline), 1, a.retain);
     take_queued_publishes();
     if (!queued || !waiting_.empty()) reason = 0x04;  // disconnect with will message
   }
   append_disconnect(out_, reason);
   if (!flush(sock, ending.why)) return ending;
   ::shutdown(sock, SHUT_WR);
-  const auto deadline = Clock::now() + kStopGrace;
+  const auto deadline = stop_by_ == Clock::time_point{} ? Clock::now() + kStopGrace : stop_by_;
   std::uint8_t sink[4096];
   for (pollfd p{sock, POLLIN, 0}; Clock::now() < deadline && ::poll(&p, 1, ms_until(deadline)) > 0;)
     if (::read(sock, sink, sizeof sink) <= 0) break;
@@ -661,10 +666,13 @@ bool BuiltinMqttClient::wait_for_more(int sock, Clock::time_point started) {
 std::uint16_t BuiltinMqttClient::next_packet_id() {
   // Ids in use are skipped: at most kMaxInFlight publishes and two subscription requests hold
   // one, so a free id is always found.
-  const auto in_use = [this](std::uint16_t id) {
+  const auto holds = [](std::uint16_t id) {
+    return [id](const Outgoing& o) { return o.packet_id == id; };
+  };
+  const auto in_use = [&](std::uint16_t id) {
     return id == 0 || id == subscribe_id_ || id == unsubscribe_id_ ||
-           std::any_of(in_flight_.begin(), in_flight_.end(),
-                       [id](const Outgoing& o) { return o.packet_id == id; });
+           std::any_of(in_flight_.begin(), in_flight_.end(), holds(id)) ||
+           std::any_of(waiting_.begin(), waiting_.end(), holds(id));  // resends keep theirs
   };
   do {
     last_packet_id_ = static_cast<std::uint16_t>(last_packet_id_ + 1);
@@ -677,12 +685,16 @@ std::uint16_t BuiltinMqttClient::next_packet_id() {
 // publishes if it did not.
 void BuiltinMqttClient::send_in_flight_again(bool session_present) {
   while (!in_flight_.empty()) {
-    Outgoing o = std::move(in_flight_.back());
+    waiting_.push_front(std::move(in_flight_.back()));
     in_flight_.pop_back();
-    o.dup = session_present;
-    if (!session_present) o.packet_id = 0;
-    waiting_.push_front(std::move(o));
+    waiting_.front().dup = true;
   }
+  // A new session knows none of the ids, also not those of resends still waiting from before.
+  if (!session_present)
+    for (Outgoing& o : waiting_) {
+      o.packet_id = 0;
+      o.dup = false;
+    }
 }
 
 bool BuiltinMqttClient::broker_takes(const Outgoing& o) {
@@ -730,15 +742,21 @@ void BuiltinMqttClient::take_queued_publishes() {
 
 bool BuiltinMqttClient::send_all(int sock, ByteView bytes, std::string& why) {
   std::size_t done = 0;
-  // The deadline is for progress: a slow link that keeps taking bytes is not given up on.
+  // The deadline is for progress: a slow link that keeps taking bytes is not given up on, except
+  // once stop() was called, which kStopGrace bounds.
   auto deadline = Clock::now() + kNetworkTimeout;
   while (done < bytes.size()) {
+    if (stopping_) {
+      if (stop_by_ == Clock::time_point{}) stop_by_ = Clock::now() + kStopGrace;
+      deadline = std::min(deadline, stop_by_);
+    }
     const ssize_t n = ::send(sock, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
     if (n > 0) {
       done += static_cast<std::size_t>(n);
       deadline = Clock::now() + kNetworkTimeout;
       continue;
     }
+    if (ms_until(deadline) == 0) break;
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && ms_until(deadline) > 0) {
       pollfd p{sock, POLLOUT, 0};
@@ -747,6 +765,10 @@ bool BuiltinMqttClient::send_all(int sock, ByteView bytes, std::string& why) {
     }
     why = n < 0 && errno != EAGAIN ? std::string("send: ") + std::strerror(errno)
                                    : "send: the broker took nothing for 10 s";
+    return false;
+  }
+  if (done < bytes.size()) {
+    why = "send: the broker did not take it before the deadline";
     return false;
   }
   if (done > 0) last_sent_ = Clock::now();

@@ -126,7 +126,7 @@ class BuiltinMqttClient final : public transport::Transport {
   transport::TransportHandlers handlers_;
   transport::HandlerClock handler_clock_;
   int wake_fd_ = -1;
-  bool started_ = false;
+  std::atomic<bool> started_{false};
   bool ever_started_ = false;            // a stopped client is not started again
   std::atomic<std::size_t> pending_{0};  // publishes accepted and not yet written or dropped
   std::thread thread_;
@@ -156,6 +156,7 @@ class BuiltinMqttClient final : public transport::Transport {
   Clock::time_point last_sent_{};
   Clock::time_point last_received_{};
   bool ping_outstanding_ = false;
+  Clock::time_point stop_by_{};  // set once stopping: what stop() may still take
   bool in_burst_ = false;
   bool answer_pending_ = false;
   std::size_t burst_count_ = 0;

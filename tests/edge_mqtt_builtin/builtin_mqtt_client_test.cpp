@@ -428,6 +428,39 @@ TEST(BuiltinMqttClientHostile, AnOversizedOrMissingConnackEndsTheAttemptAtOnce) 
   }
 }
 
+// stop() from a handler (the loop thread) only asks the loop to end; the owner's stop() and the
+// destructor then join it.
+TEST_F(BuiltinMqttClientTest, StopFromAHandlerThenFromTheOwnerEndsTheLoopOnce) {
+  std::atomic<int> messages{0};
+  std::atomic<int> ends_after_stop{0};
+  std::atomic<bool> stopped{false};
+  auto client = std::make_unique<BuiltinMqttClient>(options_for(broker_.port(), "edge-k"));
+  TransportHandlers h;
+  std::atomic<bool> ready{false};
+  h.ready = [&] { ready = true; };
+  h.message = [&](std::string_view, ByteView, const MessageProperties&) {
+    ++messages;
+    client->stop();
+    stopped = true;
+    return BurstWait::may_wait;
+  };
+  h.burst_end = [&] {
+    if (stopped) ++ends_after_stop;
+  };
+  std::string error;
+  ASSERT_TRUE(client->start(h, error)) << error;
+  ASSERT_TRUE(eventually([&] { return ready.load(); }));
+  dsekp::test::MqttTestClient device("device");
+  ASSERT_EQ(device.connect(broker_.port(), "", ""), std::optional<int>(0));
+  ASSERT_TRUE(device.publish("in/s", "1"));
+  ASSERT_TRUE(eventually([&] { return stopped.load(); }));
+  EXPECT_TRUE(eventually([&] { return !client->connected(); }));
+  client->stop();                 // joins the loop
+  EXPECT_EQ(ends_after_stop, 1);  // the burst the handler was in still ended (its commit)
+  client.reset();
+  EXPECT_EQ(messages, 1);
+}
+
 // A message handler that throws ends the process at once with status 70 and the reason on stderr
 // (the daemon's fail-stop: nothing of the burst is acknowledged).
 TEST(BuiltinMqttClientContract, AHandlerThatThrowsEndsTheProcess) {
