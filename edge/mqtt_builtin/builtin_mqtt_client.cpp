@@ -435,11 +435,14 @@ bool BuiltinMqttClient::open_session(int sock, std::string& why) {
   keep_alive_ = std::chrono::seconds(connack.server_keep_alive >= 0 ? connack.server_keep_alive
                                                                     : request.keep_alive_s);
   last_received_ = Clock::now();
-  if (!connack.session_present)
+  // Lost between two connections of this process: what the broker held for the edge is gone.
+  // (At start-up a new session is normal: the first start, or a session that expired.)
+  if (!connack.session_present && std::exchange(accepted_before_, true))
     logging::logger().warn(
         "the broker kept no session for client id {}: what it held for the edge is gone, and "
         "the subscriptions are made again",
         options_.client_id);
+  accepted_before_ = true;
   // Ours first, then theirs: unacknowledged publishes go again before anything new.
   send_in_flight_again(connack.session_present);
   unsubscribe_id_ = subscribe_id_ = 0;

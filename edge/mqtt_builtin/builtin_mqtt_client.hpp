@@ -156,7 +156,8 @@ class BuiltinMqttClient final : public transport::Transport {
   Clock::time_point last_sent_{};
   Clock::time_point last_received_{};
   bool ping_outstanding_ = false;
-  Clock::time_point stop_by_{};  // set once stopping: what stop() may still take
+  bool accepted_before_ = false;  // a CONNACK accepted an earlier connection of this client
+  Clock::time_point stop_by_{};   // set once stopping: what stop() may still take
   bool in_burst_ = false;
   bool answer_pending_ = false;
   std::size_t burst_count_ = 0;
