@@ -32,12 +32,9 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// On the default client (libmosquitto) only: on the built-in client, under CPU load from other
-// processes, the streaming devices' publishes sometimes waited over 5 s for the broker's PUBACK
-// during the two 256 MiB publishes (not explained yet; docs/EDGE.md says the built-in client is
-// not the default). Its own oversize refusal is tested in tests/edge_mqtt_builtin/.
-TEST(HostileOversize, AQuarterGigabytePublishUnderAMemoryLimitNeitherStopsNorStallsTheEdge) {
-  Bed bed({"legit-0", "legit-1", "legit-2"});
+// On one MQTT client (--mqtt-client `client`); see the test below.
+void a_quarter_gigabyte_publish_under_a_memory_limit(const std::string& client) {
+  Bed bed({"legit-0", "legit-1", "legit-2"}, {"--mqtt-client", client});
   ASSERT_TRUE(bed.start());
   std::vector<std::unique_ptr<Streamer>> streamers;
   ASSERT_TRUE(start_streamers(bed, kLegit, streamers));
@@ -85,6 +82,16 @@ TEST(HostileOversize, AQuarterGigabytePublishUnderAMemoryLimitNeitherStopsNorSta
   std::printf("edge VmRSS: %ld kB before, %ld kB after two 256 MiB publishes\n", rss_before,
               rss_after);
   EXPECT_LT(rss_after - rss_before, rss_growth_bound_kb(32 * 1024));
+}
+
+// Both clients in turn, not as two tests: two of these at once (a gigabyte through the broker)
+// starve the streaming devices of the machine rather than test the edge (CMakeLists.txt runs it
+// alone for the same reason).
+TEST(HostileOversize, AQuarterGigabytePublishUnderAMemoryLimitNeitherStopsNorStallsTheEdge) {
+  for (const char* client : {"libmosquitto", "builtin"}) {
+    SCOPED_TRACE(client);
+    a_quarter_gigabyte_publish_under_a_memory_limit(client);
+  }
 }
 
 using HostileRetained = OnEachMqttClient;
