@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <exception>
+#include <system_error>
 #include <utility>
 
 #include "edge/logging/edge_logger.hpp"
@@ -579,7 +579,7 @@ bool BuiltinMqttClient::handle_packet(std::uint8_t first, ByteView body, std::st
       return true;
     }
     case PacketType::unsuback:
-      if (unsubscribe_id_ != 0) unsubscribe_id_ = 0;
+      unsubscribe_id_ = 0;  // its id is free again
       return true;
     case PacketType::pingresp:
       ping_outstanding_ = false;
