@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "bench/e2e/e2e_bench.hpp"
 #include "bench/e2e/report.hpp"
@@ -19,6 +20,7 @@
 #include "crypto/mbedtls/mbedtls_crypto.hpp"
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "dsekp_handshake_bench.hpp"
+#include "edge/daemon/edge_daemon.hpp"
 #include "experiment/interrupt.hpp"
 #include "frames_bench.hpp"
 #include "sessions_bench.hpp"
@@ -439,7 +441,8 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   e2e->add_option("--mqtt-client", e.mqtt_client, "The edge's --mqtt-client (default: its own)")
-      ->check(CLI::IsMember({"libmosquitto", "builtin"}));
+      ->check(CLI::IsMember(std::vector<std::string>(edge::daemon::kMqttClients.begin(),
+                                                     edge::daemon::kMqttClients.end())));
   add_common_e2e_options(e2e, e.dir, e.keep, e.mosquitto, e.encoding, e.qos, e.seed,
                          e2e_options->as_json);
   e2e->callback([e2e_options] {

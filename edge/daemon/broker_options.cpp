@@ -65,10 +65,10 @@ mqtt::MqttOptions broker_options(const EdgeDaemonOptions& o, DeviceRegistry& reg
                              "\"");
   mqtt_options.tls = {o.tls_ca, o.tls_cert, o.tls_key, o.tls_insecure};
   if (o.mqtt_client == "builtin" &&
-      (!o.tls_ca.empty() || mqtt_options.version == mqtt::MqttVersion::v311))
+      (mqtt_options.tls.requested() || mqtt_options.version == mqtt::MqttVersion::v311))
     throw std::runtime_error(
         "--mqtt-client builtin speaks MQTT 5 over plain TCP only: use --mqtt-client libmosquitto "
-        "for --tls-ca or --mqtt-version 3.1.1");
+        "for TLS (--tls-ca, --tls-cert, --tls-key, --tls-insecure) or --mqtt-version 3.1.1");
   mqtt_options.allow_unverified_library = o.allow_unverified_libmosquitto;
   resolve_broker_login(o, registry, mqtt_options);
   if (republished)

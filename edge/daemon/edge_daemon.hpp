@@ -29,10 +29,12 @@
 // acknowledging it. See docs/SCALING.md for why a pause, not an exit loop.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "dsekp/edge_session.hpp"
 #include "dsekp/replay_window.hpp"
@@ -40,6 +42,10 @@
 #include "edge/logging/log_options.hpp"
 
 namespace dsekp::edge::daemon {
+
+/// The values of EdgeDaemonOptions::mqtt_client (make_mqtt_client, broker_options.hpp, builds
+/// each).
+inline constexpr std::array<std::string_view, 2> kMqttClients = {"libmosquitto", "builtin"};
 
 struct EdgeDaemonOptions {
   std::string broker_host = "127.0.0.1";

@@ -11,7 +11,6 @@ using namespace std::string_view_literals;
 
 // "311": an alias of 3.1.1 (edge/mqtt parse_mqtt_version) that config files may hold.
 constexpr std::array kMqttVersions = {"auto"sv, "5"sv, "3.1.1"sv, "311"sv};
-constexpr std::array kMqttClients = {"libmosquitto"sv, "builtin"sv};
 constexpr std::uint32_t kDay = 86400;
 
 // Struct order is --help order.

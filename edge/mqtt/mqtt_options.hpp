@@ -45,6 +45,11 @@ struct MqttTls {
   std::string cert_file;  // client certificate (PEM), with key_file; both or neither
   std::string key_file;
   bool insecure = false;  // true: skip the host name check (the chain is still verified)
+  /// Whether any TLS setting is given: a client without TLS must refuse then, not connect in
+  /// clear (with ca_file empty the libmosquitto client refuses the others by name).
+  [[nodiscard]] bool requested() const noexcept {
+    return !ca_file.empty() || !cert_file.empty() || !key_file.empty() || insecure;
+  }
 };
 
 struct MqttOptions {

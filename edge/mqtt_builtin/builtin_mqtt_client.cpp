@@ -162,7 +162,7 @@ bool BuiltinMqttClient::start(transport::TransportHandlers handlers, std::string
         "MQTT 3.1.1";
     return false;
   }
-  if (!options_.tls.ca_file.empty() || !options_.tls.cert_file.empty()) {
+  if (options_.tls.requested()) {
     error =
         "the built-in MQTT client has no TLS: use --mqtt-client libmosquitto for TLS to the "
         "broker";
@@ -442,7 +442,6 @@ bool BuiltinMqttClient::open_session(int sock, std::string& why) {
         "the broker kept no session for client id {}: what it held for the edge is gone, and "
         "the subscriptions are made again",
         options_.client_id);
-  accepted_before_ = true;
   // Ours first, then theirs: unacknowledged publishes go again before anything new.
   send_in_flight_again(connack.session_present);
   unsubscribe_id_ = subscribe_id_ = 0;
@@ -760,14 +759,13 @@ bool BuiltinMqttClient::send_all(int sock, ByteView bytes, std::string& why) {
       continue;
     }
     if (ms_until(deadline) == 0) break;
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && ms_until(deadline) > 0) {
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
       pollfd p{sock, POLLOUT, 0};
       (void)::poll(&p, 1, std::min(kLoopTimeoutMs, ms_until(deadline)));
       continue;
     }
-    why = n < 0 && errno != EAGAIN ? std::string("send: ") + std::strerror(errno)
-                                   : "send: the broker took nothing for 10 s";
+    why = std::string("send: ") + std::strerror(errno);
     return false;
   }
   if (done < bytes.size()) {

@@ -75,7 +75,8 @@ class BuiltinMqttClient final : public transport::Transport {
   [[nodiscard]] bool start(transport::TransportHandlers handlers, std::string& error) override;
   void stop() noexcept override;
   /// Queued (also while disconnected) and written by the loop after the current burst's end.
-  /// False for QoS above 1, a topic or correlation data over 65,535 bytes, or no memory.
+  /// False for QoS above 1, a topic that is empty, has a wildcard or NUL or is over 65,535
+  /// bytes, correlation data over 65,535 bytes, kMaxPending publishes waiting, or no memory.
   bool publish(const std::string& topic, ByteView payload, int qos = 1, bool retain = false,
                ByteView correlation_data = {}) noexcept override;
   [[nodiscard]] bool connected() const noexcept override { return connected_.load(); }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
@@ -109,6 +110,39 @@ TEST(EdgeDaemonBrokerLogin, BadOrchestrationFlagsAreRefusedWithAMessage) {
                                dir.path().string());
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--replay-window"), std::string::npos) << r.err;
+}
+
+// The built-in MQTT client has no TLS and no MQTT 3.1.1: `dsekp edge` refuses it with any TLS
+// option (an operator who asked for TLS must not get a connection in clear) or 3.1.1, by name,
+// before it opens the state database.
+TEST(EdgeDaemonBrokerLogin, TheBuiltInClientWithTlsOrMqtt311IsRefusedBeforeAnyStateIsOpened) {
+  dsekp::test::TempDir dir;
+  const std::string registry_path = dir.file("registry.db");
+  DeviceMaterial material;
+  ASSERT_TRUE(register_device(registry_path, "esp32-01", material));
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {"--tls-ca", dir.file("ca.crt")},
+           {"--tls-insecure"},
+           {"--tls-cert", dir.file("client.crt"), "--tls-key", dir.file("client.key")},
+           {"--mqtt-version", "3.1.1"}}) {
+    std::vector<std::string> args = {::dsekp::test::cli_path(),
+                                     "edge",
+                                     "--broker",
+                                     "127.0.0.1:1",
+                                     "--db",
+                                     registry_path,
+                                     "--no-csv",
+                                     "--mqtt-client",
+                                     "builtin"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const dsekp::test::RunResult r = dsekp::test::run_command(args, dir.path().string());
+    EXPECT_EQ(r.exit_code, 1) << extra.front() << "\n" << r.err;
+    EXPECT_NE(r.err.find("--mqtt-client builtin speaks MQTT 5 over plain TCP only"),
+              std::string::npos)
+        << extra.front() << "\n"
+        << r.err;
+    EXPECT_FALSE(std::filesystem::exists(registry_path + ".state")) << extra.front();
+  }
 }
 
 // The devices were given the registry's topic prefix: an edge told another one would hear none

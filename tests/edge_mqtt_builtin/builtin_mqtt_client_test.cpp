@@ -211,11 +211,23 @@ TEST_F(BuiltinMqttClientTest, APublishOverTheAnnouncedSizeNeverArrivesAndTheNext
 TEST(BuiltinMqttClientStart, RefusesTlsAndMqtt311ByName) {
   Recorder seen;
   std::string error;
-  MqttOptions tls = options_for(1, "x");
-  tls.tls.ca_file = "/etc/ssl/certs/ca-certificates.crt";
-  BuiltinMqttClient a(tls);
-  EXPECT_FALSE(a.start(seen.handlers(), error));
-  EXPECT_NE(error.find("no TLS"), std::string::npos) << error;
+  // Any TLS setting, not only a CA: a client key alone or "insecure" alone must not end in a
+  // connection in clear.
+  const auto with_tls = [](const auto& set) {
+    MqttOptions o = options_for(1, "x");
+    set(o.tls);
+    return o;
+  };
+  for (const MqttOptions& tls :
+       {with_tls([](auto& t) { t.ca_file = "/etc/ssl/certs/ca-certificates.crt"; }),
+        with_tls([](auto& t) { t.cert_file = "client.crt"; }),
+        with_tls([](auto& t) { t.key_file = "client.key"; }),
+        with_tls([](auto& t) { t.insecure = true; })}) {
+    BuiltinMqttClient a(tls);
+    error.clear();
+    EXPECT_FALSE(a.start(seen.handlers(), error));
+    EXPECT_NE(error.find("no TLS"), std::string::npos) << error;
+  }
   MqttOptions v311 = options_for(1, "x");
   v311.version = dsekp::edge::mqtt::MqttVersion::v311;
   BuiltinMqttClient b(v311);
