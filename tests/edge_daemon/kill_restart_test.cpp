@@ -37,6 +37,7 @@
 #include "tests/support/memory_secret_store.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/on_each_mqtt_client.hpp"
 #include "tests/support/registry_bed.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -217,21 +218,10 @@ void every_frame_stored_exactly_once_across_sigkills(const std::vector<std::stri
               occurrences(all, "CSV repaired"));
 }
 
-// Each proof runs on both MQTT clients (--mqtt-client): when PUBACKs are written is each
+// Each proof runs on every MQTT client (--mqtt-client): when PUBACKs are written is each
 // client's own code (edge/mqtt/mqtt_client.hpp, edge/mqtt_builtin/builtin_mqtt_client.hpp).
-class EdgeKillRestart : public ::testing::TestWithParam<std::string> {
- protected:
-  /// `args` with the MQTT client under test.
-  [[nodiscard]] std::vector<std::string> with_client(std::vector<std::string> args) const {
-    args.insert(args.end(), {"--mqtt-client", GetParam()});
-    return args;
-  }
-};
-
-INSTANTIATE_TEST_SUITE_P(Clients, EdgeKillRestart, ::testing::Values("libmosquitto", "builtin"),
-                         [](const ::testing::TestParamInfo<std::string>& client) {
-                           return client.param;
-                         });
+using EdgeKillRestart = ::dsekp::test::OnEachMqttClient;
+DSEKP_ON_EACH_MQTT_CLIENT(EdgeKillRestart);
 
 TEST_P(EdgeKillRestart, EveryFrameIsStoredExactlyOnceAcrossSigkills) {
   every_frame_stored_exactly_once_across_sigkills(with_client({}));

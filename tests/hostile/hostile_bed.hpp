@@ -26,6 +26,7 @@
 #include "tests/support/edge_runner.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/on_each_mqtt_client.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace dsekp::hostile {
@@ -68,21 +69,8 @@ Metrics parse_metrics(const std::string& text);
 /// One HTTP/1.0 GET on loopback (tests/edge_daemon/daemon_test_support.hpp).
 using edge::testing::http_get;
 
-/// For the tests that reach the edge's MQTT transport: each runs on both clients
-/// (--mqtt-client), `using Suite = OnEachMqttClient;` and DSEKP_ON_EACH_MQTT_CLIENT(Suite).
-class OnEachMqttClient : public ::testing::TestWithParam<std::string> {
- protected:
-  /// `args` with the client under test.
-  [[nodiscard]] std::vector<std::string> with_client(std::vector<std::string> args = {}) const {
-    args.insert(args.end(), {"--mqtt-client", GetParam()});
-    return args;
-  }
-};
-
-#define DSEKP_ON_EACH_MQTT_CLIENT(suite)                            \
-  INSTANTIATE_TEST_SUITE_P(                                         \
-      Clients, suite, ::testing::Values("libmosquitto", "builtin"), \
-      [](const ::testing::TestParamInfo<std::string>& client) { return client.param; })
+/// The tests that reach the edge's MQTT transport run on each client (on_each_mqtt_client.hpp).
+using ::dsekp::test::OnEachMqttClient;
 
 class Bed {
  public:

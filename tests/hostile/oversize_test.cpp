@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 #include "async_mqtt_client.hpp"
+#include "edge/daemon/edge_daemon.hpp"
 #include "hostile_bed.hpp"
 
 namespace dsekp::hostile {
@@ -88,9 +90,9 @@ void a_quarter_gigabyte_publish_under_a_memory_limit(const std::string& client) 
 // starve the streaming devices of the machine rather than test the edge (CMakeLists.txt runs it
 // alone for the same reason).
 TEST(HostileOversize, AQuarterGigabytePublishUnderAMemoryLimitNeitherStopsNorStallsTheEdge) {
-  for (const char* client : {"libmosquitto", "builtin"}) {
+  for (const std::string_view client : ::dsekp::edge::daemon::kMqttClients) {
     SCOPED_TRACE(client);
-    a_quarter_gigabyte_publish_under_a_memory_limit(client);
+    a_quarter_gigabyte_publish_under_a_memory_limit(std::string(client));
   }
 }
 
