@@ -123,6 +123,9 @@ void add_bench_edge_command(CLI::App& bench) {
   cmd->add_flag("--no-csv", args->no_csv, "Run the edge without its server CSV logs");
   cmd->add_option("--batch-max", args->options.batch_max,
                   "The edge's --batch-max (messages per commit; default: the edge's)");
+  cmd->add_option("--batch-wait-ms", args->options.batch_wait_ms,
+                  "The edge's --batch-wait-ms (how long a burst waits for more messages; default: "
+                  "the edge's)");
   cmd->add_option("--rounds", args->options.rounds,
                   "Drains per mode, DSEKP and PSK alternating; figures and ratio are the medians")
       ->check(CLI::Range(1, 15))
@@ -161,6 +164,8 @@ void add_bench_edge_command(CLI::App& bench) {
         {"encoding", a.encoding},
         {"csv", a.options.csv},
         {"batch_max", a.options.batch_max},  // 0: the edge's default
+        {"batch_wait_ms", a.options.batch_wait_ms ? nlohmann::json(*a.options.batch_wait_ms)
+                                                  : nlohmann::json()},  // null: the edge's default
         {"dsekp_frame_bytes", r.dsekp_frame_bytes},
         {"psk_frame_bytes", r.psk_frame_bytes},
         {"mqtt_client", r.mqtt_client},

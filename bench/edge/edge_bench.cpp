@@ -361,6 +361,8 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
   if (!o.csv) edge_argv.push_back("--no-csv");
   if (o.batch_max > 0)
     edge_argv.insert(edge_argv.end(), {"--batch-max", std::to_string(o.batch_max)});
+  if (o.batch_wait_ms)
+    edge_argv.insert(edge_argv.end(), {"--batch-wait-ms", std::to_string(*o.batch_wait_ms)});
   const EdgeRunner runner(edge_argv, o.drain_wrapper, dir);
 
   // Handshakes through the edge, one per device; the edge's persistent session now exists.

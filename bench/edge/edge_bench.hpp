@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ struct EdgeBenchOptions {
   double timeout_s = 300;     // per drain
   bool keep_dir = false;      // keep the work directory (logs, databases) for inspection
   std::size_t batch_max = 0;  // the edge's --batch-max; 0: its default
+  std::optional<std::uint32_t> batch_wait_ms;  // the edge's --batch-wait-ms; unset: its default
   // Drains per mode, DSEKP and PSK alternating (PSK first in every second round, so that a
   // machine speeding up or slowing down during the run favours neither); the figures judged are
   // the medians over the rounds, and the ratio is the median of the rounds' own ratios.

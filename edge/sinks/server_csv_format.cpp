@@ -1,6 +1,7 @@
 // Server CSV rows (see server_csv_format.hpp).
 #include "edge/sinks/server_csv_format.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
@@ -47,6 +48,16 @@ void append_int(std::string& out, std::int64_t value) {
   out.append(buf, end);
 }
 
+// Whether the reading goes into the column as is (plaintext_column_text()).
+bool plaintext_is_text(std::string_view text) noexcept {
+  if (!is_valid_utf8(text) || text.starts_with(kBinaryPlaintextPrefix)) return false;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) return false;  // C0 controls and DEL: not in a reading
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string csv_field(std::string_view field) {
@@ -57,43 +68,50 @@ std::string csv_field(std::string_view field) {
 
 std::string plaintext_column_text(ByteView plaintext) {
   const std::string_view text(reinterpret_cast<const char*>(plaintext.data()), plaintext.size());
-  bool as_text = is_valid_utf8(text) && !text.starts_with(kBinaryPlaintextPrefix);
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7F) as_text = false;  // C0 controls and DEL: not in a reading
-  }
-  if (as_text) return std::string(text);
+  if (plaintext_is_text(text)) return std::string(text);
   return std::string(kBinaryPlaintextPrefix) + to_base64(plaintext);
 }
 
-std::string iso8601_utc_ms(std::uint64_t unix_ms) {
+void append_iso8601_utc_ms(std::string& out, std::uint64_t unix_ms) {
   // A row's seconds repeat for a whole second of rows: formatted once per second per thread.
   thread_local std::uint64_t cached_second = ~std::uint64_t{0};
   thread_local char cached[48];
+  thread_local std::size_t cached_size = 0;
   const std::uint64_t second = unix_ms / 1000;
   if (second != cached_second) {
     const auto seconds = static_cast<std::time_t>(second);
     std::tm tm{};
     gmtime_r(&seconds, &tm);
-    std::snprintf(cached, sizeof cached, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    const int n =
+        std::snprintf(cached, sizeof cached, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                      tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    cached_size = n > 0 ? std::min(static_cast<std::size_t>(n), sizeof cached - 1) : 0;
     cached_second = second;
   }
   const auto ms = static_cast<unsigned>(unix_ms % 1000);
   const char tail[] = {'.', static_cast<char>('0' + ms / 100),
                        static_cast<char>('0' + ms / 10 % 10), static_cast<char>('0' + ms % 10),
                        'Z'};
-  std::string out(cached);
+  out.append(cached, cached_size);
   out.append(tail, sizeof tail);
+}
+
+std::string iso8601_utc_ms(std::uint64_t unix_ms) {
+  std::string out;
+  append_iso8601_utc_ms(out, unix_ms);
   return out;
 }
 
 std::string server_csv_row(const AcceptedFrame& f, std::uint64_t throughput) {
   std::string row;
-  row.reserve(160 + f.ciphertext_b64.size() + f.plaintext.size() * 2);
+  append_server_csv_row(row, f, throughput);
+  return row;
+}
+
+void append_server_csv_row(std::string& row, const AcceptedFrame& f, std::uint64_t throughput) {
   append_uint(row, f.seq);
   row += ',';
-  row += iso8601_utc_ms(f.recvts_ms);
+  append_iso8601_utc_ms(row, f.recvts_ms);
   row += ',';
   append_csv_field(row, f.dev_id);
   row += ',';
@@ -101,19 +119,26 @@ std::string server_csv_row(const AcceptedFrame& f, std::uint64_t throughput) {
     append_uint(row, f.sessctr);
     row += ',';
   }
+  // Standard base64 (letters, digits, '+', '/', '=') never needs quoting.
   for (const std::string* b64 : {&f.ciphertext_b64, &f.iv_b64, &f.tag_b64}) {
-    append_csv_field(row, *b64);
+    row += *b64;
     row += ',';
   }
-  // LOGS.md: the plaintext (JSON) is always quoted, even when nothing in it would require it.
-  const std::string plaintext = plaintext_column_text(f.plaintext);
-  const std::size_t quote_at = row.size();
-  append_csv_field(row, plaintext);
-  if (row.size() == quote_at || row[quote_at] != '"') {
-    row.insert(quote_at, 1, '"');
-    row += '"';
+  // LOGS.md: the plaintext (JSON) is always quoted, even when nothing in it would require it;
+  // quoted, a field has its inner quotes doubled (the base64 form has none).
+  const std::string_view text(reinterpret_cast<const char*>(f.plaintext.data()),
+                              f.plaintext.size());
+  row += '"';
+  if (plaintext_is_text(text)) {
+    for (const char c : text) {
+      if (c == '"') row += '"';
+      row += c;
+    }
+  } else {
+    row += kBinaryPlaintextPrefix;
+    row += to_base64(ByteView(f.plaintext.data(), f.plaintext.size()));
   }
-  row += ',';
+  row += "\",";
   append_uint(row, f.recvts_ms);
   row += ',';
   append_int(row, f.latency_ms);
@@ -123,7 +148,6 @@ std::string server_csv_row(const AcceptedFrame& f, std::uint64_t throughput) {
     append_uint(row, n);
   }
   row += '\n';
-  return row;
 }
 
 }  // namespace dsekp::edge::sinks

@@ -17,6 +17,8 @@ namespace dsekp::edge::sinks {
 /// recvts_ms == recvts_us / 1000), for sub-millisecond latencies. `throughput` is the running count
 /// of rows in this file with the same floor(recvts_ms / 1000), this row included.
 [[nodiscard]] std::string server_csv_row(const AcceptedFrame& frame, std::uint64_t throughput);
+/// The same row appended to `out` (the sink builds a unit's lines in one buffer per file).
+void append_server_csv_row(std::string& out, const AcceptedFrame& frame, std::uint64_t throughput);
 
 /// `field` as one CSV field: quoted (with inner quotes doubled) when it holds a comma, a quote or
 /// a line break; as is otherwise.
@@ -32,5 +34,7 @@ inline constexpr std::string_view kBinaryPlaintextPrefix = "base64:";
 
 /// Unix ms as ISO 8601 UTC with milliseconds, e.g. "2025-11-30T00:00:00.123Z".
 [[nodiscard]] std::string iso8601_utc_ms(std::uint64_t unix_ms);
+/// The same appended to `out`.
+void append_iso8601_utc_ms(std::string& out, std::uint64_t unix_ms);
 
 }  // namespace dsekp::edge::sinks

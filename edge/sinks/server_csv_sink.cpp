@@ -133,13 +133,13 @@ bool ServerCsvSink::repair_all(std::string& error) {
 }
 
 bool ServerCsvSink::write(const AcceptedFrame& row) {
-  if (staged_.empty()) {  // the unit's first row: remember the counters for a rollback
+  if (staged_rows_ == 0) {  // the unit's first row: remember the counters for a rollback
     psk_before_ = psk_;
     dsekp_before_ = dsekp_;
   }
   // Only at a unit's first row: the lines staged before in this unit hold offsets in the files
   // as they are now.
-  if (staged_.empty() && reopen_requested_.exchange(false)) {
+  if (staged_rows_ == 0 && reopen_requested_.exchange(false)) {
     close_files();
     open_file(psk_);  // throws: the unit rolls back, and the next one tries again
     open_file(dsekp_);
@@ -147,11 +147,7 @@ bool ServerCsvSink::write(const AcceptedFrame& row) {
     dsekp_before_ = dsekp_;
     needs_repair_ = journal_ != nullptr;  // lines still journaled go into the new files
   }
-  File& file = row.mode == Mode::psk ? psk_ : dsekp_;
-  const std::uint64_t bin = row.recvts_ms / 1000;
-  const std::uint64_t count = bin == file.bin ? file.count + 1 : 1;
-  std::string line = server_csv_row(row, count);
-  if (journal_ != nullptr && staged_.empty() && needs_repair_) {
+  if (journal_ != nullptr && staged_rows_ == 0 && needs_repair_) {
     std::string error;
     if (!repair_all(error)) {
       logging::logger().error("CSV repair failed: {}", error);
@@ -161,40 +157,34 @@ bool ServerCsvSink::write(const AcceptedFrame& row) {
       dsekp_before_ = dsekp_;
     }
   }
+  File& file = row.mode == Mode::psk ? psk_ : dsekp_;
+  Staged& staged = staged_of(file);
+  const std::uint64_t bin = row.recvts_ms / 1000;
+  const std::uint64_t count = bin == file.bin ? file.count + 1 : 1;
+  const std::size_t before = staged.lines.size();
+  // A throw leaves part of a line behind: the unit then rolls back, which cuts it off.
+  append_server_csv_row(staged.lines, row, count);
+  if (staged.rows++ == 0) staged.offset = file.end;
+  ++staged_rows_;
   file.bin = bin;
   file.count = count;
-  const std::uint64_t offset = file.end;
-  file.end += line.size();
-  staged_.push_back(Staged{&file, std::move(line), offset});
+  file.end += staged.lines.size() - before;
   return true;
 }
 
 bool ServerCsvSink::before_commit() noexcept {
   journal_ids_through_ = 0;
-  if (journal_ == nullptr || staged_.empty()) return true;
+  if (journal_ == nullptr || staged_rows_ == 0) return true;
   // A journal record outside the unit's transaction would commit on its own: refuse (SQLite
   // may have ended the transaction by itself after an error).
   if (!journal_->in_transaction()) return false;
   try {
     if (appended_through_ > forgotten_through_ && !journal_->forget_through(appended_through_))
       return false;
-    // One record per file: the unit's lines of a file are contiguous in it, so their
-    // concatenation starts at the first one's offset.
-    for (File* file : {&psk_, &dsekp_}) {
-      std::size_t size = 0;
-      for (const Staged& st : staged_) size += st.file == file ? st.line.size() : 0;
-      std::string block;
-      block.reserve(size);  // one allocation: no freed copies of the readings left behind
-      std::uint64_t offset = 0;
-      std::uint32_t rows = 0;
-      for (const Staged& st : staged_) {
-        if (st.file != file) continue;
-        if (rows++ == 0) offset = st.offset;
-        block += st.line;
-      }
-      if (rows == 0) continue;
-      const std::int64_t id = journal_->add(file->name, offset, block, rows);
-      secure_wipe(MutableByteView(reinterpret_cast<std::uint8_t*>(block.data()), block.size()));
+    for (const File* file : {&psk_, &dsekp_}) {
+      const Staged& staged = staged_of(*file);
+      if (staged.rows == 0) continue;
+      const std::int64_t id = journal_->add(file->name, staged.offset, staged.lines, staged.rows);
       if (id == 0) return false;
       journal_ids_through_ = std::max(journal_ids_through_, id);
     }
@@ -204,9 +194,19 @@ bool ServerCsvSink::before_commit() noexcept {
   return true;
 }
 
+void ServerCsvSink::clear_staged() noexcept {
+  for (Staged* staged : {&staged_psk_, &staged_dsekp_}) {
+    secure_wipe(MutableByteView(reinterpret_cast<std::uint8_t*>(staged->lines.data()),
+                                staged->lines.size()));
+    staged->lines.clear();
+    staged->rows = 0;
+  }
+  staged_rows_ = 0;
+}
+
 void ServerCsvSink::rolled_back() noexcept {
   journal_ids_through_ = 0;
-  if (!staged_.empty()) {
+  if (staged_rows_ > 0) {
     // Keep the (possibly reopened) FILE*s; restore only the counters.
     for (auto [now, before] :
          {std::pair{&psk_, &psk_before_}, std::pair{&dsekp_, &dsekp_before_}}) {
@@ -215,11 +215,13 @@ void ServerCsvSink::rolled_back() noexcept {
       now->count = before->count;
     }
   }
-  staged_.clear();
+  clear_staged();
 }
 
 void ServerCsvSink::savepoint() noexcept {
-  savepoint_size_ = staged_.size();
+  savepoint_rows_ = staged_rows_;
+  psk_staged_at_savepoint_ = {staged_psk_.lines.size(), staged_psk_.rows};
+  dsekp_staged_at_savepoint_ = {staged_dsekp_.lines.size(), staged_dsekp_.rows};
   psk_at_savepoint_ = psk_;
   dsekp_at_savepoint_ = dsekp_;
 }
@@ -227,37 +229,53 @@ void ServerCsvSink::savepoint() noexcept {
 void ServerCsvSink::rolled_back_to_savepoint() noexcept {
   // The message was the unit's first: what rolled_back() restores (the counters as they were
   // after any reopen or repair at that first row) is right.
-  if (savepoint_size_ == 0) return rolled_back();
-  if (staged_.size() <= savepoint_size_) return;
+  if (savepoint_rows_ == 0) return rolled_back();
+  // Cut back to the savepoint also when no row was counted since: a write that threw may have
+  // left part of a line.
+  for (auto [staged, mark] : {std::pair{&staged_psk_, &psk_staged_at_savepoint_},
+                              std::pair{&staged_dsekp_, &dsekp_staged_at_savepoint_}}) {
+    if (staged->lines.size() > mark->size) {
+      secure_wipe(
+          MutableByteView(reinterpret_cast<std::uint8_t*>(staged->lines.data()) + mark->size,
+                          staged->lines.size() - mark->size));
+      staged->lines.resize(mark->size);
+    }
+    staged->rows = mark->rows;
+  }
+  if (staged_rows_ <= savepoint_rows_) return;
   for (auto [now, at] :
        {std::pair{&psk_, &psk_at_savepoint_}, std::pair{&dsekp_, &dsekp_at_savepoint_}}) {
     now->end = at->end;
     now->bin = at->bin;
     now->count = at->count;
   }
-  staged_.resize(savepoint_size_);
+  staged_rows_ = savepoint_rows_;
 }
 
 void ServerCsvSink::committed() noexcept {
   if (journal_ != nullptr) {
     // The forget in this unit's transaction is now durable.
-    if (appended_through_ > forgotten_through_ && !staged_.empty())
+    if (appended_through_ > forgotten_through_ && staged_rows_ > 0)
       forgotten_through_ = appended_through_;
   }
   bool ok = !needs_repair_;  // while a repair is due, new lines wait in the journal for it
-  for (const Staged& s : staged_) {
-    if (ok && std::fwrite(s.line.data(), 1, s.line.size(), s.file->fp) != s.line.size()) ok = false;
-    if (!ok) ++lost_rows_;
+  for (File* file : {&psk_, &dsekp_}) {
+    const Staged& staged = staged_of(*file);
+    if (staged.rows == 0) continue;
+    if (ok &&
+        std::fwrite(staged.lines.data(), 1, staged.lines.size(), file->fp) != staged.lines.size())
+      ok = false;
+    if (!ok) lost_rows_ += staged.rows;
   }
   const std::int64_t last_id = std::exchange(journal_ids_through_, 0);
   // Flushed per unit, so a killed edge loses at most what the journal gives back.
-  if (!staged_.empty() && (std::fflush(psk_.fp) != 0 || std::fflush(dsekp_.fp) != 0)) ok = false;
+  if (staged_rows_ > 0 && (std::fflush(psk_.fp) != 0 || std::fflush(dsekp_.fp) != 0)) ok = false;
   if (ok) {
     if (last_id > appended_through_) appended_through_ = last_id;
   } else if (journal_ != nullptr) {
     needs_repair_ = true;
   }
-  staged_.clear();
+  clear_staged();
 }
 
 }  // namespace dsekp::edge::sinks

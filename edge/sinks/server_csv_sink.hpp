@@ -80,11 +80,23 @@ class ServerCsvSink final : public SinkWriter {
     std::uint64_t bin = 0;    // bin_1s of the last row
     std::uint64_t count = 0;  // rows in that bin
   };
+  // The unit's lines of one file, in one buffer: they are contiguous in the file, so they are
+  // journaled as one record and appended with one write.
   struct Staged {
-    File* file;
-    std::string line;
-    std::uint64_t offset;  // where the line starts in its file
+    std::string lines;
+    std::uint32_t rows = 0;
+    std::uint64_t offset = 0;  // where the first line starts in the file
   };
+  // Where a savepoint found a file's staged lines.
+  struct StagedMark {
+    std::size_t size = 0;
+    std::uint32_t rows = 0;
+  };
+  [[nodiscard]] Staged& staged_of(const File& file) noexcept {
+    return file.mode == Mode::psk ? staged_psk_ : staged_dsekp_;
+  }
+  // Drops every staged line, wiping the readings in them (the buffers are reused).
+  void clear_staged() noexcept;
   void open_file(File& file);
   void close_files() noexcept;
   // Repairs `file` against its journaled lines with ids above `after`; raises `last_id` to the
@@ -96,12 +108,16 @@ class ServerCsvSink final : public SinkWriter {
   std::unique_ptr<CsvJournal> journal_;  // null: no journal
   File psk_;
   File dsekp_;
-  std::vector<Staged> staged_;
+  Staged staged_psk_;
+  Staged staged_dsekp_;
+  std::size_t staged_rows_ = 0;  // of both files
   // The files' counters when the unit began, restored by rolled_back().
   File psk_before_;
   File dsekp_before_;
-  // At the message's savepoint (batches): staged_.size() and the files' counters.
-  std::size_t savepoint_size_ = 0;
+  // At the message's savepoint (batches): the staged lines and the files' counters.
+  std::size_t savepoint_rows_ = 0;
+  StagedMark psk_staged_at_savepoint_;
+  StagedMark dsekp_staged_at_savepoint_;
   File psk_at_savepoint_;
   File dsekp_at_savepoint_;
   std::int64_t appended_through_ = 0;     // journal ids up to this are in their files
