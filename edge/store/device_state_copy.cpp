@@ -6,9 +6,24 @@
 namespace dsekp::edge {
 namespace {
 
+// In place: a clone() would make a temporary copy of each key, and wipe it twice.
 void copy_keys(const DirectionKeys& from, DirectionKeys& to) noexcept {
-  to.key = from.key.clone();
-  to.iv_base = from.iv_base.clone();
+  (void)to.key.assign(from.key.view());  // same size: cannot fail
+  (void)to.iv_base.assign(from.iv_base.view());
+}
+
+// `session` becomes as default-constructed, its keys wiped in place.
+void clear_session(EdgeSession& session) noexcept {
+  for (DirectionKeys* keys : {&session.keys.up, &session.keys.down}) {
+    keys->key.wipe();
+    keys->iv_base.wipe();
+  }
+  session.sessctr = 0;
+  session.uplink_window = ReplayWindow{};
+  session.downlink_seq = 0;
+  session.created_ms = 0;
+  session.last_seen_ms = 0;
+  session.serial = 0;
 }
 
 }  // namespace
@@ -38,14 +53,14 @@ void copy_device_state(const EdgeDeviceState& from, EdgeDeviceState& to) noexcep
   if (from.has_pending) {
     copy_session(from.pending.session, to.pending.session);
   } else if (to.has_pending) {
-    to.pending.session = EdgeSession{};
+    clear_session(to.pending.session);
   }
   const std::size_t used = std::min<std::size_t>(to.established_count, to.established.size());
   for (std::size_t i = 0; i < to.established.size(); ++i) {
     if (i < from.established_count) {
       copy_session(from.established[i], to.established[i]);
     } else if (i < used) {
-      to.established[i] = EdgeSession{};
+      clear_session(to.established[i]);
     } else {
       break;
     }
@@ -59,12 +74,12 @@ void copy_device_state(const EdgeDeviceState& from, EdgeDeviceState& to) noexcep
   to.compact_replies = from.compact_replies;
   to.ratchet.active = from.ratchet.active;
   to.ratchet.epoch = from.ratchet.epoch;
-  to.ratchet.secret = from.ratchet.secret.clone();
+  (void)to.ratchet.secret.assign(from.ratchet.secret.view());
 }
 
 void clear_device_state(EdgeDeviceState& state) noexcept {
   static const EdgeDeviceState empty;
-  state.pending.session = EdgeSession{};  // also when has_pending is off: nothing stays behind
+  clear_session(state.pending.session);  // also when has_pending is off: nothing stays behind
   copy_device_state(empty, state);
 }
 
