@@ -50,7 +50,8 @@ nlohmann::json rounds_json(const bench::edge::EdgeBenchResult& r) {
   return rounds;
 }
 
-const char* verdict(bool met) {
+const char* verdict(const bench::edge::EdgeBenchResult& r, bool met) {
+  if (!r.complete) return "not judged (a drain was INCOMPLETE)";
   return met ? "met" : "NOT met";
 }
 
@@ -93,14 +94,15 @@ void print_text(const bench::edge::EdgeBenchResult& r, const BenchEdgeArgs& a) {
   line("psk", r.psk);
   std::printf("  edge CPU net of an idle start and stop (%.3f s)\n", r.idle_edge_cpu_s);
   std::printf("  target: <= %.1f us of edge CPU per DSEKP frame: %.2f, %s\n",
-              EdgeBenchResult::kTargetCpuUs, r.dsekp.cpu_us_per_frame, verdict(r.cpu_target_met));
+              EdgeBenchResult::kTargetCpuUs, r.dsekp.cpu_us_per_frame,
+              verdict(r, r.cpu_target_met));
   std::printf("  target: DSEKP CPU <= %.1f x PSK: %.2f x%s, %s\n", EdgeBenchResult::kTargetOverPsk,
               r.cpu_dsekp_over_psk,
               r.dsekp_rounds.size() > 1 ? " (the median of the rounds' ratios)" : "",
-              verdict(r.over_psk_target_met));
+              verdict(r, r.over_psk_target_met));
   std::printf("  target: edge rate >= %.1f x the broker's: dsekp %.3f, psk %.3f, %s\n",
               EdgeBenchResult::kTargetRatio, r.ratio_dsekp, r.ratio_psk,
-              verdict(r.ratio_target_met));
+              verdict(r, r.ratio_target_met));
   std::printf("  machine: %u CPUs, load average %.2f %.2f %.2f before, %.2f %.2f %.2f after\n",
               r.cpus, r.load_before[0], r.load_before[1], r.load_before[2], r.load_after[0],
               r.load_after[1], r.load_after[2]);
@@ -179,6 +181,7 @@ void add_bench_edge_command(CLI::App& bench) {
         {"ratio_dsekp_broker", r.ratio_dsekp},
         {"ratio_psk_broker", r.ratio_psk},
         {"cpu_dsekp_over_psk", r.cpu_dsekp_over_psk},
+        {"complete", r.complete},  // false: a drain fell short, and no target is met
         {"targets",
          {{"edge_cpu_us_per_dsekp_frame",
            {{"value", r.dsekp.cpu_us_per_frame},

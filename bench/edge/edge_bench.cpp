@@ -469,6 +469,7 @@ EdgeBenchResult run_edge_bench(const EdgeBenchOptions& o) {
   bool complete = result.broker.complete && result.broker_builtin.complete;
   for (const auto* mode : {&result.dsekp_rounds, &result.psk_rounds})
     for (const DrainFigures& f : *mode) complete = complete && f.complete;
+  result.complete = complete;
   result.cpu_target_met =
       complete && result.dsekp.cpu_us_per_frame <= EdgeBenchResult::kTargetCpuUs;
   result.over_psk_target_met =
