@@ -123,8 +123,8 @@ void SqliteTelemetrySink::drop_staged(std::size_t from) noexcept {
 }
 
 bool SqliteTelemetrySink::insert(const AcceptedFrame& row) {
+  // Every parameter is bound again below, so the previous row's bindings need no clearing.
   sqlite3_reset(insert_);
-  sqlite3_clear_bindings(insert_);
   const bool bound =
       bind_mode(insert_, 1, row.mode) == SQLITE_OK &&
       sqlite3_bind_text(insert_, 2, row.encoding == Encoding::json ? "json" : "compact", -1,
