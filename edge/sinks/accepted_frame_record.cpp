@@ -5,6 +5,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <vector>
+
+#include "core/base64.hpp"
 
 namespace dsekp::edge::sinks {
 namespace {
@@ -13,6 +16,16 @@ using nlohmann::json;
 
 constexpr std::uint64_t kVersion = 1;
 constexpr std::size_t kFields = 15;
+
+// A field that must hold canonical base64: the server CSV writes these columns unquoted
+// (server_csv_format.cpp), so a damaged record must not reach it with anything else.
+bool canonical_base64(const json& j) {
+  if (!j.is_string()) return false;
+  const std::string& text = j.get_ref<const std::string&>();
+  std::vector<std::uint8_t> bytes(text.size() / 4 * 3 + 3);
+  std::size_t written = 0;
+  return base64::decode(text, bytes, written) == Error::ok;
+}
 
 bool get_u64(const json& j, std::uint64_t max, std::uint64_t& out) {
   if (!j.is_number_unsigned()) return false;
@@ -78,7 +91,8 @@ bool decode_accepted_frame(std::string_view record, AcceptedFrame& row, std::str
   if (!get_u64(j[8], any, r.recvts_us)) return fail("recvts_us");
   if (!j[9].is_number_integer()) return fail("latency_ms");
   r.latency_ms = j[9].get<std::int64_t>();
-  if (!j[10].is_string() || !j[11].is_string() || !j[12].is_string()) return fail("base64");
+  if (!canonical_base64(j[10]) || !canonical_base64(j[11]) || !canonical_base64(j[12]))
+    return fail("base64");
   r.ciphertext_b64 = j[10].get<std::string>();
   r.iv_b64 = j[11].get<std::string>();
   r.tag_b64 = j[12].get<std::string>();

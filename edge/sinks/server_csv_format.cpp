@@ -119,7 +119,9 @@ void append_server_csv_row(std::string& row, const AcceptedFrame& f, std::uint64
     append_uint(row, f.sessctr);
     row += ',';
   }
-  // Standard base64 (letters, digits, '+', '/', '=') never needs quoting.
+  // Standard base64 never needs quoting. The fields are made by to_base64 or, for a row read
+  // back from the shared store's pending rows, checked to be canonical base64 there
+  // (accepted_frame_record.cpp).
   for (const std::string* b64 : {&f.ciphertext_b64, &f.iv_b64, &f.tag_b64}) {
     row += *b64;
     row += ',';

@@ -82,6 +82,22 @@ TEST(AcceptedFrameRecord, RoundTripsEveryFieldAndRefusesOtherVersions) {
   EXPECT_FALSE(sinks::decode_accepted_frame("garbage", back, error));
 }
 
+// The base64 fields go into the server CSV unquoted, so a record whose ciphertext, IV or tag is
+// not canonical base64 (a separator, a line break, bad padding) is refused, not re-inserted.
+TEST(AcceptedFrameRecord, RefusesBase64FieldsThatAreNotCanonical) {
+  for (const std::string bad : {"AA,\nBB==", "a\"b", "AAA", "AA=A", "QUJ="}) {
+    for (int field = 0; field < 3; ++field) {
+      AcceptedFrame row = make_row(7, 1'764'460'800'123'456);
+      (field == 0 ? row.ciphertext_b64 : field == 1 ? row.iv_b64 : row.tag_b64) = bad;
+      AcceptedFrame back;
+      std::string error;
+      EXPECT_FALSE(sinks::decode_accepted_frame(sinks::encode_accepted_frame(row), back, error))
+          << bad << " in field " << field;
+      EXPECT_NE(error.find("base64"), std::string::npos) << error;
+    }
+  }
+}
+
 class PendingRows : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { RedisBackend::start_server(); }
