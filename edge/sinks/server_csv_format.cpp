@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "codec_simdjson/utf8.hpp"
+#include "dsekp/bytes.hpp"
 #include "edge/registry/text_encoding.hpp"
 
 namespace dsekp::edge::sinks {
@@ -102,6 +103,14 @@ std::string iso8601_utc_ms(std::uint64_t unix_ms) {
   return out;
 }
 
+std::size_t server_csv_row_size_bound(const AcceptedFrame& f) noexcept {
+  // Eleven numbers of at most 20 characters, the timestamp, separators and quotes: under 320;
+  // the dev_id at worst quoted with every character doubled; the plaintext at worst doubled
+  // quotes, or the prefix and its base64 (4 characters per 3 bytes, padded): under 3 per byte.
+  return 320 + 2 * f.dev_id.size() + f.ciphertext_b64.size() + f.iv_b64.size() + f.tag_b64.size() +
+         3 * f.plaintext.size();
+}
+
 std::string server_csv_row(const AcceptedFrame& f, std::uint64_t throughput) {
   std::string row;
   append_server_csv_row(row, f, throughput);
@@ -138,7 +147,9 @@ void append_server_csv_row(std::string& row, const AcceptedFrame& f, std::uint64
     }
   } else {
     row += kBinaryPlaintextPrefix;
-    row += to_base64(ByteView(f.plaintext.data(), f.plaintext.size()));
+    std::string encoded = to_base64(ByteView(f.plaintext.data(), f.plaintext.size()));
+    row += encoded;
+    secure_wipe(MutableByteView(reinterpret_cast<std::uint8_t*>(encoded.data()), encoded.size()));
   }
   row += "\",";
   append_uint(row, f.recvts_ms);

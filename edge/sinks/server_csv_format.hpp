@@ -19,6 +19,8 @@ namespace dsekp::edge::sinks {
 [[nodiscard]] std::string server_csv_row(const AcceptedFrame& frame, std::uint64_t throughput);
 /// The same row appended to `out` (the sink builds a unit's lines in one buffer per file).
 void append_server_csv_row(std::string& out, const AcceptedFrame& frame, std::uint64_t throughput);
+/// At least the length of that row, whatever the throughput.
+[[nodiscard]] std::size_t server_csv_row_size_bound(const AcceptedFrame& frame) noexcept;
 
 /// `field` as one CSV field: quoted (with inner quotes doubled) when it holds a comma, a quote or
 /// a line break; as is otherwise.

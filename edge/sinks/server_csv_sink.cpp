@@ -20,6 +20,17 @@
 namespace dsekp::edge::sinks {
 namespace {
 
+// Makes room for `extra` more bytes, so that appending them does not let std::string move the
+// buffer by itself: the old buffer, with the readings in it, would be freed unwiped.
+void reserve_wiping(std::string& buffer, std::size_t extra) {
+  if (buffer.capacity() - buffer.size() >= extra) return;
+  std::string bigger;
+  bigger.reserve(std::max(2 * buffer.capacity(), buffer.size() + extra));
+  bigger.append(buffer);
+  secure_wipe(MutableByteView(reinterpret_cast<std::uint8_t*>(buffer.data()), buffer.size()));
+  buffer.swap(bigger);  // the old buffer, wiped, is freed with `bigger`
+}
+
 std::uint64_t size_of(std::FILE* fp) {
   struct stat st {};
   return ::fstat(::fileno(fp), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
@@ -86,6 +97,7 @@ ServerCsvSink::~ServerCsvSink() {
   // edge is stopped is not repaired with lines that are in its predecessor.
   if (journal_ != nullptr && appended_through_ > forgotten_through_ && !needs_repair_)
     (void)journal_->forget_through(appended_through_);
+  clear_staged();
   close_files();
 }
 
@@ -138,8 +150,10 @@ bool ServerCsvSink::write(const AcceptedFrame& row) {
     dsekp_before_ = dsekp_;
   }
   // Only at a unit's first row: the lines staged before in this unit hold offsets in the files
-  // as they are now.
-  if (staged_rows_ == 0 && reopen_requested_.exchange(false)) {
+  // as they are now. A reopen that failed left a file closed: every unit tries again (and rolls
+  // back while it fails), none appends to a closed file.
+  if (staged_rows_ == 0 &&
+      (reopen_requested_.exchange(false) || psk_.fp == nullptr || dsekp_.fp == nullptr)) {
     close_files();
     open_file(psk_);  // throws: the unit rolls back, and the next one tries again
     open_file(dsekp_);
@@ -162,6 +176,7 @@ bool ServerCsvSink::write(const AcceptedFrame& row) {
   const std::uint64_t bin = row.recvts_ms / 1000;
   const std::uint64_t count = bin == file.bin ? file.count + 1 : 1;
   const std::size_t before = staged.lines.size();
+  reserve_wiping(staged.lines, server_csv_row_size_bound(row));
   // A throw leaves part of a line behind: the unit then rolls back, which cuts it off.
   append_server_csv_row(staged.lines, row, count);
   if (staged.rows++ == 0) staged.offset = file.end;
@@ -262,10 +277,17 @@ void ServerCsvSink::committed() noexcept {
   for (File* file : {&psk_, &dsekp_}) {
     const Staged& staged = staged_of(*file);
     if (staged.rows == 0) continue;
-    if (ok &&
-        std::fwrite(staged.lines.data(), 1, staged.lines.size(), file->fp) != staged.lines.size())
+    std::size_t written = 0;
+    if (ok && file->fp != nullptr)
+      written = std::fwrite(staged.lines.data(), 1, staged.lines.size(), file->fp);
+    if (written != staged.lines.size()) {
       ok = false;
-    if (!ok) lost_rows_ += staged.rows;
+      // The lines that did not reach the file whole (a reading never holds a line break: one
+      // that would is written as base64).
+      const auto whole = std::count(
+          staged.lines.begin(), staged.lines.begin() + static_cast<std::ptrdiff_t>(written), '\n');
+      lost_rows_ += staged.rows - static_cast<std::uint64_t>(whole);
+    }
   }
   const std::int64_t last_id = std::exchange(journal_ids_through_, 0);
   // Flushed per unit, so a killed edge loses at most what the journal gives back.

@@ -237,5 +237,72 @@ TEST_F(ServerCsvSinkTest, ReopenStartsTheRotatedFileWithItsHeader) {
   EXPECT_EQ(csv(), header + server_csv_row(frame(2), 1));
 }
 
+// In a batch each message is a savepoint: undoing one drops exactly its lines from both files and
+// gives back the counters (offset, and the per-second `throughput` count) as they were at it,
+// in what is appended and in what is journaled (checked by a kill before the append).
+TEST_F(ServerCsvSinkTest, ASavepointUndoesOnlyTheLinesWrittenAfterIt) {
+  const auto in_second = [](std::uint32_t seq, Mode mode) {
+    AcceptedFrame f = frame(seq);
+    f.mode = mode;
+    f.recvts_ms = 1'764'460'800'010 + seq;  // all in one second: throughput counts them
+    f.recvts_us = f.recvts_ms * 1000;
+    return f;
+  };
+  for (const bool append : {true, false}) {
+    SCOPED_TRACE(append ? "appended" : "journaled, repaired at start-up");
+    sink_.reset();
+    std::filesystem::remove_all(logs_);
+    std::filesystem::create_directories(logs_);
+    open_sink();
+    exec("BEGIN IMMEDIATE");
+    sink_->savepoint();
+    ASSERT_TRUE(sink_->write(in_second(0, Mode::dsekp)));
+    ASSERT_TRUE(sink_->write(in_second(1, Mode::psk)));
+    sink_->savepoint();  // the next message: rows of both files, then undone
+    ASSERT_TRUE(sink_->write(in_second(2, Mode::dsekp)));
+    ASSERT_TRUE(sink_->write(in_second(3, Mode::psk)));
+    sink_->rolled_back_to_savepoint();
+    sink_->savepoint();  // a message with a PSK row only
+    ASSERT_TRUE(sink_->write(in_second(4, Mode::psk)));
+    sink_->savepoint();  // one with a DSEKP row, undone: the PSK file keeps its lines
+    ASSERT_TRUE(sink_->write(in_second(5, Mode::dsekp)));
+    sink_->rolled_back_to_savepoint();
+    ASSERT_TRUE(sink_->before_commit());
+    exec("COMMIT");
+    if (append) {
+      sink_->committed();
+    } else {
+      sink_.reset();
+      open_sink();
+      EXPECT_EQ(sink_->repaired_rows(), 3u);
+    }
+    EXPECT_EQ(csv(), logs::header_line(logs::LogKind::server, Mode::dsekp) +
+                         server_csv_row(in_second(0, Mode::dsekp), 1));
+    EXPECT_EQ(dsekp::test::read_file(logs_ + "/server_logs_psk.csv"),
+              logs::header_line(logs::LogKind::server, Mode::psk) +
+                  server_csv_row(in_second(1, Mode::psk), 1) +
+                  server_csv_row(in_second(4, Mode::psk), 2));
+  }
+}
+
+// A reopen for log rotation that cannot open the new file fails its unit (which is handed back to
+// the broker); the next unit tries again instead of appending to a closed file.
+TEST_F(ServerCsvSinkTest, AReopenThatFailsIsTriedAgainByTheNextUnit) {
+  open_sink();
+  unit({0});
+  std::filesystem::rename(path_, path_ + ".1");
+  std::filesystem::create_directory(path_);  // the new file cannot be opened
+  sink_->reopen();
+  exec("BEGIN IMMEDIATE");
+  EXPECT_THROW((void)sink_->write(frame(1)), std::runtime_error);
+  exec("ROLLBACK");
+  sink_->rolled_back();
+  std::filesystem::remove(path_);
+  unit({2});
+  EXPECT_EQ(dsekp::test::read_file(path_ + ".1"), expected({0}));
+  EXPECT_EQ(csv(),
+            logs::header_line(logs::LogKind::server, Mode::dsekp) + server_csv_row(frame(2), 1));
+}
+
 }  // namespace
 }  // namespace dsekp::edge::sinks
