@@ -116,7 +116,7 @@ EdgeService::CachedPath EdgeService::on_cached_data(const DataFrame& frame, Byte
   }
   guard.staged = true;  // from here an undo of the unit forgets the device (the store does)
   if (is_reading(row) && !unit.write(row)) {
-    fail(r, EdgeReason::sink_failure, "the sink refused the row");
+    fail(r, EdgeReason::sink_failure, unit.write_refusal());
     return CachedPath::handled;
   }
   if (commit(unit, r)) r.frame = std::move(row);
@@ -174,7 +174,7 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
   if (!unit.status().ok()) return fail_store(r, "begin", unit.status());
   if (!save_state(frame.dev_id, ctx, /*record=*/false, now_ms, r)) return;
   if (is_reading(row) && !unit.write(row))
-    return fail(r, EdgeReason::sink_failure, "the sink refused the row");
+    return fail(r, EdgeReason::sink_failure, unit.write_refusal());
   if (!commit(unit, r)) return;
 
   r.frame = std::move(row);
@@ -249,7 +249,7 @@ void EdgeService::on_psk(ByteView payload, std::uint64_t, std::uint64_t recvts_u
       make_accepted_frame(frame, ByteView(plaintext_.data(), plaintext.used), payload, recvts_us);
   WriteUnit unit(store_, &sink_);
   if (!unit.status().ok()) return fail_store(r, "begin", unit.status());
-  if (!unit.write(row)) return fail(r, EdgeReason::sink_failure, "the sink refused the row");
+  if (!unit.write(row)) return fail(r, EdgeReason::sink_failure, unit.write_refusal());
   if (!commit(unit, r)) return;
   r.frame = std::move(row);
 }

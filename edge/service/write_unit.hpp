@@ -10,6 +10,9 @@
 // and tells the sink either way, so a sink never keeps rows of a unit that did not commit.
 #pragma once
 
+#include <exception>
+#include <string>
+
 #include "edge/store/session_store.hpp"
 #include "sink_writer.hpp"
 
@@ -64,15 +67,25 @@ class WriteUnit {
   [[nodiscard]] const StoreResult& status() const noexcept { return begun_; }
 
   /// Hands `row` to the sink. false if there is no sink, or it refused or threw (the caller then
-  /// lets the unit roll back).
+  /// lets the unit roll back); write_refusal() says which.
   [[nodiscard]] bool write(const AcceptedFrame& row) noexcept {
-    if (sink_ == nullptr) return false;
     try {
-      return sink_->write(row);
+      if (sink_ == nullptr) {
+        refusal_ = "no sink";
+        return false;
+      }
+      if (sink_->write(row)) return true;
+      refusal_ = "the sink refused the row";
+    } catch (const std::exception& e) {
+      note_refusal(e.what());
     } catch (...) {
-      return false;
+      note_refusal("an exception that is not a std::exception");
     }
+    return false;
   }
+
+  /// Why the last write() failed, for the operator (the sink's exception text when it threw).
+  [[nodiscard]] const std::string& write_refusal() const noexcept { return refusal_; }
 
   /// Commits the store transaction (in a batch: releases the savepoint, keeping the writes for
   /// the batch's commit); a failure has rolled the unit back (SessionStore contract).
@@ -98,11 +111,20 @@ class WriteUnit {
     }
   }
 
+  void note_refusal(const char* what) noexcept {
+    try {
+      refusal_ = std::string("the sink refused the row: ") + what;
+    } catch (...) {
+      refusal_.clear();  // out of memory: no text
+    }
+  }
+
   SessionStore& store_;
   SinkWriter* sink_;
   bool nested_;
   StoreResult begun_;
   bool done_ = false;
+  std::string refusal_;
 };
 
 }  // namespace dsekp::edge

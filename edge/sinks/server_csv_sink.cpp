@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -44,8 +46,10 @@ void ServerCsvSink::open_file(File& file) {
   const int fd = ::open(file.path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   file.fp = fd < 0 ? nullptr : ::fdopen(fd, "a+b");  // + : the repair reads it back
   if (file.fp == nullptr) {
+    const int error = errno;
     if (fd >= 0) ::close(fd);
-    throw std::runtime_error("cannot open " + file.path + " for appending");
+    throw std::runtime_error("cannot open " + file.path +
+                             " for appending: " + std::strerror(error));
   }
   // A new file, or one cut inside its header (a kill while creating it), gets the header.
   const std::string header = logs::header_line(logs::LogKind::server, file.mode);

@@ -48,7 +48,10 @@ TEST_F(EdgeServiceTest, AThrowingSinkIsASinkFailure) {
   handshake(device, Encoding::json);
   const Bytes frame = device.data(kReading, kNowMs, Encoding::json);
   sink_.throw_on_write = true;
-  expect_not_processed(deliver(kDataTopic, frame), EdgeReason::sink_failure);
+  const HandleResult failed = deliver(kDataTopic, frame);
+  expect_not_processed(failed, EdgeReason::sink_failure);
+  // The sink's own words reach the operator (the log line, the fail-stop line).
+  EXPECT_EQ(failed.detail, "the sink refused the row: sink exploded");
   sink_.throw_on_write = false;
   EXPECT_TRUE(deliver(kDataTopic, frame).ok());
   EXPECT_EQ(sink_.table_rows(), 1);
