@@ -149,14 +149,14 @@ bool ServerCsvSink::repair_all(std::string& error) {
 }
 
 bool ServerCsvSink::write(const AcceptedFrame& row) {
-  if (staged_rows_ == 0) {  // the unit's first row: remember the counters for a rollback
+  if (staged_rows() == 0) {  // the unit's first row: remember the counters for a rollback
     psk_before_ = psk_;
     dsekp_before_ = dsekp_;
   }
   // Only at a unit's first row: the lines staged before in this unit hold offsets in the files
   // as they are now. A reopen that failed left a file closed: every unit tries again (and rolls
   // back while it fails), none appends to a closed file.
-  if (staged_rows_ == 0 &&
+  if (staged_rows() == 0 &&
       (reopen_requested_.exchange(false) || psk_.fp == nullptr || dsekp_.fp == nullptr)) {
     close_files();
     open_file(psk_);  // throws: the unit rolls back, and the next one tries again
@@ -165,7 +165,7 @@ bool ServerCsvSink::write(const AcceptedFrame& row) {
     dsekp_before_ = dsekp_;
     needs_repair_ = journal_ != nullptr;  // lines still journaled go into the new files
   }
-  if (journal_ != nullptr && staged_rows_ == 0 && needs_repair_) {
+  if (journal_ != nullptr && staged_rows() == 0 && needs_repair_) {
     std::string error;
     if (!repair_all(error)) {
       logging::logger().error("CSV repair failed: {}", error);
@@ -184,7 +184,6 @@ bool ServerCsvSink::write(const AcceptedFrame& row) {
   // A throw leaves part of a line behind: the unit then rolls back, which cuts it off.
   append_server_csv_row(staged.lines, row, count);
   if (staged.rows++ == 0) staged.offset = file.end;
-  ++staged_rows_;
   file.bin = bin;
   file.count = count;
   file.end += staged.lines.size() - before;
@@ -193,7 +192,7 @@ bool ServerCsvSink::write(const AcceptedFrame& row) {
 
 bool ServerCsvSink::before_commit() noexcept {
   journal_ids_through_ = 0;
-  if (journal_ == nullptr || staged_rows_ == 0) return true;
+  if (journal_ == nullptr || staged_rows() == 0) return true;
   // A journal record outside the unit's transaction would commit on its own: refuse (SQLite
   // may have ended the transaction by itself after an error).
   if (!journal_->in_transaction()) return false;
@@ -220,12 +219,11 @@ void ServerCsvSink::clear_staged() noexcept {
     staged->lines.clear();
     staged->rows = 0;
   }
-  staged_rows_ = 0;
 }
 
 void ServerCsvSink::rolled_back() noexcept {
   journal_ids_through_ = 0;
-  if (staged_rows_ > 0) {
+  if (staged_rows() > 0) {
     // Keep the (possibly reopened) FILE*s; restore only the counters.
     for (auto [now, before] :
          {std::pair{&psk_, &psk_before_}, std::pair{&dsekp_, &dsekp_before_}}) {
@@ -238,7 +236,6 @@ void ServerCsvSink::rolled_back() noexcept {
 }
 
 void ServerCsvSink::savepoint() noexcept {
-  savepoint_rows_ = staged_rows_;
   psk_staged_at_savepoint_ = {staged_psk_.lines.size(), staged_psk_.rows};
   dsekp_staged_at_savepoint_ = {staged_dsekp_.lines.size(), staged_dsekp_.rows};
   psk_at_savepoint_ = psk_;
@@ -248,7 +245,10 @@ void ServerCsvSink::savepoint() noexcept {
 void ServerCsvSink::rolled_back_to_savepoint() noexcept {
   // The message was the unit's first: what rolled_back() restores (the counters as they were
   // after any reopen or repair at that first row) is right.
-  if (savepoint_rows_ == 0) return rolled_back();
+  const std::uint32_t rows_at_savepoint =
+      psk_staged_at_savepoint_.rows + dsekp_staged_at_savepoint_.rows;
+  if (rows_at_savepoint == 0) return rolled_back();
+  const bool rows_since = staged_rows() > rows_at_savepoint;
   // Cut back to the savepoint also when no row was counted since: a write that threw may have
   // left part of a line.
   for (auto [staged, mark] : {std::pair{&staged_psk_, &psk_staged_at_savepoint_},
@@ -261,20 +261,19 @@ void ServerCsvSink::rolled_back_to_savepoint() noexcept {
     }
     staged->rows = mark->rows;
   }
-  if (staged_rows_ <= savepoint_rows_) return;
+  if (!rows_since) return;
   for (auto [now, at] :
        {std::pair{&psk_, &psk_at_savepoint_}, std::pair{&dsekp_, &dsekp_at_savepoint_}}) {
     now->end = at->end;
     now->bin = at->bin;
     now->count = at->count;
   }
-  staged_rows_ = savepoint_rows_;
 }
 
 void ServerCsvSink::committed() noexcept {
   if (journal_ != nullptr) {
     // The forget in this unit's transaction is now durable.
-    if (appended_through_ > forgotten_through_ && staged_rows_ > 0)
+    if (appended_through_ > forgotten_through_ && staged_rows() > 0)
       forgotten_through_ = appended_through_;
   }
   bool ok = !needs_repair_;  // while a repair is due, new lines wait in the journal for it
@@ -295,7 +294,7 @@ void ServerCsvSink::committed() noexcept {
   }
   const std::int64_t last_id = std::exchange(journal_ids_through_, 0);
   // Flushed per unit, so a killed edge loses at most what the journal gives back.
-  if (staged_rows_ > 0 && (std::fflush(psk_.fp) != 0 || std::fflush(dsekp_.fp) != 0)) ok = false;
+  if (staged_rows() > 0 && (std::fflush(psk_.fp) != 0 || std::fflush(dsekp_.fp) != 0)) ok = false;
   if (ok) {
     if (last_id > appended_through_) appended_through_ = last_id;
   } else if (journal_ != nullptr) {

@@ -95,6 +95,10 @@ class ServerCsvSink final : public SinkWriter {
   [[nodiscard]] Staged& staged_of(const File& file) noexcept {
     return file.mode == Mode::psk ? staged_psk_ : staged_dsekp_;
   }
+  // Rows staged in the open unit, in both files.
+  [[nodiscard]] std::uint32_t staged_rows() const noexcept {
+    return staged_psk_.rows + staged_dsekp_.rows;
+  }
   // Drops every staged line, wiping the readings in them (the buffers are reused).
   void clear_staged() noexcept;
   void open_file(File& file);
@@ -110,12 +114,10 @@ class ServerCsvSink final : public SinkWriter {
   File dsekp_;
   Staged staged_psk_;
   Staged staged_dsekp_;
-  std::size_t staged_rows_ = 0;  // of both files
   // The files' counters when the unit began, restored by rolled_back().
   File psk_before_;
   File dsekp_before_;
   // At the message's savepoint (batches): the staged lines and the files' counters.
-  std::size_t savepoint_rows_ = 0;
   StagedMark psk_staged_at_savepoint_;
   StagedMark dsekp_staged_at_savepoint_;
   File psk_at_savepoint_;

@@ -12,18 +12,11 @@ void copy_keys(const DirectionKeys& from, DirectionKeys& to) noexcept {
   (void)to.iv_base.assign(from.iv_base.view());
 }
 
-// `session` becomes as default-constructed, its keys wiped in place.
+// `session` becomes as default-constructed: a copy of an empty one, which overwrites its keys
+// with zeros in place.
 void clear_session(EdgeSession& session) noexcept {
-  for (DirectionKeys* keys : {&session.keys.up, &session.keys.down}) {
-    keys->key.wipe();
-    keys->iv_base.wipe();
-  }
-  session.sessctr = 0;
-  session.uplink_window = ReplayWindow{};
-  session.downlink_seq = 0;
-  session.created_ms = 0;
-  session.last_seen_ms = 0;
-  session.serial = 0;
+  static const EdgeSession empty;
+  copy_session(empty, session);
 }
 
 }  // namespace
