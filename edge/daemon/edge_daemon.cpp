@@ -335,8 +335,6 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   client.stop();
   if (metrics_server) metrics_server->stop();
   if (!o.ready_file.empty()) std::remove(o.ready_file.c_str());
-  if (storage.csv() != nullptr && storage.csv()->lost_rows() > 0)
-    logging::logger().error("{} CSV rows could not be written", storage.csv()->lost_rows());
   return 0;
 }
 

@@ -10,7 +10,7 @@
 //
 // Per burst of messages (on the MQTT loop thread, see edge/mqtt/mqtt_client.hpp), at most
 // batch_max: each message is handled in a savepoint of one store transaction (state, telemetry
-// row, CSV journal line; edge/service/message_batch.hpp), metrics are counted and rejections
+// row, CSV line; edge/service/message_batch.hpp), metrics are counted and rejections
 // logged at a bounded rate; at the burst's end the transaction commits, then the CSV and
 // republish sinks act and the ACKs are published, and only then does the MQTT loop write the
 // burst's PUBACKs. Admin requests (`dsekp edge send`, admin_handler.hpp) end the open batch and
@@ -59,7 +59,7 @@ struct EdgeDaemonOptions {
   // --store: where the device session states live. Empty (or "sqlite"): the state database, as a
   // single edge always did. "redis://HOST[:PORT][/PREFIX]": a Redis server shared by several
   // edges (docs/SCALING.md, "Running several edges"); the state database then holds only this
-  // edge's sink rows (telemetry, CSV journal).
+  // edge's sink rows (telemetry, the CSV logs' committed ends).
   std::string store;
   // The Redis ACL user's password (the user is in the --store URL): --store-password-file's
   // first line, or DSEKP_REDIS_PASSWORD (the CLI reads it); never argv.

@@ -73,8 +73,9 @@ void EdgeStorage::open_sinks(const EdgeDaemonOptions& o) {
   sink_.add(*telemetry_);
   local_sinks_.add(*telemetry_);
   if (o.test_hold_ms > 0) {
-    hold_sink_ = std::make_unique<TestHoldSink>(o.test_hold_ms);
-    sink_.add(*hold_sink_);  // after the commit, before the CSV append
+    hold_committed_ =
+        std::make_unique<TestHoldSink>(o.test_hold_ms, TestHoldSink::Moment::committed);
+    sink_.add(*hold_committed_);
   }
   if (o.csv) {
     if (o.logs_dir.empty()) throw std::runtime_error("--logs-dir is required (or --no-csv)");
@@ -82,6 +83,10 @@ void EdgeStorage::open_sinks(const EdgeDaemonOptions& o) {
     csv_ = std::make_unique<sinks::ServerCsvSink>(o.logs_dir, local_->connection());
     sink_.add(*csv_);
     local_sinks_.add(*csv_);
+  }
+  if (o.test_hold_ms > 0) {
+    hold_appended_ = std::make_unique<TestHoldSink>(o.test_hold_ms, TestHoldSink::Moment::appended);
+    sink_.add(*hold_appended_);  // its before_commit() runs after the CSV sink's append
   }
 }
 

@@ -1,7 +1,7 @@
 // What the edge stores, and through what, assembled from its options in one place:
 //
 //   local()        the edge's SQLite state database: the device states with the SQLite store,
-//                  and always the sink rows (telemetry, the CSV journal);
+//                  and always the sink rows (telemetry, the CSV logs' committed ends);
 //   shared()       with --store redis://..., the Redis store several edges share (null without);
 //   sessions()     what the service loads and commits through: the local store, or the shared
 //                  one joined to the local one (SplitSessionStore);
@@ -83,7 +83,8 @@ class EdgeStorage {
   std::string pending_key_;
   std::unique_ptr<sinks::SqliteTelemetrySink> telemetry_;
   std::unique_ptr<PendingRowsSink> pending_sink_;
-  std::unique_ptr<TestHoldSink> hold_sink_;
+  std::unique_ptr<TestHoldSink> hold_committed_;
+  std::unique_ptr<TestHoldSink> hold_appended_;
   std::unique_ptr<sinks::ServerCsvSink> csv_;
   sinks::CompositeSink sink_;         // everything, in commit order
   sinks::CompositeSink local_sinks_;  // telemetry and CSV: what a recovery writes through

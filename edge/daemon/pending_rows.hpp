@@ -10,7 +10,7 @@
 //                           there). PSK rows are left out: the baseline has no shared state, so
 //                           an unacknowledged PSK frame is simply accepted again on redelivery.
 //   recover_pending_rows()  reads the list, writes every row the local telemetry table lacks
-//                           through the given sinks (the telemetry row and the CSV journal line,
+//                           through the given sinks (the telemetry row and the CSV line,
 //                           exactly as a live frame's) in ONE local transaction, then deletes
 //                           the list. Run at start-up before subscribing, and after a failed
 //                           commit (SplitSessionStore's recover hook).

@@ -8,9 +8,11 @@
 //                           write-ahead committed in Redis, the local SQLite commit not yet
 //                           made (SplitSessionStore's between-commits hook; only for a batch
 //                           that wrote rows)
-//   "test hold: committed"  the batch (one SQLite transaction) committed, its CSV lines not
-//                           appended, no PUBACK written (a sink placed before the CSV sink, so its
-//                           committed() runs first; only for a batch that stored rows)
+//   "test hold: appended"   the batch's CSV lines appended, its SQLite transaction (with the
+//                           CSV files' new ends) not committed (a sink placed after the CSV sink,
+//                           holding in before_commit(); only for a batch that stored rows)
+//   "test hold: committed"  the batch (one SQLite transaction) committed, no PUBACK written (a
+//                           sink's committed(); only for a batch that stored rows)
 //   "test hold: after"      the batch's end: all done, its PUBACKs still queued (written by the
 //                           MQTT loop after the batch end)
 // A hold is longer than the default --batch-time-ms, so a burst then ends after one message (as
@@ -34,14 +36,19 @@ inline void test_hold(std::uint32_t ms, const char* moment) {
 
 class TestHoldSink final : public SinkWriter {
  public:
-  explicit TestHoldSink(std::uint32_t ms) : ms_(ms) {}
+  enum class Moment : std::uint8_t { appended, committed };
+  TestHoldSink(std::uint32_t ms, Moment moment) : ms_(ms), moment_(moment) {}
   [[nodiscard]] bool write(const AcceptedFrame&) override {
     ++rows_;
     return true;
   }
   // Only a unit (batch) that holds rows: a batch of refusals has nothing to lose.
+  [[nodiscard]] bool before_commit() noexcept override {
+    if (rows_ > 0 && moment_ == Moment::appended) test_hold(ms_, "appended");
+    return true;
+  }
   void committed() noexcept override {
-    if (rows_ > 0) test_hold(ms_, "committed");
+    if (rows_ > 0 && moment_ == Moment::committed) test_hold(ms_, "committed");
     rows_ = 0;
   }
   void rolled_back() noexcept override { rows_ = 0; }
@@ -50,6 +57,7 @@ class TestHoldSink final : public SinkWriter {
 
  private:
   std::uint32_t ms_;
+  Moment moment_;
   std::size_t rows_ = 0;  // rows written in the open unit
   std::size_t mark_ = 0;
 };

@@ -46,7 +46,7 @@ void fail_stop_process(const std::string& why) noexcept {
     done += static_cast<std::size_t>(n);
   }
   // _exit: no destructor may run (the MQTT client's would write the queued PUBACKs on its way
-  // out, the CSV sink's would forget journaled lines).
+  // out).
   ::_exit(kExitUnprocessed);
 }
 

@@ -12,8 +12,10 @@
 // so they commit or vanish with the state; it must check that a transaction is open
 // (sqlite3_get_autocommit() == 0) before writing, because SQLite ends a transaction by itself
 // after some errors. Inserting them only then keeps every message's savepoint free of SQL
-// statements (sqlite_session_store.hpp). A sink with side effects outside the database (a
-// file, an MQTT republish) stages its rows in write() and acts on them only in committed().
+// statements (sqlite_session_store.hpp). A sink with side effects outside the database stages
+// its rows in write() and acts on them only in committed() (an MQTT republish), or acts in
+// before_commit() only if it can undo that in rolled_back() and at start-up (the CSV logs:
+// server_csv_sink.hpp).
 //
 // In a batch (EdgeService::begin_batch, the daemon's default) one unit holds several messages:
 //   store.begin(); per message: sink.savepoint(); save; write(row)...; then either the message

@@ -1,16 +1,14 @@
-// The server CSV logs' journal: the lines of committed units that may not be in their file yet
-// (one record per file per unit: its lines, contiguous in the file, concatenated),
-// in table `server_csv_journal` of the session store's database. Written on the store's
-// connection inside the unit's transaction, so a line is journaled exactly when its frame is
-// committed (the state with the moved replay window, the telemetry row, the journal line: one
-// commit). After the line is appended and flushed to its file, a later transaction forgets it.
+// The server CSV logs' journal of earlier versions of the edge (table `server_csv_journal`):
+// they kept every committed unit's lines in the database until the lines were appended, so a kill
+// between the commit and the append left lines there. An edge upgraded after such a kill reads
+// them once at start-up, puts them back into their files (csv_repair.hpp) and drops the table;
+// the lines are now appended before the commit instead (csv_committed_end.hpp).
 //
 //   server_csv_journal(id INTEGER PRIMARY KEY AUTOINCREMENT, file TEXT, offset INTEGER, line BLOB,
 //                      rows INTEGER)
 //
-// `line` holds `rows` lines. `offset` is where they must start in their file: the lines of one file
-// are contiguous, so at start-up the file is checked against its journal and repaired
-// (csv_repair.hpp).
+// `line` holds `rows` lines (a journal of the first versions has no `rows`: one line each),
+// `offset` is where they must start in their file.
 #pragma once
 
 #include <sqlite3.h>
@@ -19,8 +17,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "edge/sqlite/sqlite_statement.hpp"
 
 namespace dsekp::edge::sinks {
 
@@ -33,28 +29,20 @@ struct JournalLine {
 
 class CsvJournal {
  public:
-  /// Creates the table if needed and prepares the statements on `db` (which must outlive the
-  /// journal). Null with `error` on failure.
-  static std::unique_ptr<CsvJournal> open(sqlite3* db, std::string& error);
+  /// The journal in `db` (which must outlive it), or null: with `error` empty if the database
+  /// has none, else saying what failed.
+  static std::unique_ptr<CsvJournal> open_existing(sqlite3* db, std::string& error);
 
-  /// Journals `line` (`rows` lines) for `file` at `offset` in the open transaction; its id, or
-  /// 0 on failure.
-  [[nodiscard]] std::int64_t add(const std::string& file, std::uint64_t offset,
-                                 const std::string& line, std::uint32_t rows = 1);
-  /// Forgets every line with id <= `id` (in the open transaction, or on its own outside one).
-  [[nodiscard]] bool forget_through(std::int64_t id);
-  /// Whether a transaction is open on the connection.
-  [[nodiscard]] bool in_transaction() const noexcept { return sqlite3_get_autocommit(db_) == 0; }
   /// The journaled lines of `file`, oldest first. False on a database error.
   [[nodiscard]] bool lines(const std::string& file, std::vector<JournalLine>& out);
+  /// Drops the table, once its lines are in their files. False with `error` on failure.
+  [[nodiscard]] bool drop(std::string& error);
 
  private:
-  explicit CsvJournal(sqlite3* db) : db_(db) {}
+  explicit CsvJournal(sqlite3* db, bool has_rows) : db_(db), has_rows_(has_rows) {}
 
   sqlite3* db_;
-  sqlite::SqliteStatement insert_;
-  sqlite::SqliteStatement forget_;
-  sqlite::SqliteStatement select_;
+  bool has_rows_;
 };
 
 }  // namespace dsekp::edge::sinks

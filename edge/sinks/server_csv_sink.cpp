@@ -9,15 +9,14 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
-#include <utility>
 #include <vector>
 
 #include "dsekp/bytes.hpp"
 #include "edge/logging/edge_logger.hpp"
-#include "logs/log_schema.hpp"
-
+#include "edge/sinks/csv_journal.hpp"
 #include "edge/sinks/csv_repair.hpp"
 #include "edge/sinks/server_csv_format.hpp"
+#include "logs/log_schema.hpp"
 
 namespace dsekp::edge::sinks {
 namespace {
@@ -33,45 +32,86 @@ void reserve_wiping(std::string& buffer, std::size_t extra) {
   buffer.swap(bigger);  // the old buffer, wiped, is freed with `bigger`
 }
 
-std::uint64_t size_of(std::FILE* fp) {
+void wipe(std::string& buffer, std::size_t from) noexcept {
+  if (buffer.size() <= from) return;
+  secure_wipe(
+      MutableByteView(reinterpret_cast<std::uint8_t*>(buffer.data()) + from, buffer.size() - from));
+  buffer.resize(from);
+}
+
+// Writes all of `data` at the end of `fd` (O_APPEND); false with errno set.
+bool write_all(int fd, const char* data, std::size_t size) noexcept {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::write(fd, data + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool identify(int fd, CsvFileEnd& out) noexcept {
   struct stat st {};
-  return ::fstat(::fileno(fp), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  if (::fstat(fd, &st) != 0) return false;
+  out.device = static_cast<std::uint64_t>(st.st_dev);
+  out.inode = static_cast<std::uint64_t>(st.st_ino);
+  out.end = static_cast<std::uint64_t>(st.st_size);
+  return true;
+}
+
+// Opens (creating if needed) the log at `path` for appending; a new file, or one cut inside its
+// header (a kill while creating it), gets the header. Throws std::runtime_error naming the file.
+CsvFileEnd open_log(const std::string& path, Mode mode, int& fd_out) {
+  // The rows hold decrypted readings: owner only, whatever the umask (0600 on creation; an
+  // existing file keeps the mode its operator gave it).
+  const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw std::runtime_error("cannot open " + path + " for appending: " + std::strerror(errno));
+  CsvFileEnd file;
+  const std::string header = logs::header_line(logs::LogKind::server, mode);
+  bool ok = identify(fd, file);
+  if (ok && file.end < header.size())
+    ok = ::ftruncate(fd, 0) == 0 && write_all(fd, header.data(), header.size()) &&
+         identify(fd, file);
+  if (!ok) {
+    const int error = errno;
+    ::close(fd);
+    throw std::runtime_error("cannot write the header of " + path + ": " + std::strerror(error));
+  }
+  fd_out = fd;
+  return file;
+}
+
+// Line breaks in [from, to) of `fd`.
+std::uint64_t lines_between(int fd, std::uint64_t from, std::uint64_t to) {
+  std::uint64_t lines = 0;
+  std::vector<char> chunk(65536);
+  while (from < to) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), to - from));
+    const ssize_t n = ::pread(fd, chunk.data(), want, static_cast<off_t>(from));
+    if (n <= 0) break;
+    lines += static_cast<std::uint64_t>(std::count(chunk.begin(), chunk.begin() + n, '\n'));
+    from += static_cast<std::uint64_t>(n);
+  }
+  return lines;
+}
+
+// The size of `fd`'s content up to and with its last line break, but not below `floor`: a file
+// a power loss left with part of a line (or zeros) at its end is cut there.
+std::uint64_t last_whole_line_end(int fd, std::uint64_t size, std::uint64_t floor) {
+  char c = 0;
+  std::uint64_t end = size;
+  while (end > floor && (::pread(fd, &c, 1, static_cast<off_t>(end - 1)) != 1 || c != '\n')) --end;
+  return end;
 }
 
 }  // namespace
 
-void ServerCsvSink::open_file(File& file) {
-  // The rows hold decrypted readings: owner only, whatever the umask (0600 on creation; an
-  // existing file keeps the mode its operator gave it).
-  const int fd = ::open(file.path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  file.fp = fd < 0 ? nullptr : ::fdopen(fd, "a+b");  // + : the repair reads it back
-  if (file.fp == nullptr) {
-    const int error = errno;
-    if (fd >= 0) ::close(fd);
-    throw std::runtime_error("cannot open " + file.path +
-                             " for appending: " + std::strerror(error));
-  }
-  // A new file, or one cut inside its header (a kill while creating it), gets the header.
-  const std::string header = logs::header_line(logs::LogKind::server, file.mode);
-  if (size_of(file.fp) < header.size()) {
-    if (::ftruncate(::fileno(file.fp), 0) != 0 ||
-        std::fwrite(header.data(), 1, header.size(), file.fp) != header.size() ||
-        std::fflush(file.fp) != 0)
-      throw std::runtime_error("cannot write the header of " + file.path);
-  }
-  file.end = size_of(file.fp);
-  file.bin = 0;  // `throughput` counts rows of this file
-  file.count = 0;
-}
-
-void ServerCsvSink::close_files() noexcept {
-  for (File* f : {&psk_, &dsekp_}) {
-    if (f->fp != nullptr) std::fclose(f->fp);
-    f->fp = nullptr;
-  }
-}
-
-ServerCsvSink::ServerCsvSink(const std::string& logs_dir, sqlite3* db) : logs_dir_(logs_dir) {
+ServerCsvSink::ServerCsvSink(const std::string& logs_dir, sqlite3* db) {
   psk_.path = logs_dir + "/" + logs::standard_file_name(logs::LogKind::server, Mode::psk);
   psk_.name = "psk";
   psk_.mode = Mode::psk;
@@ -79,228 +119,241 @@ ServerCsvSink::ServerCsvSink(const std::string& logs_dir, sqlite3* db) : logs_di
   dsekp_.name = "dsekp";
   dsekp_.mode = Mode::dsekp;
   try {
-    open_file(psk_);
-    open_file(dsekp_);
+    std::unique_ptr<CsvJournal> journal;
     if (db != nullptr) {
       std::string error;
-      journal_ = CsvJournal::open(db, error);
-      if (journal_ == nullptr) throw std::runtime_error(error);
-      if (!repair_all(error)) throw std::runtime_error("repairing the server CSV logs: " + error);
-      // Everything journaled is in place now: forget it (no transaction is open yet).
-      if (appended_through_ > 0 && journal_->forget_through(appended_through_))
-        forgotten_through_ = appended_through_;
+      ends_ = CsvCommittedEnds::open(db, error);
+      if (ends_ == nullptr) throw std::runtime_error(error);
+      journal = CsvJournal::open_existing(db, error);
+      if (!error.empty()) throw std::runtime_error(error);
     }
+    start(psk_, journal.get());
+    start(dsekp_, journal.get());
+    if (std::string error; journal != nullptr && !journal->drop(error))
+      throw std::runtime_error(error);
   } catch (...) {
-    close_files();
+    for (File* f : {&psk_, &dsekp_})
+      if (f->fd >= 0) ::close(f->fd);
     throw;
   }
 }
 
 ServerCsvSink::~ServerCsvSink() {
-  // After a clean stop no line is pending: forgetting them now means a file rotated while the
-  // edge is stopped is not repaired with lines that are in its predecessor.
-  if (journal_ != nullptr && appended_through_ > forgotten_through_ && !needs_repair_)
-    (void)journal_->forget_through(appended_through_);
   clear_staged();
-  close_files();
+  for (File* f : {&psk_, &dsekp_})
+    if (f->fd >= 0) ::close(f->fd);
 }
 
-bool ServerCsvSink::repair(File& file, std::int64_t after, std::int64_t& last_id,
-                           std::string& error) {
-  std::vector<JournalLine> lines;
-  if (!journal_->lines(file.name, lines)) {
-    error = "reading the CSV journal";
-    return false;
+void ServerCsvSink::start(File& file, CsvJournal* journal) {
+  file.committed = open_log(file.path, file.mode, file.fd);
+  std::string error;
+  if (journal != nullptr) {
+    std::vector<JournalLine> lines;
+    if (!journal->lines(file.name, lines))
+      throw std::runtime_error("reading the CSV journal of an earlier version");
+    CsvRepairReport report;
+    if (!repair_csv_file(file.fd, lines, report, error))
+      throw std::runtime_error("repairing " + file.path + ": " + error);
+    file.committed.end = report.size;
+    repaired_rows_ += report.lines_appended;
+    if (report.lines_appended > 0)
+      logging::logger().warn("CSV repaired: {}: {} rows of an earlier version's journal appended",
+                             file.path, report.lines_appended);
   }
-  // Lines this process appended are in the file already, or in its predecessor after a reopen:
-  // only the later ones are checked (at start-up that is all of them).
-  std::erase_if(lines, [&](const JournalLine& l) { return l.id <= after; });
-  if (std::fflush(file.fp) != 0) {
-    error = "flushing " + file.path;
-    return false;
+  if (ends_ != nullptr) {
+    CsvFileEnd recorded;
+    if (ends_->find(file.name, recorded, error) && recorded.same_file(file.committed)) {
+      const std::uint64_t size = file.committed.end;
+      if (size > recorded.end) {
+        const std::uint64_t lines = lines_between(file.fd, recorded.end, size);
+        if (::ftruncate(file.fd, static_cast<off_t>(recorded.end)) != 0)
+          throw std::runtime_error("cannot cut " + file.path +
+                                   " to its committed end: " + std::strerror(errno));
+        cut_rows_ += lines;
+        logging::logger().warn(
+            "CSV: {}: {} lines of a unit that did not commit cut ({} to {} bytes); the broker "
+            "delivers their frames again",
+            file.path, lines, size, recorded.end);
+      } else if (size < recorded.end) {
+        const std::uint64_t whole = last_whole_line_end(
+            file.fd, size, logs::header_line(logs::LogKind::server, file.mode).size());
+        if (whole < size && ::ftruncate(file.fd, static_cast<off_t>(whole)) != 0)
+          throw std::runtime_error("cannot cut " + file.path +
+                                   " to its last whole line: " + std::strerror(errno));
+        logging::logger().error(
+            "CSV: {} is {} bytes shorter than its committed lines: lines were lost outside the "
+            "edge (power loss, or the file cut); they cannot be restored",
+            file.path, recorded.end - whole);
+      }
+      if (!identify(file.fd, file.committed))
+        throw std::runtime_error("cannot stat " + file.path + ": " + std::strerror(errno));
+    } else if (!error.empty()) {
+      throw std::runtime_error(error);
+    }
+    // A file under another identity than recorded (new, rotated or replaced since) was never
+    // written before its identity was recorded, so it holds no uncommitted line: taken as it is.
+    if (!ends_->record(file.name, file.committed, error)) throw std::runtime_error(error);
   }
-  CsvRepairReport report;
-  if (!repair_csv_file(::fileno(file.fp), lines, report, error)) {
-    error = file.path + ": " + error;
-    return false;
-  }
-  file.end = report.size;
-  if (!lines.empty() && lines.back().id > last_id) last_id = lines.back().id;
-  repaired_rows_ += report.lines_appended;
-  if (report.lines_appended > 0 || report.truncated_from > 0)
-    logging::logger().warn(
-        "CSV repaired: {}: {} rows re-appended{}{}", file.path, report.lines_appended,
-        report.appended_at_end ? " at the end (the file was shorter than recorded)" : "",
-        report.truncated_from == 0 ? std::string()
-                                   : ", cut from " + std::to_string(report.truncated_from) +
-                                         " to " + std::to_string(report.truncated_to) + " bytes");
-  return true;
-}
-
-bool ServerCsvSink::repair_all(std::string& error) {
-  // One threshold for both files: their lines share the journal's id sequence, so raising it
-  // after the first file would hide older lines of the second.
-  std::int64_t last_id = appended_through_;
-  if (!repair(psk_, appended_through_, last_id, error) ||
-      !repair(dsekp_, appended_through_, last_id, error))
-    return false;
-  appended_through_ = last_id;
-  return true;
+  file.at = Position{file.committed.end, 0, 0};  // `throughput` counts rows of this process
 }
 
 bool ServerCsvSink::write(const AcceptedFrame& row) {
-  if (staged_rows() == 0) {  // the unit's first row: remember the counters for a rollback
-    psk_before_ = psk_;
-    dsekp_before_ = dsekp_;
-  }
-  // Only at a unit's first row: the lines staged before in this unit hold offsets in the files
-  // as they are now. A reopen that failed left a file closed: every unit tries again (and rolls
-  // back while it fails), none appends to a closed file.
-  if (staged_rows() == 0 &&
-      (reopen_requested_.exchange(false) || psk_.fp == nullptr || dsekp_.fp == nullptr)) {
-    close_files();
-    open_file(psk_);  // throws: the unit rolls back, and the next one tries again
-    open_file(dsekp_);
-    psk_before_ = psk_;
-    dsekp_before_ = dsekp_;
-    needs_repair_ = journal_ != nullptr;  // lines still journaled go into the new files
-  }
-  if (journal_ != nullptr && staged_rows() == 0 && needs_repair_) {
-    std::string error;
-    if (!repair_all(error)) {
-      logging::logger().error("CSV repair failed: {}", error);
-    } else {
-      needs_repair_ = false;
-      psk_before_ = psk_;
-      dsekp_before_ = dsekp_;
+  if (staged_rows() == 0) {  // the unit's first row
+    for (File* f : {&psk_, &dsekp_}) {
+      std::string error;
+      if (f->tail_to_cut && !cut(*f, error)) throw std::runtime_error(error);
+      f->unit_start = f->at;
     }
   }
   File& file = row.mode == Mode::psk ? psk_ : dsekp_;
-  Staged& staged = staged_of(file);
   const std::uint64_t bin = row.recvts_ms / 1000;
-  const std::uint64_t count = bin == file.bin ? file.count + 1 : 1;
-  const std::size_t before = staged.lines.size();
-  reserve_wiping(staged.lines, server_csv_row_size_bound(row));
-  // A throw leaves part of a line behind: the unit then rolls back, which cuts it off.
-  append_server_csv_row(staged.lines, row, count);
-  if (staged.rows++ == 0) staged.offset = file.end;
-  file.bin = bin;
-  file.count = count;
-  file.end += staged.lines.size() - before;
+  const std::uint64_t count = bin == file.at.bin ? file.at.count + 1 : 1;
+  const std::size_t before = file.staged.size();
+  reserve_wiping(file.staged, server_csv_row_size_bound(row));
+  // A throw leaves part of a line behind: the unit then rolls back, which drops it.
+  append_server_csv_row(file.staged, row, count);
+  ++file.staged_rows;
+  file.at.bin = bin;
+  file.at.count = count;
+  file.at.end += file.staged.size() - before;
   return true;
+}
+
+bool ServerCsvSink::append(File& file, std::string& error) noexcept {
+  file.appended = true;  // from here a rollback cuts, whatever part was written
+  if (write_all(file.fd, file.staged.data(), file.staged.size())) return true;
+  error = "cannot append to " + file.path + ": " + std::strerror(errno);
+  return false;
+}
+
+bool ServerCsvSink::cut(File& file, std::string& error) noexcept {
+  if (::ftruncate(file.fd, static_cast<off_t>(file.committed.end)) == 0) {
+    file.tail_to_cut = false;
+    return true;
+  }
+  file.tail_to_cut = true;
+  error = "cannot cut " + file.path + " back to its committed lines: " + std::strerror(errno);
+  return false;
 }
 
 bool ServerCsvSink::before_commit() noexcept {
-  journal_ids_through_ = 0;
-  if (journal_ == nullptr || staged_rows() == 0) return true;
-  // A journal record outside the unit's transaction would commit on its own: refuse (SQLite
-  // may have ended the transaction by itself after an error).
-  if (!journal_->in_transaction()) return false;
-  try {
-    if (appended_through_ > forgotten_through_ && !journal_->forget_through(appended_through_))
-      return false;
-    for (const File* file : {&psk_, &dsekp_}) {
-      const Staged& staged = staged_of(*file);
-      if (staged.rows == 0) continue;
-      const std::int64_t id = journal_->add(file->name, staged.offset, staged.lines, staged.rows);
-      if (id == 0) return false;
-      journal_ids_through_ = std::max(journal_ids_through_, id);
-    }
-  } catch (...) {
-    return false;  // out of memory: the unit rolls back
+  if (staged_rows() == 0) return true;
+  // A record outside the unit's transaction would commit on its own: refuse (SQLite may have
+  // ended the transaction by itself after an error).
+  if (ends_ != nullptr && !ends_->in_transaction()) return false;
+  std::string error;
+  bool ok = true;
+  for (File* f : {&psk_, &dsekp_})
+    if (ok && f->staged_rows > 0) ok = append(*f, error);
+  for (File* f : {&psk_, &dsekp_}) {
+    if (!ok || ends_ == nullptr || f->staged_rows == 0) continue;
+    CsvFileEnd end = f->committed;
+    end.end = f->at.end;
+    ok = ends_->record(f->name, end, error);
   }
-  return true;
+  if (!ok) {
+    try {
+      logging::logger().error("CSV: {}; the unit is handed back to the broker", error);
+    } catch (...) {
+    }
+  }
+  return ok;  // false: rolled_back() follows and cuts what was appended
 }
 
 void ServerCsvSink::clear_staged() noexcept {
-  for (Staged* staged : {&staged_psk_, &staged_dsekp_}) {
-    secure_wipe(MutableByteView(reinterpret_cast<std::uint8_t*>(staged->lines.data()),
-                                staged->lines.size()));
-    staged->lines.clear();
-    staged->rows = 0;
-  }
-}
-
-void ServerCsvSink::rolled_back() noexcept {
-  journal_ids_through_ = 0;
-  if (staged_rows() > 0) {
-    // Keep the (possibly reopened) FILE*s; restore only the counters.
-    for (auto [now, before] :
-         {std::pair{&psk_, &psk_before_}, std::pair{&dsekp_, &dsekp_before_}}) {
-      now->end = before->end;
-      now->bin = before->bin;
-      now->count = before->count;
-    }
-  }
-  clear_staged();
-}
-
-void ServerCsvSink::savepoint() noexcept {
-  psk_staged_at_savepoint_ = {staged_psk_.lines.size(), staged_psk_.rows};
-  dsekp_staged_at_savepoint_ = {staged_dsekp_.lines.size(), staged_dsekp_.rows};
-  psk_at_savepoint_ = psk_;
-  dsekp_at_savepoint_ = dsekp_;
-}
-
-void ServerCsvSink::rolled_back_to_savepoint() noexcept {
-  // The message was the unit's first: what rolled_back() restores (the counters as they were
-  // after any reopen or repair at that first row) is right.
-  const std::uint32_t rows_at_savepoint =
-      psk_staged_at_savepoint_.rows + dsekp_staged_at_savepoint_.rows;
-  if (rows_at_savepoint == 0) return rolled_back();
-  const bool rows_since = staged_rows() > rows_at_savepoint;
-  // Cut back to the savepoint also when no row was counted since: a write that threw may have
-  // left part of a line.
-  for (auto [staged, mark] : {std::pair{&staged_psk_, &psk_staged_at_savepoint_},
-                              std::pair{&staged_dsekp_, &dsekp_staged_at_savepoint_}}) {
-    if (staged->lines.size() > mark->size) {
-      secure_wipe(
-          MutableByteView(reinterpret_cast<std::uint8_t*>(staged->lines.data()) + mark->size,
-                          staged->lines.size() - mark->size));
-      staged->lines.resize(mark->size);
-    }
-    staged->rows = mark->rows;
-  }
-  if (!rows_since) return;
-  for (auto [now, at] :
-       {std::pair{&psk_, &psk_at_savepoint_}, std::pair{&dsekp_, &dsekp_at_savepoint_}}) {
-    now->end = at->end;
-    now->bin = at->bin;
-    now->count = at->count;
+  for (File* f : {&psk_, &dsekp_}) {
+    wipe(f->staged, 0);
+    f->staged_rows = 0;
+    f->appended = false;
   }
 }
 
 void ServerCsvSink::committed() noexcept {
-  if (journal_ != nullptr) {
-    // The forget in this unit's transaction is now durable.
-    if (appended_through_ > forgotten_through_ && staged_rows() > 0)
-      forgotten_through_ = appended_through_;
-  }
-  bool ok = !needs_repair_;  // while a repair is due, new lines wait in the journal for it
-  for (File* file : {&psk_, &dsekp_}) {
-    const Staged& staged = staged_of(*file);
-    if (staged.rows == 0) continue;
-    std::size_t written = 0;
-    if (ok && file->fp != nullptr)
-      written = std::fwrite(staged.lines.data(), 1, staged.lines.size(), file->fp);
-    if (written != staged.lines.size()) {
-      ok = false;
-      // The lines that did not reach the file whole (a reading never holds a line break: one
-      // that would is written as base64).
-      const auto whole = std::count(
-          staged.lines.begin(), staged.lines.begin() + static_cast<std::ptrdiff_t>(written), '\n');
-      lost_rows_ += staged.rows - static_cast<std::uint64_t>(whole);
+  for (File* f : {&psk_, &dsekp_})
+    if (f->staged_rows > 0) f->committed.end = f->at.end;
+  clear_staged();
+  between_units();
+}
+
+void ServerCsvSink::rolled_back() noexcept {
+  for (File* f : {&psk_, &dsekp_}) {
+    std::string error;
+    if (f->appended && !cut(*f, error)) {
+      try {
+        logging::logger().error("CSV: {}; tried again before the next line", error);
+      } catch (...) {
+      }
     }
-  }
-  const std::int64_t last_id = std::exchange(journal_ids_through_, 0);
-  // Flushed per unit, so a killed edge loses at most what the journal gives back.
-  if (staged_rows() > 0 && (std::fflush(psk_.fp) != 0 || std::fflush(dsekp_.fp) != 0)) ok = false;
-  if (ok) {
-    if (last_id > appended_through_) appended_through_ = last_id;
-  } else if (journal_ != nullptr) {
-    needs_repair_ = true;
+    if (staged_rows() > 0) f->at = f->unit_start;
   }
   clear_staged();
+  between_units();
+}
+
+void ServerCsvSink::savepoint() noexcept {
+  for (File* f : {&psk_, &dsekp_}) {
+    f->savepoint_at = f->at;
+    f->staged_at_savepoint = f->staged.size();
+    f->rows_at_savepoint = f->staged_rows;
+  }
+}
+
+void ServerCsvSink::rolled_back_to_savepoint() noexcept {
+  // Cut back to the savepoint also when no row was counted since: a write that threw may have
+  // left part of a line.
+  for (File* f : {&psk_, &dsekp_}) {
+    wipe(f->staged, f->staged_at_savepoint);
+    f->staged_rows = f->rows_at_savepoint;
+    f->at = f->savepoint_at;
+  }
+}
+
+void ServerCsvSink::between_units() noexcept {
+  if (reopen_requested_.exchange(false)) psk_.reopen_pending = dsekp_.reopen_pending = true;
+  for (File* f : {&psk_, &dsekp_}) {
+    if (!f->reopen_pending) continue;
+    std::string error;
+    if (reopen_file(*f, error)) {
+      f->reopen_pending = false;
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_reopen_warning_) continue;
+    next_reopen_warning_ = now + std::chrono::seconds(10);
+    try {
+      logging::logger().warn(
+          "CSV: cannot reopen {}: {}; its lines go on into the file open before, and the reopen "
+          "is tried again after every unit",
+          f->path, error);
+    } catch (...) {
+    }
+  }
+}
+
+bool ServerCsvSink::reopen_file(File& file, std::string& error) noexcept {
+  // The record of the new file's identity must commit on its own, before its first line.
+  if (ends_ != nullptr && ends_->in_transaction()) {
+    error = "a transaction is open";
+    return false;
+  }
+  // The old file's uncommitted tail could not be cut any more once it is closed.
+  if (file.tail_to_cut && !cut(file, error)) return false;
+  try {
+    int fd = -1;
+    const CsvFileEnd opened = open_log(file.path, file.mode, fd);
+    if (ends_ != nullptr && !ends_->record(file.name, opened, error)) {
+      ::close(fd);
+      return false;
+    }
+    ::close(file.fd);
+    file.fd = fd;
+    file.committed = opened;
+    file.at = Position{opened.end, 0, 0};
+    return true;
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
 }
 
 }  // namespace dsekp::edge::sinks

@@ -7,10 +7,10 @@
 // Why this holds: the edge's MQTT loop (edge/mqtt/mqtt_client.hpp on libmosquitto,
 // edge/mqtt_builtin/builtin_mqtt_client.hpp on the built-in client; each test runs on both) writes
 // the PUBACKs of a batch of QoS 1 messages only after the batch's SQLite commit of the moved replay
-// windows + telemetry rows (+ the CSV journal rows). A kill before the commit: no PUBACK, the
+// windows + telemetry rows (+ the CSV logs' committed ends). A kill before the commit: no PUBACK, the
 // broker redelivers, the state does not contain the frames -> accepted once. A kill after the
-// commit: the redeliveries are `replay`s -> still once. The CSV file is repaired from its journal
-// at start-up (edge/sinks/server_csv_sink.hpp). A storage failure stops the edge (status 75) before
+// commit: the redeliveries are `replay`s -> still once. The CSV file is cut back to its committed
+// end at start-up (edge/sinks/server_csv_sink.hpp). A storage failure stops the edge (status 75) before
 // it acknowledges what it could not store (edge/service/message_batch.hpp).
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -46,6 +46,8 @@ namespace {
 
 constexpr int kFrames = 600;
 constexpr int kKills = 6;
+// What a restarted edge logs when it cuts the CSV lines of a unit that did not commit.
+constexpr const char* kCsvCut = "lines of a unit that did not commit cut";
 
 std::size_t occurrences(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
@@ -213,9 +215,8 @@ void every_frame_stored_exactly_once_across_sigkills(const std::vector<std::stri
   // Not asserted (timing decides), shown for the record: redeliveries refused as replays.
   const std::string all = edge.all_stderr();
   if (std::getenv("DSEKP_TEST_SHOW")) std::printf("%s", all.c_str());
-  std::printf("kills: %d (%d while streaming); replay rejections logged: %zu; CSV repairs: %zu\n",
-              kKills, kills_during_stream, occurrences(all, "replay"),
-              occurrences(all, "CSV repaired"));
+  std::printf("kills: %d (%d while streaming); replay rejections logged: %zu; CSV cuts: %zu\n",
+              kKills, kills_during_stream, occurrences(all, "replay"), occurrences(all, kCsvCut));
 }
 
 // Each proof runs on every MQTT client (--mqtt-client): when PUBACKs are written is each
@@ -239,13 +240,13 @@ TEST_P(EdgeKillRestart, EveryFrameIsStoredExactlyOnceAcrossSigkillsWithABatchWai
 // redeliver it, and the restarted edge must refuse it as a replay (had libmosquitto sent the
 // PUBACK before on_message returned, there would be no redelivery and fewer replays). Each kill
 // "before" leaves a delivered frame unprocessed: it must still end up stored exactly once (had
-// the PUBACK gone out, it would be lost). Each kill "committed" also leaves the CSV short by that
-// row: the restarted edge's repair must put it back.
+// the PUBACK gone out, it would be lost). Each kill "appended" leaves the CSV with the line of a
+// frame that did not commit: the restarted edge must cut it, and store the redelivery once.
 TEST_P(EdgeKillRestart, KillsAtEachCriticalMomentLoseAndDoubleNothing) {
   constexpr int kHeldFrames = 14;
   constexpr int kHoldMs = 150;
-  const std::vector<std::string> moments = {"before", "committed", "after",
-                                            "before", "committed", "after"};
+  const std::vector<std::string> moments = {"before", "appended", "committed", "after",
+                                            "before", "appended", "committed", "after"};
   dsekp::test::TempDir dir;
   const std::string registry_path = dir.file("registry.db");
   const std::string logs = dir.file("logs");
@@ -280,6 +281,7 @@ TEST_P(EdgeKillRestart, KillsAtEachCriticalMomentLoseAndDoubleNothing) {
     ASSERT_TRUE(edge.start(/*wait_ready=*/false)) << "restart after " << moment;
   }
   EXPECT_GE(landed["before"], 1);
+  EXPECT_GE(landed["appended"], 1);
   EXPECT_GE(landed["committed"], 1);
   EXPECT_GE(landed["after"], 1);
 
@@ -305,10 +307,11 @@ TEST_P(EdgeKillRestart, KillsAtEachCriticalMomentLoseAndDoubleNothing) {
   EXPECT_GE(occurrences(all, "rejected replay"),
             static_cast<std::size_t>(landed["committed"] + landed["after"]))
       << all;
-  EXPECT_GE(occurrences(all, "CSV repaired"), static_cast<std::size_t>(landed["committed"])) << all;
-  std::printf("landed kills: before %d, committed %d, after %d; replays %zu; CSV repairs %zu\n",
-              landed["before"], landed["committed"], landed["after"],
-              occurrences(all, "rejected replay"), occurrences(all, "CSV repaired"));
+  EXPECT_GE(occurrences(all, kCsvCut), static_cast<std::size_t>(landed["appended"])) << all;
+  std::printf(
+      "landed kills: before %d, appended %d, committed %d, after %d; replays %zu; CSV cuts %zu\n",
+      landed["before"], landed["appended"], landed["committed"], landed["after"],
+      occurrences(all, "rejected replay"), occurrences(all, kCsvCut));
 }
 
 // A ratcheting device (PROTOCOL.md 6.6) with the edge SIGKILLed inside each placed moment of its
@@ -434,9 +437,10 @@ TEST_P(EdgeKillRestart, ARatchetingDeviceIsNeverLockedOutByAKillAtAnyMomentOfIts
 // handling it and, with --batch-time-ms 0, a burst is not cut by time, so the frames queued
 // meanwhile become one batch of several messages, and the test
 // SIGKILLs it (a) while the batch is open: several messages handled, nothing committed;
-// (b) after its commit, before the CSV append and before any PUBACK is written; (c) at its end:
-// CSV appended, PUBACKs still unwritten. Every frame must end up exactly once in telemetry and
-// CSV; (b) and (c) must show redeliveries refused as replays (their PUBACKs never went out).
+// (b) after its commit, before any PUBACK is written; (c) at its end: PUBACKs still unwritten;
+// (d) with its CSV lines appended, before its commit. Every frame must end up exactly once in
+// telemetry and CSV; (b) and (c) must show redeliveries refused as replays (their PUBACKs never
+// went out), (d) the batch's lines cut at the restart.
 TEST_P(EdgeKillRestart, KillsInsideABatchOfSeveralMessagesLoseAndDoubleNothing) {
   constexpr int kBurst = 10;
   constexpr int kHoldMs = 100;
@@ -463,6 +467,7 @@ TEST_P(EdgeKillRestart, KillsInsideABatchOfSeveralMessagesLoseAndDoubleNothing) 
           "dsekp/data", as_string(device.data(reading(next), unix_ms_now(), Encoding::json))));
   };
   const std::string before = "test hold: before\n";
+  const std::string appended = "test hold: appended\n";
   const std::string committed = "test hold: committed\n";
   const std::string after = "test hold: after\n";
   // Waits until the edge pauses at `marker` in a batch with at least kSeveral messages handled
@@ -503,27 +508,32 @@ TEST_P(EdgeKillRestart, KillsInsideABatchOfSeveralMessagesLoseAndDoubleNothing) 
   const std::size_t committed_batch = kill_at(committed);
   EXPECT_GE(committed_batch, kSeveral) << edge.stderr_text();
   ASSERT_TRUE(edge.start(/*wait_ready=*/false));
+  // (d) a third burst; killed with its lines appended, its transaction not committed.
+  send_burst();
+  const std::size_t appended_batch = kill_at(appended);
+  EXPECT_GE(appended_batch, kSeveral) << edge.stderr_text();
+  ASSERT_TRUE(edge.start(/*wait_ready=*/false));
 
   const std::string state = registry_path + ".state";
   EXPECT_TRUE(
-      wait_until([&] { return count_rows(state, "SELECT count(*) FROM telemetry") >= 2 * kBurst; },
+      wait_until([&] { return count_rows(state, "SELECT count(*) FROM telemetry") >= 3 * kBurst; },
                  std::chrono::seconds(30)))
-      << count_rows(state, "SELECT count(*) FROM telemetry") << " of " << 2 * kBurst;
+      << count_rows(state, "SELECT count(*) FROM telemetry") << " of " << 3 * kBurst;
   // Let the redeliveries of (b) be refused before stopping (they come first after a restart).
   EXPECT_TRUE(wait_until([&] { return occurrences(edge.stderr_text(), after) > 0; },
                          std::chrono::seconds(20)));
   EXPECT_EQ(edge.terminate(), std::optional<int>(0)) << edge.stderr_text();
-  expect_each_frame_once(state, logs, 2 * kBurst);
+  expect_each_frame_once(state, logs, 3 * kBurst);
 
   const std::string all = edge.all_stderr();
   // (c) and (b) each left a whole batch unacknowledged: redelivered, refused as replays.
   EXPECT_GE(occurrences(all, "rejected replay"), std::size_t{2}) << all;
-  EXPECT_GE(occurrences(all, "CSV repaired"), std::size_t{1}) << all;
+  EXPECT_GE(occurrences(all, kCsvCut), std::size_t{1}) << all;
   std::printf(
-      "batch kills: open with %zu handled, committed with %zu, ended with %zu; replays "
-      "logged %zu; CSV repairs %zu\n",
-      open_batch, committed_batch, ended_batch, occurrences(all, "rejected replay"),
-      occurrences(all, "CSV repaired"));
+      "batch kills: open with %zu handled, committed with %zu, ended with %zu, appended with "
+      "%zu; replays logged %zu; CSV cuts %zu\n",
+      open_batch, committed_batch, ended_batch, appended_batch, occurrences(all, "rejected replay"),
+      occurrences(all, kCsvCut));
 }
 
 // Fail-stop (edge/service/message_batch.hpp) with a real storage failure: the edge runs with a

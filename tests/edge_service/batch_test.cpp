@@ -137,7 +137,6 @@ TEST_F(BatchTest, TelemetryAndCsvDropAnUndoneMessageAndKeepTheOthersInOrder) {
   std::size_t lines = 0;
   for (char c : text.str()) lines += c == '\n' ? 1 : 0;
   EXPECT_EQ(lines, 1 + want.size()) << text.str();  // the header and one line per frame
-  EXPECT_EQ(csv.lost_rows(), 0u);
 }
 
 TEST_F(BatchTest, ARolledBackBatchLeavesNothing) {

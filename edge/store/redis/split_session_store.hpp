@@ -1,7 +1,7 @@
 // A SessionStore whose device states live in one store (the shared Redis store) while the
 // transactions also span a second, local one (the edge's SQLite state database), because the
 // sinks write each accepted frame's row on the local database's connection inside the open
-// transaction (edge/service/sink_writer.hpp): the telemetry row and the CSV journal line.
+// transaction (edge/service/sink_writer.hpp): the telemetry row and the CSV log's committed end.
 //
 // begin(), savepoint(), release_savepoint() and rollback_to_savepoint() go to both (the local
 // one first); load(), save() and remove() go to the state store only.

@@ -1,0 +1,59 @@
+// CsvCommittedEnds (see csv_committed_end.hpp).
+#include "edge/sinks/csv_committed_end.hpp"
+
+namespace dsekp::edge::sinks {
+namespace {
+
+// Two rows, rewritten in place by every unit: one small page in the write-ahead log per commit.
+constexpr const char* kSchema =
+    "CREATE TABLE IF NOT EXISTS server_csv_end(file TEXT PRIMARY KEY NOT NULL,"
+    " device INTEGER NOT NULL, inode INTEGER NOT NULL, end INTEGER NOT NULL) WITHOUT ROWID";
+
+}  // namespace
+
+std::unique_ptr<CsvCommittedEnds> CsvCommittedEnds::open(sqlite3* db, std::string& error) {
+  if (sqlite3_exec(db, kSchema, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    error = std::string("CSV end table: ") + sqlite3_errmsg(db);
+    return nullptr;
+  }
+  std::unique_ptr<CsvCommittedEnds> ends(new CsvCommittedEnds(db));
+  ends->select_ =
+      sqlite::SqliteStatement(db, "SELECT device, inode, end FROM server_csv_end WHERE file = ?1");
+  ends->upsert_ = sqlite::SqliteStatement(
+      db,
+      "INSERT INTO server_csv_end(file, device, inode, end) VALUES(?1, ?2, ?3, ?4)"
+      " ON CONFLICT(file) DO UPDATE SET device = excluded.device, inode = excluded.inode,"
+      " end = excluded.end");
+  if (!ends->select_.ok() || !ends->upsert_.ok()) {
+    error = std::string("CSV end statements: ") + sqlite3_errmsg(db);
+    return nullptr;
+  }
+  return ends;
+}
+
+bool CsvCommittedEnds::find(const char* file, CsvFileEnd& out, std::string& error) {
+  const sqlite::StatementScope s(select_);
+  sqlite3_bind_text(s.get(), 1, file, -1, SQLITE_STATIC);
+  const int rc = sqlite3_step(s.get());
+  if (rc == SQLITE_ROW) {
+    out.device = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 0));
+    out.inode = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 1));
+    out.end = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 2));
+    return true;
+  }
+  if (rc != SQLITE_DONE) error = std::string("reading the CSV end: ") + sqlite3_errmsg(db_);
+  return false;
+}
+
+bool CsvCommittedEnds::record(const char* file, const CsvFileEnd& end, std::string& error) {
+  const sqlite::StatementScope s(upsert_);
+  sqlite3_bind_text(s.get(), 1, file, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(s.get(), 2, static_cast<sqlite3_int64>(end.device));
+  sqlite3_bind_int64(s.get(), 3, static_cast<sqlite3_int64>(end.inode));
+  sqlite3_bind_int64(s.get(), 4, static_cast<sqlite3_int64>(end.end));
+  if (sqlite3_step(s.get()) == SQLITE_DONE) return true;
+  error = std::string("recording the CSV end: ") + sqlite3_errmsg(db_);
+  return false;
+}
+
+}  // namespace dsekp::edge::sinks
