@@ -300,7 +300,7 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   while (wait_for_signal(sig) && sig == SIGHUP) {
     if (storage.csv() != nullptr) storage.csv()->reopen();
     if (!o.reload) {
-      logging::logger().info("SIGHUP: CSV logs reopen with the next row");
+      logging::logger().info("SIGHUP: CSV logs reopen once the next batch has ended");
       continue;
     }
     service_manager.reloading();
@@ -317,7 +317,7 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
       logging::logger().info(
           "SIGHUP: reloaded (max_skew {}, init_burst {}, init_refill_ms {}, replay_window {}, "
           "ratchet_lookahead {}, rejection_lines_per_second {}, log_level {}); CSV logs reopen "
-          "with the next row",
+          "once the next batch has ended",
           n.max_skew_s, n.init_burst, n.init_refill_ms, n.replay_window, n.ratchet_lookahead,
           n.rejection_lines_per_second, logging::to_string(n.log_level));
       service_manager.reloaded("reloaded; broker " + broker_name);

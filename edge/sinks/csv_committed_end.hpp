@@ -1,14 +1,19 @@
 // Where each server CSV log's committed lines end, in table `server_csv_end` of the session
 // store's database: the sink appends a unit's lines to its files before the unit commits and
 // records each file's new end in the unit's transaction, so the record moves exactly when the
-// frames behind the lines commit. A line past a file's recorded end belongs to a unit that did
-// not commit (a kill between the append and the commit, or a commit that failed) and is cut at
-// start-up; docs/ARCHITECTURE.md, "The edge's durability", step 3.
+// frames behind the lines commit. Lines past a file's recorded end belong to a unit that did not
+// commit (a kill between the append and the commit) and are cut at start-up; docs/ARCHITECTURE.md,
+// "The edge's durability", step 3.
 //
-//   server_csv_end(file TEXT PRIMARY KEY, device INTEGER, inode INTEGER, end INTEGER)
+//   server_csv_end(file TEXT PRIMARY KEY, inode INTEGER, end INTEGER, tail INTEGER,
+//                  unit_rows INTEGER)
 //
-// `file` is the sink's key ("psk", "dsekp"); (device, inode) name the file the end is in, so a
-// file replaced since (rotated, removed) is never cut to another file's end.
+// `file` is the sink's key ("psk", "dsekp"). `inode` and `tail` (a checksum of the bytes just
+// before `end`) say which file the end is in: a file rotated or replaced since, or a new file
+// that reuses the inode number, does not match, so it is never cut to another file's end.
+// `unit_rows` is the most lines one unit may add (the edge's batch_max): more than that after the
+// end cannot be one unit that did not commit (the database is older than the file, e.g. restored
+// from a copy), and is then not cut.
 #pragma once
 
 #include <sqlite3.h>
@@ -17,18 +22,24 @@
 #include <memory>
 #include <string>
 
+#include "dsekp/bytes.hpp"
 #include "edge/sqlite/sqlite_statement.hpp"
 
 namespace dsekp::edge::sinks {
 
 struct CsvFileEnd {
-  std::uint64_t device = 0;
   std::uint64_t inode = 0;
-  std::uint64_t end = 0;  // bytes: the header and every committed line
-  [[nodiscard]] bool same_file(const CsvFileEnd& other) const noexcept {
-    return device == other.device && inode == other.inode;
-  }
+  std::uint64_t end = 0;        // bytes: the header and every committed line
+  std::uint64_t tail = 0;       // csv_tail_checksum of the bytes before `end`
+  std::uint32_t unit_rows = 0;  // the most lines one unit appends
 };
+
+/// How many bytes before a file's end its tail checksum covers (fewer in a shorter file).
+inline constexpr std::size_t kCsvTailBytes = 64;
+
+/// A checksum of `bytes` (FNV-1a, 64 bits): not a security measure, only a check that a file
+/// still ends as recorded.
+[[nodiscard]] std::uint64_t csv_tail_checksum(ByteView bytes) noexcept;
 
 class CsvCommittedEnds {
  public:
@@ -42,6 +53,8 @@ class CsvCommittedEnds {
   /// Records `end` for `file`: in the open transaction, or on its own outside one. False with
   /// `error` on a database error.
   [[nodiscard]] bool record(const char* file, const CsvFileEnd& end, std::string& error);
+  /// Forgets every recorded end (they describe files an older version has written to since).
+  [[nodiscard]] bool forget_all(std::string& error);
   /// Whether a transaction is open on the connection.
   [[nodiscard]] bool in_transaction() const noexcept { return sqlite3_get_autocommit(db_) == 0; }
 

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "dsekp/bytes.hpp"
+
 namespace dsekp::edge::sinks {
 namespace {
 
@@ -27,10 +29,12 @@ bool present(int fd, const JournalLine& l, std::uint64_t size) {
   while (done < found.size()) {
     const ssize_t n =
         ::pread(fd, found.data() + done, found.size() - done, static_cast<off_t>(l.offset + done));
-    if (n <= 0) return false;
+    if (n <= 0) break;
     done += static_cast<std::size_t>(n);
   }
-  return found == l.line;
+  const bool same = done == found.size() && found == l.line;
+  secure_wipe(MutableByteView(reinterpret_cast<std::uint8_t*>(found.data()), found.size()));
+  return same;
 }
 
 bool truncate_to(int fd, std::uint64_t size, std::string& error) {

@@ -6,12 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <vector>
 
-#include "dsekp/bytes.hpp"
 #include "edge/logging/edge_logger.hpp"
 #include "edge/sinks/csv_journal.hpp"
 #include "edge/sinks/csv_repair.hpp"
@@ -39,6 +40,10 @@ void wipe(std::string& buffer, std::size_t from) noexcept {
   buffer.resize(from);
 }
 
+ByteView bytes_of(const std::string& s, std::size_t from = 0) noexcept {
+  return ByteView(reinterpret_cast<const std::uint8_t*>(s.data()) + from, s.size() - from);
+}
+
 // Writes all of `data` at the end of `fd` (O_APPEND); false with errno set.
 bool write_all(int fd, const char* data, std::size_t size) noexcept {
   std::size_t done = 0;
@@ -54,64 +59,115 @@ bool write_all(int fd, const char* data, std::size_t size) noexcept {
   return true;
 }
 
-bool identify(int fd, CsvFileEnd& out) noexcept {
+std::string system_error(const std::string& what) {
+  return what + ": " + std::strerror(errno);
+}
+
+// The tail checksum of the `end` bytes of `fd` (the readings read for it are wiped).
+bool tail_of(int fd, std::uint64_t end, std::uint64_t& tail) noexcept {
+  std::array<std::uint8_t, kCsvTailBytes> bytes{};
+  const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kCsvTailBytes, end));
+  const bool ok =
+      ::pread(fd, bytes.data(), n, static_cast<off_t>(end - n)) == static_cast<ssize_t>(n);
+  if (ok) tail = csv_tail_checksum(ByteView(bytes.data(), n));
+  secure_wipe(MutableByteView(bytes.data(), bytes.size()));
+  return ok;
+}
+
+bool size_of(int fd, std::uint64_t& size) noexcept {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return false;
-  out.device = static_cast<std::uint64_t>(st.st_dev);
-  out.inode = static_cast<std::uint64_t>(st.st_ino);
-  out.end = static_cast<std::uint64_t>(st.st_size);
+  size = static_cast<std::uint64_t>(st.st_size);
   return true;
+}
+
+// Where `fd`'s content ends, as a record would name it.
+CsvFileEnd end_of(int fd, const std::string& path, std::uint32_t unit_rows) {
+  struct stat st {};
+  CsvFileEnd e;
+  if (::fstat(fd, &st) != 0) throw std::runtime_error(system_error("cannot stat " + path));
+  e.inode = static_cast<std::uint64_t>(st.st_ino);
+  e.end = static_cast<std::uint64_t>(st.st_size);
+  if (!tail_of(fd, e.end, e.tail)) throw std::runtime_error(system_error("cannot read " + path));
+  e.unit_rows = unit_rows;
+  return e;
 }
 
 // Opens (creating if needed) the log at `path` for appending; a new file, or one cut inside its
 // header (a kill while creating it), gets the header. Throws std::runtime_error naming the file.
-CsvFileEnd open_log(const std::string& path, Mode mode, int& fd_out) {
+int open_log(const std::string& path, Mode mode) {
   // The rows hold decrypted readings: owner only, whatever the umask (0600 on creation; an
   // existing file keeps the mode its operator gave it).
   const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0)
-    throw std::runtime_error("cannot open " + path + " for appending: " + std::strerror(errno));
-  CsvFileEnd file;
+  if (fd < 0) throw std::runtime_error(system_error("cannot open " + path + " for appending"));
   const std::string header = logs::header_line(logs::LogKind::server, mode);
-  bool ok = identify(fd, file);
-  if (ok && file.end < header.size())
-    ok = ::ftruncate(fd, 0) == 0 && write_all(fd, header.data(), header.size()) &&
-         identify(fd, file);
+  std::uint64_t size = 0;
+  bool ok = size_of(fd, size);
+  if (ok && size < header.size())
+    ok = ::ftruncate(fd, 0) == 0 && write_all(fd, header.data(), header.size());
   if (!ok) {
-    const int error = errno;
+    const std::string error = system_error("cannot write the header of " + path);
     ::close(fd);
-    throw std::runtime_error("cannot write the header of " + path + ": " + std::strerror(error));
+    throw std::runtime_error(error);
   }
-  fd_out = fd;
-  return file;
+  return fd;
 }
 
-// Line breaks in [from, to) of `fd`.
+// Lines in [from, to) of `fd`, a last one without its line break counted too.
 std::uint64_t lines_between(int fd, std::uint64_t from, std::uint64_t to) {
   std::uint64_t lines = 0;
   std::vector<char> chunk(65536);
+  char last = '\n';
   while (from < to) {
     const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), to - from));
     const ssize_t n = ::pread(fd, chunk.data(), want, static_cast<off_t>(from));
     if (n <= 0) break;
     lines += static_cast<std::uint64_t>(std::count(chunk.begin(), chunk.begin() + n, '\n'));
+    last = chunk[static_cast<std::size_t>(n - 1)];
     from += static_cast<std::uint64_t>(n);
   }
-  return lines;
+  secure_wipe(MutableByteView(reinterpret_cast<std::uint8_t*>(chunk.data()), chunk.size()));
+  return lines + (last != '\n' ? 1 : 0);
 }
 
-// The size of `fd`'s content up to and with its last line break, but not below `floor`: a file
-// a power loss left with part of a line (or zeros) at its end is cut there.
+// Where the last whole line of `fd`'s first `size` bytes ends, but not below `floor`: a file a
+// power loss left with part of a line (or zeros) at its end is cut there.
 std::uint64_t last_whole_line_end(int fd, std::uint64_t size, std::uint64_t floor) {
-  char c = 0;
+  std::array<char, 4096> chunk{};
   std::uint64_t end = size;
-  while (end > floor && (::pread(fd, &c, 1, static_cast<off_t>(end - 1)) != 1 || c != '\n')) --end;
-  return end;
+  bool found = false;
+  while (end > floor && !found) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), end - floor));
+    if (::pread(fd, chunk.data(), n, static_cast<off_t>(end - n)) != static_cast<ssize_t>(n)) break;
+    std::size_t i = n;
+    while (i > 0 && chunk[i - 1] != '\n') --i;
+    found = i > 0;
+    end -= n - i;
+  }
+  secure_wipe(MutableByteView(reinterpret_cast<std::uint8_t*>(chunk.data()), chunk.size()));
+  return std::max(end, floor);
+}
+
+// Whether the file open as `fd` (`size` bytes, inode `inode`) is the one `recorded` was written
+// for: the same inode, ending as recorded at the recorded end (when it still reaches it).
+bool is_recorded_file(int fd, std::uint64_t inode, std::uint64_t size, const CsvFileEnd& recorded) {
+  if (inode != recorded.inode) return false;
+  if (size < recorded.end) return true;  // shorter than recorded: nothing left to compare
+  std::uint64_t tail = 0;
+  return tail_of(fd, recorded.end, tail) && tail == recorded.tail;
+}
+
+void log_error(const std::string& what) noexcept {
+  try {
+    logging::logger().error("CSV: {}", what);
+  } catch (...) {
+  }
 }
 
 }  // namespace
 
-ServerCsvSink::ServerCsvSink(const std::string& logs_dir, sqlite3* db) {
+ServerCsvSink::ServerCsvSink(const std::string& logs_dir, sqlite3* db, std::uint32_t unit_rows)
+    : logs_dir_(logs_dir), unit_rows_(unit_rows) {
   psk_.path = logs_dir + "/" + logs::standard_file_name(logs::LogKind::server, Mode::psk);
   psk_.name = "psk";
   psk_.mode = Mode::psk;
@@ -126,6 +182,9 @@ ServerCsvSink::ServerCsvSink(const std::string& logs_dir, sqlite3* db) {
       if (ends_ == nullptr) throw std::runtime_error(error);
       journal = CsvJournal::open_existing(db, error);
       if (!error.empty()) throw std::runtime_error(error);
+      // An older version has written since the ends were recorded (a downgrade, then this
+      // upgrade): they no longer say where anything ends.
+      if (journal != nullptr && !ends_->forget_all(error)) throw std::runtime_error(error);
     }
     start(psk_, journal.get());
     start(dsekp_, journal.get());
@@ -145,16 +204,16 @@ ServerCsvSink::~ServerCsvSink() {
 }
 
 void ServerCsvSink::start(File& file, CsvJournal* journal) {
-  file.committed = open_log(file.path, file.mode, file.fd);
+  file.fd = open_log(file.path, file.mode);
   std::string error;
   if (journal != nullptr) {
     std::vector<JournalLine> lines;
-    if (!journal->lines(file.name, lines))
-      throw std::runtime_error("reading the CSV journal of an earlier version");
+    const bool read = journal->lines(file.name, lines);
     CsvRepairReport report;
-    if (!repair_csv_file(file.fd, lines, report, error))
-      throw std::runtime_error("repairing " + file.path + ": " + error);
-    file.committed.end = report.size;
+    const bool repaired = read && repair_csv_file(file.fd, lines, report, error);
+    for (JournalLine& l : lines) wipe(l.line, 0);
+    if (!read) throw std::runtime_error("reading the CSV journal of an earlier version");
+    if (!repaired) throw std::runtime_error("repairing " + file.path + ": " + error);
     repaired_rows_ += report.lines_appended;
     if (report.lines_appended > 0)
       logging::logger().warn("CSV repaired: {}: {} rows of an earlier version's journal appended",
@@ -162,77 +221,117 @@ void ServerCsvSink::start(File& file, CsvJournal* journal) {
   }
   if (ends_ != nullptr) {
     CsvFileEnd recorded;
-    if (ends_->find(file.name, recorded, error) && recorded.same_file(file.committed)) {
-      const std::uint64_t size = file.committed.end;
-      if (size > recorded.end) {
-        const std::uint64_t lines = lines_between(file.fd, recorded.end, size);
-        if (::ftruncate(file.fd, static_cast<off_t>(recorded.end)) != 0)
-          throw std::runtime_error("cannot cut " + file.path +
-                                   " to its committed end: " + std::strerror(errno));
-        cut_rows_ += lines;
-        logging::logger().warn(
-            "CSV: {}: {} lines of a unit that did not commit cut ({} to {} bytes); the broker "
-            "delivers their frames again",
-            file.path, lines, size, recorded.end);
-      } else if (size < recorded.end) {
-        const std::uint64_t whole = last_whole_line_end(
-            file.fd, size, logs::header_line(logs::LogKind::server, file.mode).size());
-        if (whole < size && ::ftruncate(file.fd, static_cast<off_t>(whole)) != 0)
-          throw std::runtime_error("cannot cut " + file.path +
-                                   " to its last whole line: " + std::strerror(errno));
-        logging::logger().error(
-            "CSV: {} is {} bytes shorter than its committed lines: lines were lost outside the "
-            "edge (power loss, or the file cut); they cannot be restored",
-            file.path, recorded.end - whole);
+    if (ends_->find(file.name, recorded, error)) {
+      const CsvFileEnd now = end_of(file.fd, file.path, unit_rows_);
+      if (is_recorded_file(file.fd, now.inode, now.end, recorded)) {
+        cut_uncommitted(file, file.fd, file.path, now.end, recorded);
+      } else {
+        // Rotated while a unit was under way: its lines are in the renamed file, if it is still
+        // there (the package's logrotate keeps the newest one uncompressed).
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(logs_dir_, ec)) {
+          struct stat st {};
+          if (entry.path() == file.path || ::stat(entry.path().c_str(), &st) != 0 ||
+              !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_ino) != recorded.inode)
+            continue;
+          const int fd = ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC);
+          if (fd < 0) continue;
+          const auto size = static_cast<std::uint64_t>(st.st_size);
+          try {
+            if (is_recorded_file(fd, recorded.inode, size, recorded))
+              cut_uncommitted(file, fd, entry.path().string(), size, recorded);
+          } catch (...) {
+            ::close(fd);
+            throw;
+          }
+          ::close(fd);
+        }
       }
-      if (!identify(file.fd, file.committed))
-        throw std::runtime_error("cannot stat " + file.path + ": " + std::strerror(errno));
     } else if (!error.empty()) {
       throw std::runtime_error(error);
     }
-    // A file under another identity than recorded (new, rotated or replaced since) was never
-    // written before its identity was recorded, so it holds no uncommitted line: taken as it is.
+    // A file that does not match the record (new, rotated or replaced since) was never written
+    // before its end was recorded, so it holds no uncommitted line: taken as it is.
+    file.committed = end_of(file.fd, file.path, unit_rows_);
     if (!ends_->record(file.name, file.committed, error)) throw std::runtime_error(error);
   }
-  file.at = Position{file.committed.end, 0, 0};  // `throughput` counts rows of this process
+  file.at = Position{};  // `throughput` counts rows of this process
+}
+
+void ServerCsvSink::cut_uncommitted(const File& file, int fd, const std::string& path,
+                                    std::uint64_t size, const CsvFileEnd& recorded) {
+  if (size > recorded.end) {
+    const std::uint64_t lines = lines_between(fd, recorded.end, size);
+    if (lines > recorded.unit_rows) {
+      logging::logger().error(
+          "CSV: {} has {} lines after its recorded end, more than one batch ({}): the state "
+          "database is older than the file (restored from a copy?); nothing cut, so frames after "
+          "that copy may be in the file twice",
+          path, lines, recorded.unit_rows);
+      return;
+    }
+    if (::ftruncate(fd, static_cast<off_t>(recorded.end)) != 0)
+      throw std::runtime_error(system_error("cannot cut " + path + " to its committed end"));
+    cut_rows_ += lines;
+    logging::logger().warn(
+        "CSV: {}: {} lines of a unit that did not commit cut ({} to {} bytes); the broker "
+        "delivers their frames again",
+        path, lines, size, recorded.end);
+  } else if (size < recorded.end) {
+    const std::uint64_t whole =
+        last_whole_line_end(fd, size, logs::header_line(logs::LogKind::server, file.mode).size());
+    if (whole < size && ::ftruncate(fd, static_cast<off_t>(whole)) != 0)
+      throw std::runtime_error(system_error("cannot cut " + path + " to its last whole line"));
+    logging::logger().error(
+        "CSV: {} is {} bytes shorter than its committed lines: lines were lost outside the edge "
+        "(power loss, or the file cut); they cannot be restored",
+        path, recorded.end - whole);
+  }
 }
 
 bool ServerCsvSink::write(const AcceptedFrame& row) {
   if (staged_rows() == 0) {  // the unit's first row
     for (File* f : {&psk_, &dsekp_}) {
       std::string error;
-      if (f->tail_to_cut && !cut(*f, error)) throw std::runtime_error(error);
+      if (f->tail_to_cut && !cut(*f, f->cut_to, error)) throw std::runtime_error(error);
       f->unit_start = f->at;
     }
   }
   File& file = row.mode == Mode::psk ? psk_ : dsekp_;
   const std::uint64_t bin = row.recvts_ms / 1000;
   const std::uint64_t count = bin == file.at.bin ? file.at.count + 1 : 1;
-  const std::size_t before = file.staged.size();
   reserve_wiping(file.staged, server_csv_row_size_bound(row));
   // A throw leaves part of a line behind: the unit then rolls back, which drops it.
   append_server_csv_row(file.staged, row, count);
   ++file.staged_rows;
-  file.at.bin = bin;
-  file.at.count = count;
-  file.at.end += file.staged.size() - before;
+  file.at = Position{bin, count};
   return true;
 }
 
 bool ServerCsvSink::append(File& file, std::string& error) noexcept {
-  file.appended = true;  // from here a rollback cuts, whatever part was written
+  // Where this unit's lines start: what a rollback cuts back to, whatever part gets written.
+  const off_t from = ::lseek(file.fd, 0, SEEK_END);
+  if (from < 0) {
+    error = system_error("cannot find the end of " + file.path);
+    return false;
+  }
+  file.appended = true;
+  file.appended_from = static_cast<std::uint64_t>(from);
   if (write_all(file.fd, file.staged.data(), file.staged.size())) return true;
-  error = "cannot append to " + file.path + ": " + std::strerror(errno);
+  error = system_error("cannot append to " + file.path);
   return false;
 }
 
-bool ServerCsvSink::cut(File& file, std::string& error) noexcept {
-  if (::ftruncate(file.fd, static_cast<off_t>(file.committed.end)) == 0) {
+bool ServerCsvSink::cut(File& file, std::uint64_t to, std::string& error) noexcept {
+  std::uint64_t size = 0;
+  // Never longer: a file cut shorter from outside (truncated by an operator) is left as it is.
+  if (size_of(file.fd, size) && (size <= to || ::ftruncate(file.fd, static_cast<off_t>(to)) == 0)) {
     file.tail_to_cut = false;
     return true;
   }
   file.tail_to_cut = true;
-  error = "cannot cut " + file.path + " back to its committed lines: " + std::strerror(errno);
+  file.cut_to = to;
+  error = system_error("cannot cut " + file.path + " back to its committed lines");
   return false;
 }
 
@@ -246,17 +345,20 @@ bool ServerCsvSink::before_commit() noexcept {
   for (File* f : {&psk_, &dsekp_})
     if (ok && f->staged_rows > 0) ok = append(*f, error);
   for (File* f : {&psk_, &dsekp_}) {
-    if (!ok || ends_ == nullptr || f->staged_rows == 0) continue;
-    CsvFileEnd end = f->committed;
-    end.end = f->at.end;
-    ok = ends_->record(f->name, end, error);
-  }
-  if (!ok) {
-    try {
-      logging::logger().error("CSV: {}; the unit is handed back to the broker", error);
-    } catch (...) {
+    if (!ok || f->staged_rows == 0) continue;
+    CsvFileEnd& e = f->committed;  // becomes the committed end only if the unit commits
+    const std::uint64_t end = f->appended_from + f->staged.size();
+    const std::size_t n = std::min<std::size_t>(kCsvTailBytes, f->staged.size());
+    std::uint64_t tail = csv_tail_checksum(bytes_of(f->staged, f->staged.size() - n));
+    if (n < kCsvTailBytes && !tail_of(f->fd, end, tail)) {
+      error = system_error("cannot read " + f->path);
+      ok = false;
+      continue;
     }
+    if (ends_ != nullptr)
+      ok = ends_->record(f->name, CsvFileEnd{e.inode, end, tail, unit_rows_}, error);
   }
+  if (!ok) log_error(error + "; the unit is handed back to the broker");
   return ok;  // false: rolled_back() follows and cuts what was appended
 }
 
@@ -269,8 +371,13 @@ void ServerCsvSink::clear_staged() noexcept {
 }
 
 void ServerCsvSink::committed() noexcept {
-  for (File* f : {&psk_, &dsekp_})
-    if (f->staged_rows > 0) f->committed.end = f->at.end;
+  for (File* f : {&psk_, &dsekp_}) {
+    if (!f->appended) continue;
+    const std::size_t n = std::min<std::size_t>(kCsvTailBytes, f->staged.size());
+    f->committed.end = f->appended_from + f->staged.size();
+    f->committed.tail = csv_tail_checksum(bytes_of(f->staged, f->staged.size() - n));
+    if (n < kCsvTailBytes) (void)tail_of(f->fd, f->committed.end, f->committed.tail);
+  }
   clear_staged();
   between_units();
 }
@@ -278,12 +385,8 @@ void ServerCsvSink::committed() noexcept {
 void ServerCsvSink::rolled_back() noexcept {
   for (File* f : {&psk_, &dsekp_}) {
     std::string error;
-    if (f->appended && !cut(*f, error)) {
-      try {
-        logging::logger().error("CSV: {}; tried again before the next line", error);
-      } catch (...) {
-      }
-    }
+    if (f->appended && !cut(*f, f->appended_from, error))
+      log_error(error + "; tried again before the next line");
     if (staged_rows() > 0) f->at = f->unit_start;
   }
   clear_staged();
@@ -331,16 +434,17 @@ void ServerCsvSink::between_units() noexcept {
 }
 
 bool ServerCsvSink::reopen_file(File& file, std::string& error) noexcept {
-  // The record of the new file's identity must commit on its own, before its first line.
+  // The new file's end must be recorded on its own, before its first line.
   if (ends_ != nullptr && ends_->in_transaction()) {
     error = "a transaction is open";
     return false;
   }
   // The old file's uncommitted tail could not be cut any more once it is closed.
-  if (file.tail_to_cut && !cut(file, error)) return false;
+  if (file.tail_to_cut && !cut(file, file.cut_to, error)) return false;
+  int fd = -1;
   try {
-    int fd = -1;
-    const CsvFileEnd opened = open_log(file.path, file.mode, fd);
+    fd = open_log(file.path, file.mode);
+    const CsvFileEnd opened = end_of(fd, file.path, unit_rows_);
     if (ends_ != nullptr && !ends_->record(file.name, opened, error)) {
       ::close(fd);
       return false;
@@ -348,9 +452,10 @@ bool ServerCsvSink::reopen_file(File& file, std::string& error) noexcept {
     ::close(file.fd);
     file.fd = fd;
     file.committed = opened;
-    file.at = Position{opened.end, 0, 0};
+    file.at = Position{};
     return true;
   } catch (const std::exception& e) {
+    if (fd >= 0) ::close(fd);
     error = e.what();
     return false;
   }

@@ -42,6 +42,9 @@ AcceptedFrame frame(std::uint32_t seq) {
   return f;
 }
 
+// The most rows one unit writes (the edge's batch_max), as the tests' sinks are told.
+constexpr std::uint32_t kUnitRows = 16;
+
 class ServerCsvSinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -56,7 +59,7 @@ class ServerCsvSinkTest : public ::testing::Test {
   void exec(const char* sql) {
     ASSERT_EQ(sqlite3_exec(db_, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }
-  void open_sink() { sink_ = std::make_unique<ServerCsvSink>(logs_, db_); }
+  void open_sink() { sink_ = std::make_unique<ServerCsvSink>(logs_, db_, kUnitRows); }
   /// One unit: BEGIN, write the rows, before_commit, COMMIT, committed(); with `told` false the
   /// edge is killed right after the commit (the sink never hears committed()) and restarted.
   void unit(std::initializer_list<std::uint32_t> seqs, bool told = true) {
@@ -229,54 +232,150 @@ TEST_F(ServerCsvSinkTest, AFailedAppendFailsTheUnitAndLeavesNothing) {
 }
 
 // An edge upgraded after a kill between a commit and its append: the earlier version's journal
-// puts the lines back once, and is dropped.
+// puts the lines back once, and is dropped. Both journal formats: the first versions' (one
+// record per line, no `rows`) and the last one's (a unit's lines of a file in one record).
 TEST_F(ServerCsvSinkTest, AnEarlierVersionsJournalIsPutBackOnceAndDropped) {
-  open_sink();  // creates the file with its header
-  unit({0});
-  sink_.reset();
-  exec("DROP TABLE server_csv_end");
-  exec(
-      "CREATE TABLE server_csv_journal(id INTEGER PRIMARY KEY AUTOINCREMENT, file TEXT NOT NULL,"
-      " offset INTEGER NOT NULL, line BLOB NOT NULL)");  // the first versions: no `rows`
-  const std::string row1 = server_csv_row(frame(1), 1);
-  const std::string row2 = server_csv_row(frame(2), 1);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db_,
-                               "INSERT INTO server_csv_journal(file, offset, line) VALUES"
-                               "('dsekp', ?1, ?2), ('dsekp', ?3, ?4)",
-                               -1, &st, nullptr),
-            SQLITE_OK);
-  const std::size_t end0 = expected({0}).size();
-  sqlite3_bind_int64(st, 1, static_cast<sqlite3_int64>(end0));
-  sqlite3_bind_blob(st, 2, row1.data(), static_cast<int>(row1.size()), SQLITE_STATIC);
-  sqlite3_bind_int64(st, 3, static_cast<sqlite3_int64>(end0 + row1.size()));
-  sqlite3_bind_blob(st, 4, row2.data(), static_cast<int>(row2.size()), SQLITE_STATIC);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_DONE);
-  sqlite3_finalize(st);
-  open_sink();
-  EXPECT_EQ(sink_->repaired_rows(), 2u);
-  EXPECT_EQ(csv(), expected({0, 1, 2}));
-  EXPECT_EQ(count("SELECT count(*) FROM sqlite_master WHERE name = 'server_csv_journal'"), 0);
-  unit({3}, /*told=*/false);
-  EXPECT_EQ(sink_->repaired_rows(), 0u);
-  EXPECT_EQ(csv(), expected({0, 1, 2, 3}));
+  for (const bool with_rows : {false, true}) {
+    SCOPED_TRACE(with_rows ? "records of several lines" : "one line per record");
+    sink_.reset();
+    std::filesystem::remove_all(logs_);
+    std::filesystem::create_directories(logs_);
+    exec("DROP TABLE IF EXISTS server_csv_end");
+    open_sink();  // creates the files with their headers
+    unit({0});
+    sink_.reset();
+    // An end recorded before a downgrade: the old version wrote after it, so it is stale.
+    exec("UPDATE server_csv_end SET end = end - 10");
+    exec(with_rows ? "CREATE TABLE server_csv_journal(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " file TEXT NOT NULL, offset INTEGER NOT NULL, line BLOB NOT NULL,"
+                     " rows INTEGER NOT NULL DEFAULT 1)"
+                   : "CREATE TABLE server_csv_journal(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " file TEXT NOT NULL, offset INTEGER NOT NULL, line BLOB NOT NULL)");
+    const std::string row1 = server_csv_row(frame(1), 1);
+    const std::string row2 = server_csv_row(frame(2), 1);
+    AcceptedFrame psk = frame(9);
+    psk.mode = Mode::psk;
+    const std::string psk_row = server_csv_row(psk, 1);
+    const std::size_t end0 = expected({0}).size();
+    const std::size_t psk_end = logs::header_line(logs::LogKind::server, Mode::psk).size();
+    const auto insert = [&](const char* file, std::size_t offset, const std::string& lines,
+                            int rows) {
+      sqlite3_stmt* st = nullptr;
+      ASSERT_EQ(sqlite3_prepare_v2(db_,
+                                   with_rows ? "INSERT INTO server_csv_journal(file, offset, line,"
+                                               " rows) VALUES(?1, ?2, ?3, ?4)"
+                                             : "INSERT INTO server_csv_journal(file, offset, line)"
+                                               " VALUES(?1, ?2, ?3)",
+                                   -1, &st, nullptr),
+                SQLITE_OK);
+      sqlite3_bind_text(st, 1, file, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(st, 2, static_cast<sqlite3_int64>(offset));
+      sqlite3_bind_blob(st, 3, lines.data(), static_cast<int>(lines.size()), SQLITE_STATIC);
+      if (with_rows) sqlite3_bind_int(st, 4, rows);
+      ASSERT_EQ(sqlite3_step(st), SQLITE_DONE);
+      sqlite3_finalize(st);
+    };
+    if (with_rows) {
+      insert("dsekp", end0, row1 + row2, 2);
+    } else {
+      insert("dsekp", end0, row1, 1);
+      insert("dsekp", end0 + row1.size(), row2, 1);
+    }
+    insert("psk", psk_end, psk_row, 1);
+    open_sink();
+    EXPECT_EQ(sink_->repaired_rows(), 3u);
+    EXPECT_EQ(sink_->cut_rows(), 0u);
+    EXPECT_EQ(csv(), expected({0, 1, 2}));
+    EXPECT_EQ(dsekp::test::read_file(logs_ + "/server_logs_psk.csv"),
+              logs::header_line(logs::LogKind::server, Mode::psk) + psk_row);
+    EXPECT_EQ(count("SELECT count(*) FROM sqlite_master WHERE name = 'server_csv_journal'"), 0);
+    unit({3}, /*told=*/false);
+    EXPECT_EQ(sink_->repaired_rows(), 0u);
+    EXPECT_EQ(csv(), expected({0, 1, 2, 3}));
+  }
 }
 
 // A file rotated or replaced while the edge was stopped is not the file its end was recorded
-// for: it is appended to as it is, never cut.
+// for: it is appended to as it is, never cut, also when it is longer than the recorded end.
 TEST_F(ServerCsvSinkTest, AFileReplacedWhileStoppedIsNeverCut) {
   open_sink();
-  unit({0, 1, 2});
+  unit({0});
   sink_.reset();
   std::filesystem::rename(path_, path_ + ".1");
-  const std::string other = expected({7});  // shorter than the recorded end
+  const std::string other = expected({7, 8, 9});  // longer than the recorded end
   std::ofstream(path_) << other;
   open_sink();
   EXPECT_EQ(sink_->cut_rows(), 0u);
   EXPECT_EQ(csv(), other);
   unit({3});
   EXPECT_EQ(csv(), other + server_csv_row(frame(3), 1));
+  EXPECT_EQ(dsekp::test::read_file(path_ + ".1"), expected({0}));
+}
+
+// The same inode with other bytes before the recorded end (a new file that reuses the inode
+// number, or one rewritten in place) is not the recorded file either.
+TEST_F(ServerCsvSinkTest, AFileThatNoLongerEndsAsRecordedIsNeverCut) {
+  open_sink();
+  unit({0});
+  sink_.reset();
+  const std::string other = expected({5, 6, 7});
+  {
+    std::fstream rewrite(path_, std::ios::in | std::ios::out | std::ios::binary);
+    rewrite << other;  // same file, other content, longer
+  }
+  open_sink();
+  EXPECT_EQ(sink_->cut_rows(), 0u);
+  EXPECT_EQ(csv(), other);
+}
+
+// A state database restored from an older copy records an end many units back: the lines after
+// it committed, and are not cut (at most one unit's lines can be uncommitted).
+TEST_F(ServerCsvSinkTest, AnEndFromAnOlderCopyOfTheDatabaseCutsNothing) {
+  open_sink();
+  unit({0});
+  exec("CREATE TABLE copy AS SELECT * FROM server_csv_end");
+  for (std::uint32_t i = 1; i <= kUnitRows + 1; ++i) unit({i});
+  sink_.reset();
+  exec("DELETE FROM server_csv_end");
+  exec("INSERT INTO server_csv_end SELECT * FROM copy");  // the restore
+  const std::string before = csv();
+  open_sink();
+  EXPECT_EQ(sink_->cut_rows(), 0u);
+  EXPECT_EQ(csv(), before);
+  unit({100});
+  EXPECT_EQ(csv(), before + server_csv_row(frame(100), 1));
+}
+
+// After a rotation, the unit under way still writes into the renamed file; killed before its
+// commit, its lines are cut there at the restart (the new file does not match the record).
+TEST_F(ServerCsvSinkTest, AUnitKilledAfterARotationIsCutFromTheRenamedFile) {
+  open_sink();
+  unit({0});
+  std::filesystem::rename(path_, path_ + ".1");
+  sink_->reopen();
+  killed_before_commit({1, 2});
   EXPECT_EQ(dsekp::test::read_file(path_ + ".1"), expected({0, 1, 2}));
+  open_sink();
+  EXPECT_EQ(sink_->cut_rows(), 2u);
+  EXPECT_EQ(dsekp::test::read_file(path_ + ".1"), expected({0}));
+  EXPECT_EQ(csv(), header());
+  unit({1, 2});
+  EXPECT_EQ(csv(), header() + server_csv_row(frame(1), 1) + server_csv_row(frame(2), 1));
+}
+
+// The new file's end is recorded on its own, before its first line: never while a transaction
+// is open on the connection (it would commit or roll back with that transaction).
+TEST_F(ServerCsvSinkTest, AReopenWaitsUntilNoTransactionIsOpen) {
+  open_sink();
+  unit({0});
+  std::filesystem::rename(path_, path_ + ".1");
+  sink_->reopen();
+  exec("BEGIN IMMEDIATE");
+  sink_->rolled_back();  // a unit that wrote nothing, ended while another transaction is open
+  EXPECT_FALSE(std::filesystem::exists(path_));
+  exec("ROLLBACK");
+  sink_->rolled_back();
+  EXPECT_EQ(csv(), header());
 }
 
 // Power loss can leave a file shorter than its committed lines, ending inside a line: start-up
