@@ -163,6 +163,8 @@ class BuiltinMqttClient final : public transport::Transport {
   bool answer_pending_ = false;
   std::size_t burst_count_ = 0;
   bool burst_cut_ = false;  // batch_max ended the burst inside a read
+  // The last burst emptied the socket after kBacklogBurst messages (the .cpp: a pause follows).
+  bool backlog_ = false;
   std::uint64_t bursts_ = 0;
   std::uint64_t messages_ = 0;
 };
