@@ -80,7 +80,7 @@ void EdgeStorage::open_sinks(const EdgeDaemonOptions& o) {
   if (o.csv) {
     if (o.logs_dir.empty()) throw std::runtime_error("--logs-dir is required (or --no-csv)");
     std::filesystem::create_directories(o.logs_dir);
-    csv_ = std::make_unique<sinks::ServerCsvSink>(o.logs_dir, local_->connection(), o.batch_max);
+    csv_ = std::make_unique<sinks::ServerCsvSink>(o.logs_dir, local_->connection());
     sink_.add(*csv_);
     local_sinks_.add(*csv_);
   }

@@ -7,8 +7,7 @@ namespace {
 // Two rows, rewritten in place by every unit: one small page in the write-ahead log per commit.
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS server_csv_end(file TEXT PRIMARY KEY NOT NULL,"
-    " inode INTEGER NOT NULL, end INTEGER NOT NULL, tail INTEGER NOT NULL,"
-    " unit_rows INTEGER NOT NULL) WITHOUT ROWID";
+    " inode INTEGER NOT NULL, end INTEGER NOT NULL, tail INTEGER NOT NULL) WITHOUT ROWID";
 
 }  // namespace
 
@@ -27,13 +26,13 @@ std::unique_ptr<CsvCommittedEnds> CsvCommittedEnds::open(sqlite3* db, std::strin
     return nullptr;
   }
   std::unique_ptr<CsvCommittedEnds> ends(new CsvCommittedEnds(db));
-  ends->select_ = sqlite::SqliteStatement(
-      db, "SELECT inode, end, tail, unit_rows FROM server_csv_end WHERE file = ?1");
+  ends->select_ =
+      sqlite::SqliteStatement(db, "SELECT inode, end, tail FROM server_csv_end WHERE file = ?1");
   ends->upsert_ = sqlite::SqliteStatement(
       db,
-      "INSERT INTO server_csv_end(file, inode, end, tail, unit_rows) VALUES(?1, ?2, ?3, ?4, ?5)"
+      "INSERT INTO server_csv_end(file, inode, end, tail) VALUES(?1, ?2, ?3, ?4)"
       " ON CONFLICT(file) DO UPDATE SET inode = excluded.inode, end = excluded.end,"
-      " tail = excluded.tail, unit_rows = excluded.unit_rows");
+      " tail = excluded.tail");
   if (!ends->select_.ok() || !ends->upsert_.ok()) {
     error = std::string("CSV end statements: ") + sqlite3_errmsg(db);
     return nullptr;
@@ -49,7 +48,6 @@ bool CsvCommittedEnds::find(const char* file, CsvFileEnd& out, std::string& erro
     out.inode = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 0));
     out.end = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 1));
     out.tail = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 2));
-    out.unit_rows = static_cast<std::uint32_t>(sqlite3_column_int64(s.get(), 3));
     return true;
   }
   if (rc != SQLITE_DONE) error = std::string("reading the CSV end: ") + sqlite3_errmsg(db_);
@@ -62,7 +60,6 @@ bool CsvCommittedEnds::record(const char* file, const CsvFileEnd& end, std::stri
   sqlite3_bind_int64(s.get(), 2, static_cast<sqlite3_int64>(end.inode));
   sqlite3_bind_int64(s.get(), 3, static_cast<sqlite3_int64>(end.end));
   sqlite3_bind_int64(s.get(), 4, static_cast<sqlite3_int64>(end.tail));
-  sqlite3_bind_int64(s.get(), 5, end.unit_rows);
   if (sqlite3_step(s.get()) == SQLITE_DONE) return true;
   error = std::string("recording the CSV end: ") + sqlite3_errmsg(db_);
   return false;

@@ -1,19 +1,15 @@
 // Where each server CSV log's committed lines end, in table `server_csv_end` of the session
 // store's database: the sink appends a unit's lines to its files before the unit commits and
 // records each file's new end in the unit's transaction, so the record moves exactly when the
-// frames behind the lines commit. Lines past a file's recorded end belong to a unit that did not
-// commit (a kill between the append and the commit) and are cut at start-up; docs/ARCHITECTURE.md,
-// "The edge's durability", step 3.
+// frames behind the lines commit. The lines of a unit that did not commit (a kill between the
+// append and the commit) are past the recorded end, where the unit's mark (csv_unit_mark.hpp)
+// says they began, and are cut at start-up; docs/ARCHITECTURE.md, "The edge's durability", step 3.
 //
-//   server_csv_end(file TEXT PRIMARY KEY, inode INTEGER, end INTEGER, tail INTEGER,
-//                  unit_rows INTEGER)
+//   server_csv_end(file TEXT PRIMARY KEY, inode INTEGER, end INTEGER, tail INTEGER)
 //
 // `file` is the sink's key ("psk", "dsekp"). `inode` and `tail` (a checksum of the bytes just
 // before `end`) say which file the end is in: a file rotated or replaced since, or a new file
 // that reuses the inode number, does not match, so it is never cut to another file's end.
-// `unit_rows` is the most lines one unit may add (the edge's batch_max): more than that after the
-// end cannot be one unit that did not commit (the database is older than the file, e.g. restored
-// from a copy), and is then not cut.
 #pragma once
 
 #include <sqlite3.h>
@@ -29,9 +25,8 @@ namespace dsekp::edge::sinks {
 
 struct CsvFileEnd {
   std::uint64_t inode = 0;
-  std::uint64_t end = 0;        // bytes: the header and every committed line
-  std::uint64_t tail = 0;       // csv_tail_checksum of the bytes before `end`
-  std::uint32_t unit_rows = 0;  // the most lines one unit appends
+  std::uint64_t end = 0;   // bytes: the header and every committed line
+  std::uint64_t tail = 0;  // csv_tail_checksum of the bytes before `end`
 };
 
 /// How many bytes before a file's end its tail checksum covers (fewer in a shorter file).

@@ -82,14 +82,13 @@ bool size_of(int fd, std::uint64_t& size) noexcept {
 }
 
 // Where `fd`'s content ends, as a record would name it.
-CsvFileEnd end_of(int fd, const std::string& path, std::uint32_t unit_rows) {
+CsvFileEnd end_of(int fd, const std::string& path) {
   struct stat st {};
   CsvFileEnd e;
   if (::fstat(fd, &st) != 0) throw std::runtime_error(system_error("cannot stat " + path));
   e.inode = static_cast<std::uint64_t>(st.st_ino);
   e.end = static_cast<std::uint64_t>(st.st_size);
   if (!tail_of(fd, e.end, e.tail)) throw std::runtime_error(system_error("cannot read " + path));
-  e.unit_rows = unit_rows;
   return e;
 }
 
@@ -166,8 +165,7 @@ void log_error(const std::string& what) noexcept {
 
 }  // namespace
 
-ServerCsvSink::ServerCsvSink(const std::string& logs_dir, sqlite3* db, std::uint32_t unit_rows)
-    : logs_dir_(logs_dir), unit_rows_(unit_rows) {
+ServerCsvSink::ServerCsvSink(const std::string& logs_dir, sqlite3* db) : logs_dir_(logs_dir) {
   psk_.path = logs_dir + "/" + logs::standard_file_name(logs::LogKind::server, Mode::psk);
   psk_.name = "psk";
   psk_.mode = Mode::psk;
@@ -180,6 +178,7 @@ ServerCsvSink::ServerCsvSink(const std::string& logs_dir, sqlite3* db, std::uint
       std::string error;
       ends_ = CsvCommittedEnds::open(db, error);
       if (ends_ == nullptr) throw std::runtime_error(error);
+      marks_ = std::make_unique<CsvUnitMarks>(logs_dir);
       journal = CsvJournal::open_existing(db, error);
       if (!error.empty()) throw std::runtime_error(error);
       // An older version has written since the ends were recorded (a downgrade, then this
@@ -222,7 +221,7 @@ void ServerCsvSink::start(File& file, CsvJournal* journal) {
   if (ends_ != nullptr) {
     CsvFileEnd recorded;
     if (ends_->find(file.name, recorded, error)) {
-      const CsvFileEnd now = end_of(file.fd, file.path, unit_rows_);
+      const CsvFileEnd now = end_of(file.fd, file.path);
       if (is_recorded_file(file.fd, now.inode, now.end, recorded)) {
         cut_uncommitted(file, file.fd, file.path, now.end, recorded);
       } else {
@@ -252,7 +251,7 @@ void ServerCsvSink::start(File& file, CsvJournal* journal) {
     }
     // A file that does not match the record (new, rotated or replaced since) was never written
     // before its end was recorded, so it holds no uncommitted line: taken as it is.
-    file.committed = end_of(file.fd, file.path, unit_rows_);
+    file.committed = end_of(file.fd, file.path);
     if (!ends_->record(file.name, file.committed, error)) throw std::runtime_error(error);
   }
   file.at = Position{};  // `throughput` counts rows of this process
@@ -262,12 +261,15 @@ void ServerCsvSink::cut_uncommitted(const File& file, int fd, const std::string&
                                     std::uint64_t size, const CsvFileEnd& recorded) {
   if (size > recorded.end) {
     const std::uint64_t lines = lines_between(fd, recorded.end, size);
-    if (lines > recorded.unit_rows) {
+    // Only the lines of the unit the mark names, appended from the recorded end: anything else
+    // after it was committed by units the database does not know (an older copy of it).
+    const CsvUnitMark& unit = marks_->found(file.mode);
+    if (unit.inode != recorded.inode || unit.from != recorded.end || size > unit.to) {
       logging::logger().error(
-          "CSV: {} has {} lines after its recorded end, more than one batch ({}): the state "
-          "database is older than the file (restored from a copy?); nothing cut, so frames after "
-          "that copy may be in the file twice",
-          path, lines, recorded.unit_rows);
+          "CSV: {} has {} lines after its recorded end that no unit under way wrote: the state "
+          "database is older than the file (restored from a copy?); nothing cut, so frames "
+          "accepted again since that copy may be in the file twice",
+          path, lines);
       return;
     }
     if (::ftruncate(fd, static_cast<off_t>(recorded.end)) != 0)
@@ -308,15 +310,19 @@ bool ServerCsvSink::write(const AcceptedFrame& row) {
   return true;
 }
 
-bool ServerCsvSink::append(File& file, std::string& error) noexcept {
-  // Where this unit's lines start: what a rollback cuts back to, whatever part gets written.
+bool ServerCsvSink::find_end(File& file, std::string& error) noexcept {
+  // Where this unit's lines will start: what a rollback cuts back to, whatever part gets written.
   const off_t from = ::lseek(file.fd, 0, SEEK_END);
-  if (from < 0) {
-    error = system_error("cannot find the end of " + file.path);
-    return false;
+  if (from >= 0) {
+    file.appended_from = static_cast<std::uint64_t>(from);
+    return true;
   }
-  file.appended = true;
-  file.appended_from = static_cast<std::uint64_t>(from);
+  error = system_error("cannot find the end of " + file.path);
+  return false;
+}
+
+bool ServerCsvSink::append(File& file, std::string& error) noexcept {
+  file.appended = true;  // from here a rollback cuts, whatever part was written
   if (write_all(file.fd, file.staged.data(), file.staged.size())) return true;
   error = system_error("cannot append to " + file.path);
   return false;
@@ -342,6 +348,14 @@ bool ServerCsvSink::before_commit() noexcept {
   if (ends_ != nullptr && !ends_->in_transaction()) return false;
   std::string error;
   bool ok = true;
+  CsvUnitMark psk, dsekp;
+  for (auto [f, mark] : {std::pair{&psk_, &psk}, std::pair{&dsekp_, &dsekp}}) {
+    if (!ok || f->staged_rows == 0) continue;
+    ok = find_end(*f, error);
+    *mark = {f->committed.inode, f->appended_from, f->appended_from + f->staged.size()};
+  }
+  // The mark goes first: a kill during or after the append finds it at the restart.
+  if (ok && marks_ != nullptr) ok = marks_->mark(psk, dsekp, error);
   for (File* f : {&psk_, &dsekp_})
     if (ok && f->staged_rows > 0) ok = append(*f, error);
   for (File* f : {&psk_, &dsekp_}) {
@@ -355,8 +369,7 @@ bool ServerCsvSink::before_commit() noexcept {
       ok = false;
       continue;
     }
-    if (ends_ != nullptr)
-      ok = ends_->record(f->name, CsvFileEnd{e.inode, end, tail, unit_rows_}, error);
+    if (ends_ != nullptr) ok = ends_->record(f->name, CsvFileEnd{e.inode, end, tail}, error);
   }
   if (!ok) log_error(error + "; the unit is handed back to the broker");
   return ok;  // false: rolled_back() follows and cuts what was appended
@@ -444,7 +457,7 @@ bool ServerCsvSink::reopen_file(File& file, std::string& error) noexcept {
   int fd = -1;
   try {
     fd = open_log(file.path, file.mode);
-    const CsvFileEnd opened = end_of(fd, file.path, unit_rows_);
+    const CsvFileEnd opened = end_of(fd, file.path);
     if (ends_ != nullptr && !ends_->record(file.name, opened, error)) {
       ::close(fd);
       return false;

@@ -6,8 +6,10 @@
 // and, given the session store's connection, records each file's new end in the unit's
 // transaction (csv_committed_end.hpp); rolled_back() cuts the lines off again. So the recorded
 // end moves exactly when the frames behind the lines commit, and at construction a file that
-// goes on past its recorded end by at most one unit is cut back to it: those lines belong to a
-// unit killed between its append and its commit, whose frames the broker delivers again. The
+// goes on past its recorded end is cut back to it: those lines belong to a
+// unit killed between its append and its commit, whose frames the broker delivers again, if the
+// unit's mark (csv_unit_mark.hpp, written before the append) says it was appended from that end;
+// lines after the end that no mark accounts for (a database restored from an older copy) stay. The
 // file so cut is the one the record names (by inode and the checksum of its last bytes): the file
 // at the path, or the one a rotation renamed in the same directory. A cut that fails is tried
 // again before the next unit's first line, which fails until it succeeds. A failed append fails
@@ -47,6 +49,7 @@
 
 #include "edge/service/sink_writer.hpp"
 #include "edge/sinks/csv_committed_end.hpp"
+#include "edge/sinks/csv_unit_mark.hpp"
 
 namespace dsekp::edge::sinks {
 
@@ -55,10 +58,9 @@ class CsvJournal;
 class ServerCsvSink final : public SinkWriter {
  public:
   /// Opens (creating if needed) both files in `logs_dir`, which must exist; with `db` (the
-  /// session store's connection, outliving the sink, no transaction open; may be null) records
-  /// and cuts as above. `unit_rows`: the most rows one unit writes (the edge's batch_max).
-  /// Throws std::runtime_error naming the file or table that cannot be opened or cut.
-  ServerCsvSink(const std::string& logs_dir, sqlite3* db, std::uint32_t unit_rows);
+  /// session store's connection, outliving the sink, no transaction open) records and cuts as
+  /// above. Throws std::runtime_error naming the file or table that cannot be opened or cut.
+  explicit ServerCsvSink(const std::string& logs_dir, sqlite3* db = nullptr);
   ~ServerCsvSink() override;
   ServerCsvSink(const ServerCsvSink&) = delete;
   ServerCsvSink& operator=(const ServerCsvSink&) = delete;
@@ -116,6 +118,8 @@ class ServerCsvSink final : public SinkWriter {
   // one a rotation renamed), open as `fd` at `path` with `size` bytes, if that is one unit.
   void cut_uncommitted(const File& file, int fd, const std::string& path, std::uint64_t size,
                        const CsvFileEnd& recorded);
+  // Where the file ends now, into `appended_from`; false with `error`.
+  bool find_end(File& file, std::string& error) noexcept;
   // Appends the staged lines; false with `error` (the caller cuts them off again).
   bool append(File& file, std::string& error) noexcept;
   // Cuts `file` back to `to`; false with `error` (then tried again before the next line).
@@ -125,8 +129,8 @@ class ServerCsvSink final : public SinkWriter {
   bool reopen_file(File& file, std::string& error) noexcept;
 
   std::unique_ptr<CsvCommittedEnds> ends_;  // null: nothing recorded
+  std::unique_ptr<CsvUnitMarks> marks_;     // with ends_
   std::string logs_dir_;
-  std::uint32_t unit_rows_;
   File psk_;
   File dsekp_;
   std::atomic<bool> reopen_requested_{false};

@@ -42,9 +42,6 @@ AcceptedFrame frame(std::uint32_t seq) {
   return f;
 }
 
-// The most rows one unit writes (the edge's batch_max), as the tests' sinks are told.
-constexpr std::uint32_t kUnitRows = 16;
-
 class ServerCsvSinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -59,7 +56,7 @@ class ServerCsvSinkTest : public ::testing::Test {
   void exec(const char* sql) {
     ASSERT_EQ(sqlite3_exec(db_, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }
-  void open_sink() { sink_ = std::make_unique<ServerCsvSink>(logs_, db_, kUnitRows); }
+  void open_sink() { sink_ = std::make_unique<ServerCsvSink>(logs_, db_); }
   /// One unit: BEGIN, write the rows, before_commit, COMMIT, committed(); with `told` false the
   /// edge is killed right after the commit (the sink never hears committed()) and restarted.
   void unit(std::initializer_list<std::uint32_t> seqs, bool told = true) {
@@ -174,12 +171,23 @@ TEST_F(ServerCsvSinkTest, BothFilesAreCutAfterOneUnit) {
 TEST_F(ServerCsvSinkTest, ATornAppendIsCut) {
   open_sink();
   unit({0});
-  sink_.reset();
-  std::ofstream(path_, std::ios::app) << server_csv_row(frame(1), 1).substr(0, 17);
+  killed_before_commit({1, 2});
+  std::filesystem::resize_file(path_, expected({0, 1}).size() + 17);  // the write got that far
   open_sink();
   EXPECT_EQ(csv(), expected({0}));
-  unit({1});
-  EXPECT_EQ(csv(), expected({0, 1}));
+  unit({1, 2});
+  EXPECT_EQ(csv(), expected({0, 1, 2}));
+}
+
+// Lines after the recorded end that no unit of the edge wrote (someone else appended) are kept.
+TEST_F(ServerCsvSinkTest, LinesNoUnitWroteAreNeverCut) {
+  open_sink();
+  unit({0});
+  sink_.reset();
+  std::ofstream(path_, std::ios::app) << server_csv_row(frame(7), 1);
+  open_sink();
+  EXPECT_EQ(sink_->cut_rows(), 0u);
+  EXPECT_EQ(csv(), expected({0, 7}));
 }
 
 // A unit rolled back after its append (the commit failed) takes its lines with it.
@@ -328,22 +336,39 @@ TEST_F(ServerCsvSinkTest, AFileThatNoLongerEndsAsRecordedIsNeverCut) {
   EXPECT_EQ(csv(), other);
 }
 
-// A state database restored from an older copy records an end many units back: the lines after
-// it committed, and are not cut (at most one unit's lines can be uncommitted).
+// A state database restored from an older copy records an end a few units back: the lines after
+// it were committed (the unit mark names the last unit, which did not start there), and are not
+// cut.
 TEST_F(ServerCsvSinkTest, AnEndFromAnOlderCopyOfTheDatabaseCutsNothing) {
   open_sink();
   unit({0});
   exec("CREATE TABLE copy AS SELECT * FROM server_csv_end");
-  for (std::uint32_t i = 1; i <= kUnitRows + 1; ++i) unit({i});
+  unit({1});
+  unit({2, 3});
   sink_.reset();
   exec("DELETE FROM server_csv_end");
   exec("INSERT INTO server_csv_end SELECT * FROM copy");  // the restore
-  const std::string before = csv();
   open_sink();
   EXPECT_EQ(sink_->cut_rows(), 0u);
-  EXPECT_EQ(csv(), before);
-  unit({100});
-  EXPECT_EQ(csv(), before + server_csv_row(frame(100), 1));
+  EXPECT_EQ(csv(), expected({0, 1, 2, 3}));
+  unit({4});
+  EXPECT_EQ(csv(), expected({0, 1, 2, 3, 4}));
+}
+
+// The same restore after a unit that did not commit: its lines were not where the mark says (the
+// copy's end is further back), so nothing is cut, the restored end being no proof of which
+// lines committed.
+TEST_F(ServerCsvSinkTest, AnOlderCopyAndAUnitKilledBeforeItsCommitCutNothing) {
+  open_sink();
+  unit({0});
+  exec("CREATE TABLE copy AS SELECT * FROM server_csv_end");
+  unit({1});
+  killed_before_commit({2});
+  exec("DELETE FROM server_csv_end");
+  exec("INSERT INTO server_csv_end SELECT * FROM copy");
+  open_sink();
+  EXPECT_EQ(sink_->cut_rows(), 0u);
+  EXPECT_EQ(csv(), expected({0, 1, 2}));
 }
 
 // After a rotation, the unit under way still writes into the renamed file; killed before its

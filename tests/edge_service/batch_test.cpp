@@ -85,7 +85,7 @@ TEST_F(BatchTest, TelemetryAndCsvDropAnUndoneMessageAndKeepTheOthersInOrder) {
   ASSERT_NE(telemetry, nullptr) << error;
   const std::string logs = dir_.file("logs");
   std::filesystem::create_directories(logs);
-  sinks::ServerCsvSink csv(logs, sqlite_->connection(), 256);
+  sinks::ServerCsvSink csv(logs, sqlite_->connection());
   sinks::CompositeSink sinks;
   sinks.add(*telemetry);
   sinks.add(csv);

@@ -114,7 +114,7 @@ class PendingRows : public ::testing::Test {
     telemetry_ = sinks::SqliteTelemetrySink::open(local_->connection(), error);
     ASSERT_NE(telemetry_, nullptr) << error;
     ASSERT_TRUE(telemetry_->enable_lookup(error)) << error;
-    csv_ = std::make_unique<sinks::ServerCsvSink>(dir_.path().string(), local_->connection(), 256);
+    csv_ = std::make_unique<sinks::ServerCsvSink>(dir_.path().string(), local_->connection());
     sinks_.add(*telemetry_);
     sinks_.add(*csv_);
   }
