@@ -32,12 +32,13 @@ constexpr int kLoopTimeoutMs = 200;
 // next ones arrive: many small bursts, each paying a commit, a wake-up and a send, and the edge
 // busy all the time. So after a burst of at least kBacklogBurst messages that ended because the
 // socket was empty, the loop pauses kBacklogPause before it reads again, and reads the messages
-// that came meanwhile as one burst (a few hundred at 100,000 messages/s, up to batch_max). A
-// lone message (the lighter loads, a handshake) never waits: the pause follows only a burst of
-// that size, and it ends early when another thread wakes the loop (a publish, stop()). The
-// messages of the next burst wait at most kBacklogPause more; each burst's PUBACKs still go out
-// only after its commit. (The libmosquitto client has no such pause: its receive path costs more
-// per message than the broker's sending, so its bursts fill batch_max anyway.)
+// that came meanwhile as one burst (a few hundred at 100,000 messages/s, up to batch_max). The
+// pause happens once, right after such a burst, and ends early when another thread wakes the
+// loop (a publish, stop()): a message after a quiet spell (the lighter loads, a lone handshake)
+// is read at once, one that comes during the pause waits at most kBacklogPause more. Each
+// burst's PUBACKs still go out only after its commit, before the pause. (The libmosquitto client
+// has no such pause: its receive path costs more per message than the broker's sending, so its
+// bursts fill batch_max anyway.)
 constexpr std::size_t kBacklogBurst = 32;
 constexpr long kBacklogPauseNs = 1'000'000;
 
@@ -327,7 +328,7 @@ BuiltinMqttClient::Ending BuiltinMqttClient::serve(int sock) {
     std::size_t size = 0;
     const bool buffered =
         next_packet(in_.pending(), receive_limit(), next, size) != Framing::need_more;
-    if (!buffered && backlog_) backlog_pause(wake_fd_);
+    if (!buffered && std::exchange(backlog_, false)) backlog_pause(wake_fd_);
     pollfd fds[2] = {{sock, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     if (::poll(fds, 2, buffered ? 0 : kLoopTimeoutMs) < 0 && errno != EINTR) {
       ending.why = std::string("poll: ") + std::strerror(errno);
@@ -343,7 +344,7 @@ BuiltinMqttClient::Ending BuiltinMqttClient::serve(int sock) {
       const std::uint64_t before = messages_;
       const bool open = read_burst(sock, ending.why);
       handler_clock_.left();
-      backlog_ = !burst_cut_ && messages_ - before >= kBacklogBurst;
+      backlog_ = burst_drained_ && messages_ - before >= kBacklogBurst;
       if (!open) return ending;
     }
     // Only now, after the burst's end (its commit), may its PUBACKs and answers go out.
@@ -491,6 +492,7 @@ bool BuiltinMqttClient::read_burst(int sock, std::string& why) {
   const auto started = Clock::now();
   const std::uint32_t limit = receive_limit();
   burst_cut_ = false;
+  burst_drained_ = false;
   bool open = true;
   while (open) {
     std::size_t at = 0;
@@ -538,6 +540,7 @@ bool BuiltinMqttClient::read_burst(int sock, std::string& why) {
       why = std::string("read: ") + std::strerror(errno);
       open = false;
     } else if (!wait_for_more(sock, started)) {
+      burst_drained_ = true;
       break;
     }
   }

@@ -165,6 +165,7 @@ class BuiltinMqttClient final : public transport::Transport {
   bool burst_cut_ = false;  // batch_max ended the burst inside a read
   // The last burst emptied the socket after kBacklogBurst messages (the .cpp: a pause follows).
   bool backlog_ = false;
+  bool burst_drained_ = false;  // the last burst ended because the socket was empty
   std::uint64_t bursts_ = 0;
   std::uint64_t messages_ = 0;
 };

@@ -21,6 +21,14 @@ std::uint64_t csv_tail_checksum(ByteView bytes) noexcept {
 }
 
 std::unique_ptr<CsvCommittedEnds> CsvCommittedEnds::open(sqlite3* db, std::string& error) {
+  // A table of another shape (from a development build) holds no end this code can trust.
+  if (sqlite::has_column(db, "server_csv_end", "file") &&
+      (!sqlite::has_column(db, "server_csv_end", "tail") ||
+       sqlite::has_column(db, "server_csv_end", "unit_rows")) &&
+      sqlite3_exec(db, "DROP TABLE server_csv_end", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    error = std::string("CSV end table: ") + sqlite3_errmsg(db);
+    return nullptr;
+  }
   if (sqlite3_exec(db, kSchema, nullptr, nullptr, nullptr) != SQLITE_OK) {
     error = std::string("CSV end table: ") + sqlite3_errmsg(db);
     return nullptr;

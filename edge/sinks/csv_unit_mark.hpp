@@ -8,8 +8,12 @@
 //
 // The mark is a fixed record of 48 bytes, rewritten in place before every unit's append: for the
 // PSK file then the DSEKP file, the inode, the offset the unit's lines start at and the offset
-// they end at (all zero for a file the unit writes nothing to), little-endian. It is not synced:
-// after a power loss it may be older than the files, and a unit's lines may then stay.
+// they end at (all zero for a file the unit writes nothing to), little-endian; and cleared (all
+// zero) once the unit has committed or its lines are cut, so that a committed unit never looks
+// like one under way to a state database restored from a copy taken just before it (a kill
+// between the commit and the clear is harmless: the recorded end is then the mark's `to`). It is
+// not synced: after a power loss it may be older than the files, and a unit's lines may then
+// stay.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +45,8 @@ class CsvUnitMarks {
   /// Records the unit about to be appended; false with `error` (the unit must then not append).
   [[nodiscard]] bool mark(const CsvUnitMark& psk, const CsvUnitMark& dsekp,
                           std::string& error) noexcept;
+  /// No unit under way (it committed, or its lines were cut); false with `error`.
+  [[nodiscard]] bool clear(std::string& error) noexcept { return mark({}, {}, error); }
 
  private:
   std::string path_;

@@ -187,6 +187,9 @@ ServerCsvSink::ServerCsvSink(const std::string& logs_dir, sqlite3* db) : logs_di
     }
     start(psk_, journal.get());
     start(dsekp_, journal.get());
+    // Whatever the mark named is cut or kept now; a later restore must not cut by it.
+    if (std::string error; marks_ != nullptr && !marks_->clear(error))
+      throw std::runtime_error(error);
     if (std::string error; journal != nullptr && !journal->drop(error))
       throw std::runtime_error(error);
   } catch (...) {
@@ -384,24 +387,40 @@ void ServerCsvSink::clear_staged() noexcept {
 }
 
 void ServerCsvSink::committed() noexcept {
+  bool appended = false;
   for (File* f : {&psk_, &dsekp_}) {
     if (!f->appended) continue;
+    appended = true;
     const std::size_t n = std::min<std::size_t>(kCsvTailBytes, f->staged.size());
     f->committed.end = f->appended_from + f->staged.size();
     f->committed.tail = csv_tail_checksum(bytes_of(f->staged, f->staged.size() - n));
     if (n < kCsvTailBytes) (void)tail_of(f->fd, f->committed.end, f->committed.tail);
   }
+  if (appended) clear_mark();
   clear_staged();
   between_units();
 }
 
+void ServerCsvSink::clear_mark() noexcept {
+  // Left as it is, the mark would make the committed unit look like one under way to a state
+  // database restored from a copy taken just before it (csv_unit_mark.hpp); the next unit's
+  // mark replaces it anyway, so a failure here is only logged.
+  if (std::string error; marks_ != nullptr && !marks_->clear(error)) log_error(error);
+}
+
 void ServerCsvSink::rolled_back() noexcept {
+  bool cut_all = true;
+  bool appended = false;
   for (File* f : {&psk_, &dsekp_}) {
     std::string error;
-    if (f->appended && !cut(*f, f->appended_from, error))
+    appended = appended || f->appended;
+    if (f->appended && !cut(*f, f->appended_from, error)) {
+      cut_all = false;
       log_error(error + "; tried again before the next line");
+    }
     if (staged_rows() > 0) f->at = f->unit_start;
   }
+  if (appended && cut_all) clear_mark();  // a cut still due needs the mark across a restart
   clear_staged();
   between_units();
 }

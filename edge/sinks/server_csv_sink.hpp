@@ -124,6 +124,8 @@ class ServerCsvSink final : public SinkWriter {
   bool append(File& file, std::string& error) noexcept;
   // Cuts `file` back to `to`; false with `error` (then tried again before the next line).
   bool cut(File& file, std::uint64_t to, std::string& error) noexcept;
+  // No unit under way any more (csv_unit_mark.hpp).
+  void clear_mark() noexcept;
   // Between units (no transaction open): the pending reopens.
   void between_units() noexcept;
   bool reopen_file(File& file, std::string& error) noexcept;

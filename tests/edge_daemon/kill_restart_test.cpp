@@ -7,11 +7,11 @@
 // Why this holds: the edge's MQTT loop (edge/mqtt/mqtt_client.hpp on libmosquitto,
 // edge/mqtt_builtin/builtin_mqtt_client.hpp on the built-in client; each test runs on both) writes
 // the PUBACKs of a batch of QoS 1 messages only after the batch's SQLite commit of the moved replay
-// windows + telemetry rows (+ the CSV logs' committed ends). A kill before the commit: no PUBACK, the
-// broker redelivers, the state does not contain the frames -> accepted once. A kill after the
+// windows + telemetry rows (+ the CSV logs' committed ends). A kill before the commit: no PUBACK,
+// the broker redelivers, the state does not contain the frames -> accepted once. A kill after the
 // commit: the redeliveries are `replay`s -> still once. The CSV file is cut back to its committed
-// end at start-up (edge/sinks/server_csv_sink.hpp). A storage failure stops the edge (status 75) before
-// it acknowledges what it could not store (edge/service/message_batch.hpp).
+// end at start-up (edge/sinks/server_csv_sink.hpp). A storage failure stops the edge (status 75)
+// before it acknowledges what it could not store (edge/service/message_batch.hpp).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>

@@ -355,6 +355,21 @@ TEST_F(ServerCsvSinkTest, AnEndFromAnOlderCopyOfTheDatabaseCutsNothing) {
   EXPECT_EQ(csv(), expected({0, 1, 2, 3, 4}));
 }
 
+// A copy taken just before the last unit: that unit committed, and its mark was cleared, so
+// nothing is cut either.
+TEST_F(ServerCsvSinkTest, AnEndFromACopyOneUnitBackCutsNothing) {
+  open_sink();
+  unit({0});
+  exec("CREATE TABLE copy AS SELECT * FROM server_csv_end");
+  unit({1});
+  sink_.reset();
+  exec("DELETE FROM server_csv_end");
+  exec("INSERT INTO server_csv_end SELECT * FROM copy");
+  open_sink();
+  EXPECT_EQ(sink_->cut_rows(), 0u);
+  EXPECT_EQ(csv(), expected({0, 1}));
+}
+
 // The same restore after a unit that did not commit: its lines were not where the mark says (the
 // copy's end is further back), so nothing is cut, the restored end being no proof of which
 // lines committed.
