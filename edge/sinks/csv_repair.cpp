@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "dsekp/bytes.hpp"
+#include "edge/file_writes.hpp"
 
 namespace dsekp::edge::sinks {
 namespace {
@@ -46,17 +47,9 @@ bool truncate_to(int fd, std::uint64_t size, std::string& error) {
 }
 
 bool append(int fd, const std::string& line, std::string& error) {
-  std::size_t done = 0;
-  while (done < line.size()) {
-    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);  // O_APPEND
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error = std::string("write: ") + std::strerror(errno);
-      return false;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
+  if (write_all(fd, line)) return true;  // O_APPEND
+  error = errno_text("write");
+  return false;
 }
 
 }  // namespace

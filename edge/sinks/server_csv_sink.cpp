@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "edge/file_writes.hpp"
 #include "edge/logging/edge_logger.hpp"
 #include "edge/sinks/csv_journal.hpp"
 #include "edge/sinks/csv_repair.hpp"
@@ -44,25 +45,6 @@ ByteView bytes_of(const std::string& s, std::size_t from = 0) noexcept {
   return ByteView(reinterpret_cast<const std::uint8_t*>(s.data()) + from, s.size() - from);
 }
 
-// Writes all of `data` at the end of `fd` (O_APPEND); false with errno set.
-bool write_all(int fd, const char* data, std::size_t size) noexcept {
-  std::size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::write(fd, data + done, size - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;
-      return false;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-std::string system_error(const std::string& what) {
-  return what + ": " + std::strerror(errno);
-}
-
 // The tail checksum of the `end` bytes of `fd` (the readings read for it are wiped).
 bool tail_of(int fd, std::uint64_t end, std::uint64_t& tail) noexcept {
   std::array<std::uint8_t, kCsvTailBytes> bytes{};
@@ -85,10 +67,10 @@ bool size_of(int fd, std::uint64_t& size) noexcept {
 CsvFileEnd end_of(int fd, const std::string& path) {
   struct stat st {};
   CsvFileEnd e;
-  if (::fstat(fd, &st) != 0) throw std::runtime_error(system_error("cannot stat " + path));
+  if (::fstat(fd, &st) != 0) throw std::runtime_error(errno_text("cannot stat " + path));
   e.inode = static_cast<std::uint64_t>(st.st_ino);
   e.end = static_cast<std::uint64_t>(st.st_size);
-  if (!tail_of(fd, e.end, e.tail)) throw std::runtime_error(system_error("cannot read " + path));
+  if (!tail_of(fd, e.end, e.tail)) throw std::runtime_error(errno_text("cannot read " + path));
   return e;
 }
 
@@ -98,14 +80,13 @@ int open_log(const std::string& path, Mode mode) {
   // The rows hold decrypted readings: owner only, whatever the umask (0600 on creation; an
   // existing file keeps the mode its operator gave it).
   const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error(system_error("cannot open " + path + " for appending"));
+  if (fd < 0) throw std::runtime_error(errno_text("cannot open " + path + " for appending"));
   const std::string header = logs::header_line(logs::LogKind::server, mode);
   std::uint64_t size = 0;
   bool ok = size_of(fd, size);
-  if (ok && size < header.size())
-    ok = ::ftruncate(fd, 0) == 0 && write_all(fd, header.data(), header.size());
+  if (ok && size < header.size()) ok = ::ftruncate(fd, 0) == 0 && write_all(fd, header);
   if (!ok) {
-    const std::string error = system_error("cannot write the header of " + path);
+    const std::string error = errno_text("cannot write the header of " + path);
     ::close(fd);
     throw std::runtime_error(error);
   }
@@ -228,26 +209,7 @@ void ServerCsvSink::start(File& file, CsvJournal* journal) {
       if (is_recorded_file(file.fd, now.inode, now.end, recorded)) {
         cut_uncommitted(file, file.fd, file.path, now.end, recorded);
       } else {
-        // Rotated while a unit was under way: its lines are in the renamed file, if it is still
-        // there (the package's logrotate keeps the newest one uncompressed).
-        std::error_code ec;
-        for (const auto& entry : std::filesystem::directory_iterator(logs_dir_, ec)) {
-          struct stat st {};
-          if (entry.path() == file.path || ::stat(entry.path().c_str(), &st) != 0 ||
-              !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_ino) != recorded.inode)
-            continue;
-          const int fd = ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC);
-          if (fd < 0) continue;
-          const auto size = static_cast<std::uint64_t>(st.st_size);
-          try {
-            if (is_recorded_file(fd, recorded.inode, size, recorded))
-              cut_uncommitted(file, fd, entry.path().string(), size, recorded);
-          } catch (...) {
-            ::close(fd);
-            throw;
-          }
-          ::close(fd);
-        }
+        cut_in_renamed_file(file, recorded);
       }
     } else if (!error.empty()) {
       throw std::runtime_error(error);
@@ -258,6 +220,29 @@ void ServerCsvSink::start(File& file, CsvJournal* journal) {
     if (!ends_->record(file.name, file.committed, error)) throw std::runtime_error(error);
   }
   file.at = Position{};  // `throughput` counts rows of this process
+}
+
+// Rotated while a unit was under way: its lines are in the renamed file, if it is still there
+// (the package's logrotate keeps the newest one uncompressed).
+void ServerCsvSink::cut_in_renamed_file(const File& file, const CsvFileEnd& recorded) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(logs_dir_, ec)) {
+    struct stat st {};
+    if (entry.path() == file.path || ::stat(entry.path().c_str(), &st) != 0 ||
+        !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_ino) != recorded.inode)
+      continue;
+    const int fd = ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) continue;
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    try {
+      if (is_recorded_file(fd, recorded.inode, size, recorded))
+        cut_uncommitted(file, fd, entry.path().string(), size, recorded);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+  }
 }
 
 void ServerCsvSink::cut_uncommitted(const File& file, int fd, const std::string& path,
@@ -276,7 +261,7 @@ void ServerCsvSink::cut_uncommitted(const File& file, int fd, const std::string&
       return;
     }
     if (::ftruncate(fd, static_cast<off_t>(recorded.end)) != 0)
-      throw std::runtime_error(system_error("cannot cut " + path + " to its committed end"));
+      throw std::runtime_error(errno_text("cannot cut " + path + " to its committed end"));
     cut_rows_ += lines;
     logging::logger().warn(
         "CSV: {}: {} lines of a unit that did not commit cut ({} to {} bytes); the broker "
@@ -286,7 +271,7 @@ void ServerCsvSink::cut_uncommitted(const File& file, int fd, const std::string&
     const std::uint64_t whole =
         last_whole_line_end(fd, size, logs::header_line(logs::LogKind::server, file.mode).size());
     if (whole < size && ::ftruncate(fd, static_cast<off_t>(whole)) != 0)
-      throw std::runtime_error(system_error("cannot cut " + path + " to its last whole line"));
+      throw std::runtime_error(errno_text("cannot cut " + path + " to its last whole line"));
     logging::logger().error(
         "CSV: {} is {} bytes shorter than its committed lines: lines were lost outside the edge "
         "(power loss, or the file cut); they cannot be restored",
@@ -320,14 +305,14 @@ bool ServerCsvSink::find_end(File& file, std::string& error) noexcept {
     file.appended_from = static_cast<std::uint64_t>(from);
     return true;
   }
-  error = system_error("cannot find the end of " + file.path);
+  error = errno_text("cannot find the end of " + file.path);
   return false;
 }
 
 bool ServerCsvSink::append(File& file, std::string& error) noexcept {
   file.appended = true;  // from here a rollback cuts, whatever part was written
-  if (write_all(file.fd, file.staged.data(), file.staged.size())) return true;
-  error = system_error("cannot append to " + file.path);
+  if (write_all(file.fd, file.staged)) return true;
+  error = errno_text("cannot append to " + file.path);
   return false;
 }
 
@@ -340,7 +325,7 @@ bool ServerCsvSink::cut(File& file, std::uint64_t to, std::string& error) noexce
   }
   file.tail_to_cut = true;
   file.cut_to = to;
-  error = system_error("cannot cut " + file.path + " back to its committed lines");
+  error = errno_text("cannot cut " + file.path + " back to its committed lines");
   return false;
 }
 
@@ -363,16 +348,16 @@ bool ServerCsvSink::before_commit() noexcept {
     if (ok && f->staged_rows > 0) ok = append(*f, error);
   for (File* f : {&psk_, &dsekp_}) {
     if (!ok || f->staged_rows == 0) continue;
-    CsvFileEnd& e = f->committed;  // becomes the committed end only if the unit commits
-    const std::uint64_t end = f->appended_from + f->staged.size();
+    CsvFileEnd& e = f->appending;  // becomes the committed end only if the unit commits
+    e = CsvFileEnd{f->committed.inode, f->appended_from + f->staged.size(), 0};
     const std::size_t n = std::min<std::size_t>(kCsvTailBytes, f->staged.size());
-    std::uint64_t tail = csv_tail_checksum(bytes_of(f->staged, f->staged.size() - n));
-    if (n < kCsvTailBytes && !tail_of(f->fd, end, tail)) {
-      error = system_error("cannot read " + f->path);
+    e.tail = csv_tail_checksum(bytes_of(f->staged, f->staged.size() - n));
+    if (n < kCsvTailBytes && !tail_of(f->fd, e.end, e.tail)) {
+      error = errno_text("cannot read " + f->path);
       ok = false;
       continue;
     }
-    if (ends_ != nullptr) ok = ends_->record(f->name, CsvFileEnd{e.inode, end, tail}, error);
+    if (ends_ != nullptr) ok = ends_->record(f->name, e, error);
   }
   if (!ok) log_error(error + "; the unit is handed back to the broker");
   return ok;  // false: rolled_back() follows and cuts what was appended
@@ -391,10 +376,7 @@ void ServerCsvSink::committed() noexcept {
   for (File* f : {&psk_, &dsekp_}) {
     if (!f->appended) continue;
     appended = true;
-    const std::size_t n = std::min<std::size_t>(kCsvTailBytes, f->staged.size());
-    f->committed.end = f->appended_from + f->staged.size();
-    f->committed.tail = csv_tail_checksum(bytes_of(f->staged, f->staged.size() - n));
-    if (n < kCsvTailBytes) (void)tail_of(f->fd, f->committed.end, f->committed.tail);
+    f->committed = f->appending;
   }
   if (appended) clear_mark();
   clear_staged();

@@ -92,6 +92,7 @@ class ServerCsvSink final : public SinkWriter {
     const char* name = "";  // the record's key: "psk" or "dsekp"
     Mode mode = Mode::dsekp;
     CsvFileEnd committed;   // where the committed lines end, as recorded
+    CsvFileEnd appending;   // where they end once the unit under way commits
     Position at;            // with the open unit's staged rows
     Position unit_start;    // `at` when the unit began (restored by rolled_back())
     Position savepoint_at;  // `at` at the message's savepoint
@@ -114,6 +115,8 @@ class ServerCsvSink final : public SinkWriter {
   // At construction: opens `file`, puts back an earlier version's journaled lines, cuts the
   // lines of a unit that did not commit, and records where the file ends.
   void start(File& file, CsvJournal* journal);
+  // At start-up: the same in the file a rotation renamed in the logs directory, if any.
+  void cut_in_renamed_file(const File& file, const CsvFileEnd& recorded);
   // At start-up: cuts what follows `recorded` in the file it is in (the one at the path or the
   // one a rotation renamed), open as `fd` at `path` with `size` bytes, if that is one unit.
   void cut_uncommitted(const File& file, int fd, const std::string& path, std::uint64_t size,

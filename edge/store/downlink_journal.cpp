@@ -14,24 +14,11 @@
 #include <filesystem>
 
 #include "dsekp/spec.hpp"
+#include "edge/file_writes.hpp"
 #include "edge/store/session_tag.hpp"
 
 namespace dsekp::edge {
 namespace {
-
-std::string errno_text(const std::string& what) {
-  return what + ": " + std::strerror(errno);
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
 
 bool valid_tag(std::string_view tag) {
   return tag.size() == kSessionTagChars && std::all_of(tag.begin(), tag.end(), [](char c) {
