@@ -31,11 +31,11 @@ constexpr int kLoopTimeoutMs = 200;
 // time) the loop would empty the socket, commit the few messages it found and be back before the
 // next ones arrive: many small bursts, each paying a commit, a wake-up and a send, and the edge
 // busy all the time. So after a burst of at least kBacklogBurst messages that ended because the
-// socket was empty, the loop pauses kBacklogPause before it reads again, and reads the messages
-// that came meanwhile as one burst (a few hundred at 100,000 messages/s, up to batch_max). The
-// pause happens once, right after such a burst, and ends early when another thread wakes the
+// socket was empty, the loop pauses kBacklogPauseNs (1 ms) before it reads again, and reads the
+// messages that came meanwhile as one burst (a few hundred at 100,000 messages/s, up to batch_max).
+// The pause happens once, right after such a burst, and ends early when another thread wakes the
 // loop (a publish, stop()): a message after a quiet spell (the lighter loads, a lone handshake)
-// is read at once, one that comes during the pause waits at most kBacklogPause more. Each
+// is read at once, one that comes during the pause waits at most that long. Each
 // burst's PUBACKs still go out only after its commit, before the pause. (The libmosquitto client
 // has no such pause: its receive path costs more per message than the broker's sending, so its
 // bursts fill batch_max anyway.)
@@ -48,6 +48,7 @@ void backlog_pause(int wake_fd) noexcept {
   const timespec pause{0, kBacklogPauseNs};
   (void)::ppoll(&wake, 1, &pause, nullptr);
 }
+
 // How long a TCP connect, the CONNACK and a blocked write may take.
 constexpr auto kNetworkTimeout = std::chrono::seconds(10);
 // How long stop() lets the loop write the DISCONNECT and see the broker close.
