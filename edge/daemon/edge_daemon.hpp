@@ -72,11 +72,13 @@ struct EdgeDaemonOptions {
   // --downlink-lane K/N: this edge's index among the N edges that share one store
   // (edge/service/downlink_lane.hpp); each edge of a group needs its own K. "0/1": one edge.
   std::string downlink_lane = "0/1";
-  // --session-cache-devices: with a Redis store, the devices whose established sessions' uplink
-  // keys this edge keeps in memory, so that their frames need no state read
-  // (edge/store/uplink_session_cache.hpp). With shared subscriptions every edge sees every
-  // device, so this should hold the fleet; a device beyond it costs a state read per frame.
-  // 0: no cache (every frame is read and saved the full way).
+  // --session-cache-devices: the devices whose sessions this edge keeps in memory, so that their
+  // frames need no state read (edge/store/uplink_session_cache.hpp). Redis store: their
+  // established sessions' uplink keys; with shared subscriptions every edge sees every device,
+  // so this should hold the fleet; a device beyond it costs a state read per frame. SQLite
+  // store: their committed states, so that a device's first frame in a batch needs no read
+  // either (past the bound all are dropped and read again). 0: no cache (Redis: every frame
+  // is read and saved the full way; SQLite: the first frame of a device in each batch).
   std::uint32_t session_cache_devices = 65536;
   std::string logs_dir;  // where the server CSV logs go (needed unless csv is false)
   // Broker login; unset: the registry's edge account if it has one, else anonymous.

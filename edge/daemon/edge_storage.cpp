@@ -16,9 +16,11 @@ EdgeStorage::EdgeStorage(const EdgeDaemonOptions& o)
     : state_path_(o.state_db.empty() ? o.registry_db + ".state" : o.state_db),
       test_hold_ms_(o.test_hold_ms) {
   std::string error;
-  local_ = SqliteSessionStore::open(state_path_, {}, error);
+  const bool local_state = o.store.empty() || o.store == "sqlite";
+  local_ = SqliteSessionStore::open(
+      state_path_, {.cached_devices = local_state ? o.session_cache_devices : 0}, error);
   if (local_ == nullptr) throw std::runtime_error("state " + state_path_ + ": " + error);
-  if (o.store.empty() || o.store == "sqlite") {
+  if (local_state) {
     generations_ = SqliteCredentialGenerations::open(*local_, error);
     if (generations_ == nullptr) throw std::runtime_error("state " + state_path_ + ": " + error);
   } else {

@@ -28,8 +28,9 @@ StoreWatch::StoreWatch(metrics::Registry& registry, RedisSessionStore* shared,
                       .get();
   auto& cache_lookups = registry.add_counter(
       {"dsekp_session_cache_lookups_total",
-       "DATA frames by whether their session keys were in this edge's session-key cache (Redis "
-       "store; a miss costs a state read; none for the SQLite store).",
+       "DATA frames by whether they took the store's uplink fast path (Redis store: their session "
+       "keys were in this edge's cache; SQLite store: their device's state was in memory). A "
+       "miss costs a state read.",
        {"result"},
        {{"hit"}, {"miss"}}});
   cache_hits_ = &cache_lookups.at({"hit"});

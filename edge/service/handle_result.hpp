@@ -26,8 +26,10 @@ struct Publish {
   std::uint8_t qos = 1;
 };
 
-/// Whether a DATA frame's session keys were in the shared store's session-key cache when the
-/// frame arrived (edge/store/uplink_session_cache.hpp); `none` without such a cache (SQLite).
+/// Whether a DATA frame took the store's uplink fast path (edge/store/uplink_session_cache.hpp):
+/// with Redis, its session keys were in this edge's cache; with SQLite, its device's state was
+/// in memory, checked earlier in this batch or kept from an earlier one. `none` for a store
+/// without one.
 enum class CacheLookup : std::uint8_t { none, hit, miss };
 
 struct HandleResult {

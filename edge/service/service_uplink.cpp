@@ -1,6 +1,6 @@
 // EdgeService: the uplink frames. DATA on {prefix}dsekp/data (PROTOCOL.md 6.3) commits the moved
-// replay window and the sink row as one unit (with a store shared by several edges, a frame under
-// an established session whose keys are cached takes the fast path, on_cached_data); the PSK
+// replay window and the sink row as one unit (a frame under an established session that the
+// store can hand out takes the fast path, on_cached_data: uplink_session_cache.hpp); the PSK
 // baseline on {prefix}psk/data commits only its row (it has no state, hence no replay protection:
 // the paper's design).
 #include <algorithm>
@@ -148,7 +148,8 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
     }
     return;
   }
-  // A miss: the load has just put the device's established sessions in the cache, so a frame
+  // A miss on the Redis store: the load has just put the device's established sessions in the
+  // cache, so a frame
   // under one of them is accepted by a window operation alone, without saving the whole state
   // (which would also move the generation other edges' full-path saves are conditioned on).
   if (cached == CachedPath::miss &&
@@ -173,6 +174,10 @@ void EdgeService::on_data(std::string_view topic_dev_id, ByteView payload, std::
   WriteUnit unit(store_, &sink_);
   if (!unit.status().ok()) return fail_store(r, "begin", unit.status());
   if (!save_state(frame.dev_id, ctx, /*record=*/false, now_ms, r)) return;
+  // Not stale (checked above) and just saved: the next frames under its established sessions
+  // may take the fast path. An undone unit takes the mark back with it.
+  if (UplinkSessionCache* cache = store_.uplink_cache())
+    cache->note_checked(frame.dev_id, ctx.credentials.generation);
   if (is_reading(row) && !unit.write(row))
     return fail(r, EdgeReason::sink_failure, unit.write_refusal());
   if (!commit(unit, r)) return;

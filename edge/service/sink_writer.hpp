@@ -27,6 +27,9 @@
 // Called from the one thread that runs EdgeService (under its lock).
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include "accepted_frame.hpp"
 
 namespace dsekp::edge {
@@ -41,6 +44,9 @@ class SinkWriter {
   /// The unit is about to commit: a sink in the store's database inserts its staged rows now,
   /// in the open transaction. false: the unit is rolled back instead (rolled_back() follows).
   [[nodiscard]] virtual bool before_commit() noexcept { return true; }
+  /// Why the last before_commit() returned false, for the log and the fail-stop line (the file
+  /// or table and what the system said); empty if the sink cannot say.
+  [[nodiscard]] virtual std::string refusal() const { return {}; }
   /// The unit holding the rows written since the last committed()/rolled_back() is durable.
   virtual void committed() noexcept {}
   /// That unit was rolled back: forget its rows.
@@ -50,5 +56,14 @@ class SinkWriter {
   /// That message was undone: forget the rows written since savepoint(); the unit goes on.
   virtual void rolled_back_to_savepoint() noexcept {}
 };
+
+/// `to` becomes `text`, or empty if there is no memory for it (for the noexcept paths above).
+inline void set_refusal(std::string& to, std::string_view text) noexcept {
+  try {
+    to.assign(text);
+  } catch (...) {
+    to.clear();
+  }
+}
 
 }  // namespace dsekp::edge

@@ -23,9 +23,15 @@ namespace dsekp::edge {
 /// has rolled everything back.
 inline StoreResult commit_with_sinks(SessionStore& store, SinkWriter* sink) noexcept {
   if (sink != nullptr && !sink->before_commit()) {
+    std::string why;
+    try {
+      why = sink->refusal();
+    } catch (...) {
+      // Out of memory: the failure without its text.
+    }
     (void)store.rollback();
     sink->rolled_back();
-    return StoreResult{StoreStatus::storage_failure};
+    return StoreResult{StoreStatus::storage_failure, StateCodecError::ok, std::move(why)};
   }
   StoreResult r;
   try {

@@ -10,8 +10,13 @@ bool CompositeSink::write(const AcceptedFrame& row) {
 }
 
 bool CompositeSink::before_commit() noexcept {
-  for (SinkWriter* sink : sinks_)
-    if (!sink->before_commit()) return false;
+  refused_ = nullptr;
+  for (SinkWriter* sink : sinks_) {
+    if (!sink->before_commit()) {
+      refused_ = sink;
+      return false;
+    }
+  }
   return true;
 }
 

@@ -16,6 +16,9 @@ class CompositeSink final : public SinkWriter {
 
   [[nodiscard]] bool write(const AcceptedFrame& row) override;
   [[nodiscard]] bool before_commit() noexcept override;
+  [[nodiscard]] std::string refusal() const override {
+    return refused_ != nullptr ? refused_->refusal() : std::string();
+  }
   void committed() noexcept override;
   void rolled_back() noexcept override;
   void savepoint() noexcept override;
@@ -23,6 +26,7 @@ class CompositeSink final : public SinkWriter {
 
  private:
   std::vector<SinkWriter*> sinks_;
+  const SinkWriter* refused_ = nullptr;  // the sink whose before_commit() refused last
 };
 
 }  // namespace dsekp::edge::sinks

@@ -333,7 +333,12 @@ bool ServerCsvSink::before_commit() noexcept {
   if (staged_rows() == 0) return true;
   // A record outside the unit's transaction would commit on its own: refuse (SQLite may have
   // ended the transaction by itself after an error).
-  if (ends_ != nullptr && !ends_->in_transaction()) return false;
+  if (ends_ != nullptr && !ends_->in_transaction()) {
+    set_refusal(refusal_,
+                "CSV logs: the store transaction has ended (SQLite rolled it back after "
+                "an error); nothing appended");
+    return false;
+  }
   std::string error;
   bool ok = true;
   CsvUnitMark psk, dsekp;
@@ -359,7 +364,10 @@ bool ServerCsvSink::before_commit() noexcept {
     }
     if (ends_ != nullptr) ok = ends_->record(f->name, e, error);
   }
-  if (!ok) log_error(error + "; the unit is handed back to the broker");
+  if (!ok) {
+    set_refusal(refusal_, error);
+    log_error(error + "; the unit is handed back to the broker");
+  }
   return ok;  // false: rolled_back() follows and cuts what was appended
 }
 

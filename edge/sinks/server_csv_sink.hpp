@@ -67,6 +67,7 @@ class ServerCsvSink final : public SinkWriter {
 
   [[nodiscard]] bool write(const AcceptedFrame& row) override;
   [[nodiscard]] bool before_commit() noexcept override;
+  [[nodiscard]] std::string refusal() const override { return refusal_; }
   void committed() noexcept override;
   void rolled_back() noexcept override;
   void savepoint() noexcept override;
@@ -142,6 +143,7 @@ class ServerCsvSink final : public SinkWriter {
   std::chrono::steady_clock::time_point next_reopen_warning_{};
   std::uint64_t cut_rows_ = 0;
   std::uint64_t repaired_rows_ = 0;
+  std::string refusal_;  // why the last before_commit() refused
 };
 
 }  // namespace dsekp::edge::sinks

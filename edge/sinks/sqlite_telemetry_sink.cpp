@@ -109,9 +109,22 @@ bool SqliteTelemetrySink::write(const AcceptedFrame& row) {
 bool SqliteTelemetrySink::before_commit() noexcept {
   // SQLite may have ended the transaction by itself after an error: an insert outside it would
   // commit on its own, apart from the state, so refuse (the unit is rolled back).
-  if (staged_count_ > 0 && sqlite3_get_autocommit(db_) != 0) return false;
-  for (std::size_t i = 0; i < staged_count_; ++i)
-    if (!insert(staged_[i])) return false;
+  if (staged_count_ > 0 && sqlite3_get_autocommit(db_) != 0) {
+    set_refusal(refusal_,
+                "telemetry: the store transaction has ended (SQLite rolled it back "
+                "after an error)");
+    return false;
+  }
+  for (std::size_t i = 0; i < staged_count_; ++i) {
+    if (!insert(staged_[i])) {
+      try {
+        refusal_ = std::string("telemetry insert: ") + sqlite3_errmsg(db_);
+      } catch (...) {
+        refusal_.clear();  // out of memory: no text
+      }
+      return false;
+    }
+  }
   return true;
 }
 

@@ -40,6 +40,7 @@ class SqliteTelemetrySink final : public SinkWriter {
 
   [[nodiscard]] bool write(const AcceptedFrame& row) override;
   [[nodiscard]] bool before_commit() noexcept override;
+  [[nodiscard]] std::string refusal() const override { return refusal_; }
   void committed() noexcept override { drop_staged(0); }
   void rolled_back() noexcept override { drop_staged(0); }
   void savepoint() noexcept override { savepoint_ = staged_count_; }
@@ -64,6 +65,7 @@ class SqliteTelemetrySink final : public SinkWriter {
   std::vector<AcceptedFrame> staged_;  // the open unit's rows: the first staged_count_
   std::size_t staged_count_ = 0;
   std::size_t savepoint_ = 0;
+  std::string refusal_;  // why the last before_commit() refused
 };
 
 }  // namespace dsekp::edge::sinks

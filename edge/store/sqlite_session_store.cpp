@@ -127,7 +127,7 @@ std::unique_ptr<SqliteSessionStore> SqliteSessionStore::open(const std::string& 
     return nullptr;
   }
   if (!configure(db.get(), options, error)) return nullptr;
-  std::unique_ptr<SqliteSessionStore> store(new SqliteSessionStore(std::move(db)));
+  std::unique_ptr<SqliteSessionStore> store(new SqliteSessionStore(std::move(db), options));
   if (!store->prepare_statements()) {
     error = "prepare: " + std::string(sqlite3_errmsg(store->connection()));
     return nullptr;
@@ -135,8 +135,9 @@ std::unique_ptr<SqliteSessionStore> SqliteSessionStore::open(const std::string& 
   return store;
 }
 
-SqliteSessionStore::SqliteSessionStore(std::unique_ptr<sqlite3, sqlite::SqliteCloser> db) noexcept
-    : db_(std::move(db)) {}
+SqliteSessionStore::SqliteSessionStore(std::unique_ptr<sqlite3, sqlite::SqliteCloser> db,
+                                       const SqliteStoreOptions& options) noexcept
+    : db_(std::move(db)), options_(options) {}
 
 SqliteSessionStore::~SqliteSessionStore() {
   if (in_transaction_) (void)rollback();
@@ -162,10 +163,11 @@ bool SqliteSessionStore::prepare_statements() {
   savepoint_ = SqliteStatement(db, "SAVEPOINT dsekp_message");
   release_ = SqliteStatement(db, "RELEASE dsekp_message");
   rollback_to_ = SqliteStatement(db, "ROLLBACK TO dsekp_message");
+  data_version_ = SqliteStatement(db, "PRAGMA data_version");
   for (const SqliteStatement* s :
        {&load_, &upsert_, &insert_new_, &update_if_, &remove_, &generation_, &flush_insert_,
         &flush_update_, &flush_remove_, &begin_, &commit_, &rollback_, &savepoint_, &release_,
-        &rollback_to_}) {
+        &rollback_to_, &data_version_}) {
     if (!s->ok()) return false;
   }
   return true;
@@ -222,10 +224,14 @@ StoreResult SqliteSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
 
 StoreResult SqliteSessionStore::save(const DevId& dev_id, const EdgeDeviceState& state,
                                      std::uint64_t now_ms, std::uint64_t& generation) {
+  // A session still handed out (a frame refused on the fast path) lives in a state this save
+  // may replace and reuse for another device: it is handed back first.
+  put_back_handed_out();
   if (transaction_lost()) return StoreResult{StoreStatus::storage_failure};
   if (state.dev_id.size() != 0 && !(state.dev_id == dev_id))
     return StoreResult{StoreStatus::dev_id_mismatch};
   if (in_transaction_) return save_in_transaction(dev_id, state, now_ms, generation);
+  write_back_.clear();  // a kept state must be what the database holds
   if (const StateCodecError e = encode_device_state(state, blob_); e != StateCodecError::ok)
     return StoreResult{StoreStatus::invalid_state, e};
   const SqliteStatement& statement = generation == kAnyGeneration      ? upsert_
@@ -279,7 +285,7 @@ StoreResult SqliteSessionStore::save_in_transaction(const DevId& dev_id,
 
 StoreResult SqliteSessionStore::flush_write_back() {
   StoreResult result;
-  write_back_.for_each([&](const std::string& dev_id, const StateWriteBack::Entry& e) {
+  write_back_.for_each_dirty([&](const std::string& dev_id, const StateWriteBack::Entry& e) {
     if (!result.ok()) return;
     if (e.removed() && e.stored_generation == kAbsentGeneration) return;  // nothing stored
     const SqliteStatement& statement = e.removed()                                ? flush_remove_
@@ -336,6 +342,7 @@ StoreResult SqliteSessionStore::write_state(const SqliteStatement& statement, co
 }
 
 StoreResult SqliteSessionStore::remove(const DevId& dev_id) {
+  put_back_handed_out();  // as in save()
   if (transaction_lost()) return StoreResult{StoreStatus::storage_failure};
   if (in_transaction_) {
     std::uint64_t stored = 0, current = 0;
@@ -343,6 +350,7 @@ StoreResult SqliteSessionStore::remove(const DevId& dev_id) {
     write_back_.remove(dev_id.str(), stored);
     return StoreResult{};
   }
+  write_back_.clear();  // a kept state must be what the database holds
   StatementScope scope(remove_);
   sqlite3_bind_text(scope.get(), 1, dev_id.str().data(), static_cast<int>(dev_id.size()),
                     SQLITE_STATIC);
@@ -353,8 +361,37 @@ StoreResult SqliteSessionStore::begin() {
   if (in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
   StoreResult r = run(begin_);
   in_transaction_ = r.ok();
-  if (in_transaction_) ++epoch_;
+  if (!in_transaction_) return r;
+  ++epoch_;
+  if (StoreResult seen = forget_if_changed_elsewhere(); !seen.ok()) {
+    (void)rollback();  // the reading failed (an I/O error): no transaction, and the reason
+    return seen;
+  }
   return r;
+}
+
+StoreResult SqliteSessionStore::forget_if_changed_elsewhere() {
+  if (options_.cached_devices == 0) return StoreResult{};  // nothing is kept between them
+  // Inside the transaction: BEGIN IMMEDIATE holds the write lock, so nothing can change after
+  // this reading until the commit.
+  std::int64_t now = 0;
+  {
+    StatementScope scope(data_version_);
+    const int rc = sqlite3_step(scope.get());
+    if (rc == SQLITE_ROW) now = sqlite3_column_int64(scope.get(), 0);
+    if (rc != SQLITE_ROW || transaction_lost()) {
+      // An I/O error, or SQLite ending the transaction as it recovers from an earlier one.
+      write_back_.clear();
+      seen_data_version_.reset();
+      return rc != SQLITE_ROW ? failure()
+                              : storage_failure(
+                                    "the transaction ended as it began (after an "
+                                    "earlier I/O error?)");
+    }
+  }
+  if (now != seen_data_version_) write_back_.clear();
+  seen_data_version_ = now;
+  return StoreResult{};
 }
 
 StoreResult SqliteSessionStore::make_durable() {
@@ -376,8 +413,8 @@ StoreResult SqliteSessionStore::commit() {
     return commit_transaction();
   } catch (...) {
     // Out of memory while flushing or naming an error: nothing of the unit may stay.
-    in_transaction_ = in_savepoint_ = sql_savepoint_ = aborted_ = false;
-    write_back_.clear();
+    end_transaction();
+    aborted_ = false;
     if (sqlite3_get_autocommit(db_.get()) == 0) {
       StatementScope scope(rollback_);
       (void)sqlite3_step(scope.get());
@@ -389,24 +426,25 @@ StoreResult SqliteSessionStore::commit() {
 StoreResult SqliteSessionStore::commit_transaction() {
   if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
   (void)transaction_lost();
-  in_transaction_ = false;
-  in_savepoint_ = false;  // COMMIT releases an open savepoint with the transaction
-  sql_savepoint_ = false;
+  put_back_handed_out();  // a window moved but never staged is not the unit's
   StoreResult flushed;
   if (!aborted_) flushed = flush_write_back();
-  write_back_.clear();
   if (!flushed.ok()) {
+    end_transaction();
     (void)transaction_lost();
     if (sqlite3_get_autocommit(db_.get()) == 0) (void)run(rollback_);
     aborted_ = false;
     return flushed;
   }
   if (std::exchange(aborted_, false)) {
+    end_transaction();
     // Lost (SQLite ended it) or given up (a failed ROLLBACK TO): make sure nothing of it stays.
     if (sqlite3_get_autocommit(db_.get()) == 0) (void)run(rollback_);
     return StoreResult{StoreStatus::storage_failure};
   }
-  StoreResult r = run(commit_);
+  StoreResult r = run(commit_);  // COMMIT releases an open savepoint with the transaction
+  aborted_ = false;              // set by run() if SQLite rolled the COMMIT back: over either way
+  end_transaction(r.ok());
   if (!r.ok() && sqlite3_get_autocommit(db_.get()) == 0) {
     // COMMIT can fail and leave the transaction open (e.g. BUSY): end it, so that a failed
     // commit means "nothing of the unit was stored", as SessionStore promises.
@@ -416,13 +454,22 @@ StoreResult SqliteSessionStore::commit_transaction() {
   return r;
 }
 
-StoreResult SqliteSessionStore::rollback() {
-  if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
-  (void)transaction_lost();
+void SqliteSessionStore::end_transaction(bool committed) noexcept {
   in_transaction_ = false;
   in_savepoint_ = false;
   sql_savepoint_ = false;
-  write_back_.clear();
+  handed_out_.session = nullptr;
+  if (committed) {
+    write_back_.committed(options_.cached_devices);
+  } else {
+    write_back_.clear();
+  }
+}
+
+StoreResult SqliteSessionStore::rollback() {
+  if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
+  (void)transaction_lost();
+  end_transaction();
   // Lost: SQLite already rolled back. Given up after a failed ROLLBACK TO: roll back now.
   if (std::exchange(aborted_, false) && sqlite3_get_autocommit(db_.get()) != 0)
     return StoreResult{};
@@ -457,6 +504,7 @@ StoreResult SqliteSessionStore::release_savepoint() {
   const bool sql = std::exchange(sql_savepoint_, false);
   if (transaction_lost()) {
     ++epoch_;
+    put_back_handed_out();
     write_back_.undo();
     return StoreResult{StoreStatus::storage_failure};
   }
@@ -466,6 +514,7 @@ StoreResult SqliteSessionStore::release_savepoint() {
     // memory and the statements in SQLite alike. If SQLite cannot undo its part, the whole
     // transaction is given up (commit() rolls it back), so the two can never disagree.
     ++epoch_;
+    put_back_handed_out();
     write_back_.undo();
     if (!transaction_lost() && (!run(rollback_to_).ok() || !run(release_).ok())) aborted_ = true;
     return r;
@@ -478,6 +527,7 @@ StoreResult SqliteSessionStore::rollback_to_savepoint() {
   if (!in_savepoint_) return StoreResult{StoreStatus::transaction_misuse};
   in_savepoint_ = false;
   ++epoch_;
+  put_back_handed_out();
   write_back_.undo();
   const bool sql = std::exchange(sql_savepoint_, false);
   if (transaction_lost()) return StoreResult{};  // nothing left to undo; commit() will fail
@@ -487,6 +537,57 @@ StoreResult SqliteSessionStore::rollback_to_savepoint() {
   if (r.ok()) r = run(release_);
   if (!r.ok()) aborted_ = true;  // the message's writes may still be there: lose the unit
   return r;
+}
+
+EdgeSession* SqliteSessionStore::find_session(const DevId& dev_id, std::uint16_t sessctr,
+                                              std::uint64_t credential_generation) noexcept {
+  if (!in_transaction_ || aborted_) return nullptr;
+  put_back_handed_out();  // one handed out at a time (the contract: staged or forgotten first)
+  EdgeSession* session = write_back_.checked_session(dev_id.str(), sessctr, credential_generation);
+  if (session == nullptr) return nullptr;
+  try {
+    handed_out_.dev_id.assign(dev_id.str());
+  } catch (...) {
+    return nullptr;  // out of memory: a miss (the full path decides)
+  }
+  handed_out_.session = session;
+  handed_out_.window = session->uplink_window;
+  handed_out_.last_seen_ms = session->last_seen_ms;
+  return session;
+}
+
+StoreResult SqliteSessionStore::stage_accept(const DevId& dev_id, const EdgeSession& session,
+                                             std::uint32_t seq) {
+  if (!in_transaction_ || handed_out_.session != &session || handed_out_.dev_id != dev_id.str() ||
+      session.uplink_window.check(seq) != Error::replay) {
+    put_back_handed_out();
+    return StoreResult{StoreStatus::transaction_misuse};
+  }
+  if (transaction_lost()) {
+    put_back_handed_out();
+    return StoreResult{StoreStatus::storage_failure};
+  }
+  // Recorded before it is let go: if the record cannot be made, forget() still puts it back.
+  write_back_.window_moved(dev_id.str(), *handed_out_.session, handed_out_.window,
+                           handed_out_.last_seen_ms);
+  handed_out_.session = nullptr;
+  return StoreResult{};
+}
+
+void SqliteSessionStore::forget(const DevId& dev_id) noexcept {
+  if (handed_out_.session != nullptr && handed_out_.dev_id == dev_id.str()) put_back_handed_out();
+}
+
+void SqliteSessionStore::note_checked(const DevId& dev_id,
+                                      std::uint64_t credential_generation) noexcept {
+  if (in_transaction_) write_back_.mark_checked(dev_id.str(), credential_generation);
+}
+
+void SqliteSessionStore::put_back_handed_out() noexcept {
+  if (handed_out_.session == nullptr) return;
+  handed_out_.session->uplink_window = handed_out_.window;
+  handed_out_.session->last_seen_ms = handed_out_.last_seen_ms;
+  handed_out_.session = nullptr;
 }
 
 StoreResult SqliteSessionStore::count_established(std::uint64_t& sessions,

@@ -9,6 +9,18 @@
 // device once, conditional on the generation the transaction first found, then commits. So a
 // batch costs one statement per device it changed, not one per message.
 //
+// Uplink fast path (UplinkSessionCache, uplink_session_cache.hpp): once the full path has
+// saved a device's state in the open transaction and checked it against the registry's
+// credentials (note_checked), a later DATA frame of the same transaction under one of its
+// established sessions moves that session's window in the write-back entry itself: no copy of
+// the state in or out, no save. With SqliteStoreOptions::cached_devices the committed entries,
+// and whether they were checked, are kept for the next transactions; begin() drops them all if
+// another connection has committed since (PRAGMA data_version: `dsekp keys reset-state`,
+// `keys remove`), and a transaction that does not commit drops them too. So a kept state is
+// always what the database holds, and the check stays valid as long as the registry's
+// credential generation is the same: the recorded one changes only with a save or removal of
+// the state (which drops the mark) or on another connection.
+//
 // Savepoints: a savepoint is a mark in the write-back, and SQLite's own SAVEPOINT (one name,
 // one level) is opened only when a statement writes inside it: every writer on this connection
 // other than the store (the credential generations) calls before_direct_write() first. The
@@ -31,12 +43,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "edge/sqlite/sqlite_statement.hpp"
 #include "session_store.hpp"
 #include "state_write_back.hpp"
+#include "uplink_session_cache.hpp"
 
 namespace dsekp::edge {
 
@@ -45,9 +59,14 @@ struct SqliteStoreOptions {
   Synchronous synchronous = Synchronous::normal;
   /// How long a write waits for another connection's lock (e.g. a reader) before failing.
   int busy_timeout_ms = 5000;
+  /// Devices whose committed state stays in memory between transactions (the whole decoded
+  /// state, about 3.6 KB each, session keys included), so that their next batch reads no row
+  /// and its DATA frames all take the fast path. Past it, every kept state is dropped and the
+  /// next transactions read again. 0: nothing kept.
+  std::size_t cached_devices = 0;
 };
 
-class SqliteSessionStore final : public SessionStore {
+class SqliteSessionStore final : public SessionStore, public UplinkSessionCache {
  public:
   /// Opens or creates the database at `path`. Returns null and sets `error` on failure.
   static std::unique_ptr<SqliteSessionStore> open(const std::string& path,
@@ -78,6 +97,14 @@ class SqliteSessionStore final : public SessionStore {
   StoreResult make_durable() override;
   [[nodiscard]] bool in_savepoint() const noexcept override { return in_savepoint_; }
 
+  [[nodiscard]] UplinkSessionCache* uplink_cache() noexcept override { return this; }
+  [[nodiscard]] EdgeSession* find_session(const DevId& dev_id, std::uint16_t sessctr,
+                                          std::uint64_t credential_generation) noexcept override;
+  StoreResult stage_accept(const DevId& dev_id, const EdgeSession& session,
+                           std::uint32_t seq) override;
+  void forget(const DevId& dev_id) noexcept override;
+  void note_checked(const DevId& dev_id, std::uint64_t credential_generation) noexcept override;
+
   /// Called by another writer on this connection before it runs a statement that writes inside
   /// the open transaction: opens SQLite's savepoint if a savepoint is marked, so that
   /// rollback_to_savepoint() undoes that statement too. transaction_misuse outside a
@@ -96,7 +123,8 @@ class SqliteSessionStore final : public SessionStore {
   [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
 
  private:
-  explicit SqliteSessionStore(std::unique_ptr<sqlite3, sqlite::SqliteCloser> db) noexcept;
+  SqliteSessionStore(std::unique_ptr<sqlite3, sqlite::SqliteCloser> db,
+                     const SqliteStoreOptions& options) noexcept;
   bool prepare_statements();
   StoreResult failure(StoreStatus status = StoreStatus::storage_failure);
   // True (and the unit marked aborted) when SQLite has ended the open transaction by itself,
@@ -112,6 +140,12 @@ class SqliteSessionStore final : public SessionStore {
                                   std::uint64_t& current);
   StoreResult flush_write_back();
   StoreResult commit_transaction();  // commit() but for its out-of-memory guard
+  // The flags and the write-back once the transaction has ended; the write-back's entries are
+  // kept only after a commit.
+  void end_transaction(bool committed = false) noexcept;
+  // Drops the kept states if another connection has committed since the last transaction.
+  StoreResult forget_if_changed_elsewhere();
+  void put_back_handed_out() noexcept;  // the handed-out session's window as it was found
 
   // Declared first so that it is closed after the statements are finalized.
   std::unique_ptr<sqlite3, sqlite::SqliteCloser> db_;
@@ -130,12 +164,24 @@ class SqliteSessionStore final : public SessionStore {
   sqlite::SqliteStatement savepoint_;
   sqlite::SqliteStatement release_;
   sqlite::SqliteStatement rollback_to_;
-  std::vector<std::uint8_t> blob_;  // encode buffer, reused; wiped after every save
+  sqlite::SqliteStatement data_version_;
+  SqliteStoreOptions options_;
+  std::optional<std::int64_t> seen_data_version_;  // at the last begin()
+  std::vector<std::uint8_t> blob_;                 // encode buffer, reused; wiped after every save
   bool in_transaction_ = false;
   std::uint64_t epoch_ = 0;  // read_epoch()
   bool in_savepoint_ = false;
   bool sql_savepoint_ = false;  // SQLite's SAVEPOINT is open (a direct write happened in it)
   StateWriteBack write_back_;
+  // The session find_session() handed out, and its window before the caller moved it:
+  // forget() puts it back, stage_accept() records it for an undo of the savepoint.
+  struct HandedOut {
+    std::string dev_id;
+    EdgeSession* session = nullptr;  // null: none handed out
+    ReplayWindow window;
+    std::uint64_t last_seen_ms = 0;
+  };
+  HandedOut handed_out_;
   bool aborted_ = false;  // SQLite rolled the open transaction back after an error
   std::string last_error_;
 };

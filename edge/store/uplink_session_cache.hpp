@@ -1,18 +1,27 @@
-// The optional fast path for DATA frames of a store shared by several edges (issue 7): the
-// session keys, which never change once a session is established, are kept in this process,
-// so a frame under an established session costs no read of the device's state; the only work
-// left in the shared store is the replay-window operation, which is staged in the open
-// transaction and runs with the other operations of the batch at commit (one round trip per
-// batch). SessionStore::uplink_cache() returns null for stores that have no such path (SQLite:
-// a load is a local read anyway).
+// The optional fast path for DATA frames under an established session: the core opens the
+// frame against a session the store hands out, and the store records only the window's move,
+// instead of the service loading the device's whole state and saving it back.
 //
-// Why it stays exact. The cached window is the shared window as loaded plus this process's own
-// acceptances, so it holds a subset of what the shared store has accepted and is never ahead
-// of it: a seq the cached window refuses (replay, too_old) is refused by the shared window too.
-// A seq it accepts is accepted only when the commit finds the shared window agrees (the seq is
-// new and within the window) and the session still exists with the same keys; otherwise the
-// commit fails with generation_conflict, nothing is written, the devices the transaction
-// touched are forgotten, and the re-handled message loads the whole state again.
+// Redis store (several edges sharing it, issue 7): the session keys, which never change once a
+// session is established, are kept in this process, so a frame under an established session
+// costs no read of the device's state; the only work left in the shared store is the
+// replay-window operation, which is staged in the open transaction and runs with the other
+// operations of the batch at commit (one round trip per batch). Why it stays exact there: the
+// cached window is the shared window as loaded plus this process's own acceptances, so it holds
+// a subset of what the shared store has accepted and is never ahead of it: a seq the cached
+// window refuses (replay, too_old) is refused by the shared window too. A seq it accepts is
+// accepted only when the commit finds the shared window agrees (the seq is new and within the
+// window) and the session still exists with the same keys; otherwise the commit fails with
+// generation_conflict, nothing is written, the devices the transaction touched are forgotten,
+// and the re-handled message loads the whole state again.
+//
+// SQLite store (one edge; sqlite_session_store.hpp): the handed-out session is the one in the
+// open transaction's write-back, whose state the full path has saved and checked against the
+// registry (note_checked), in this transaction or in an earlier one whose committed states were
+// kept (SqliteStoreOptions::cached_devices; dropped when another connection writes the
+// database). Exact because the write-back is the newest state the database holds or the open
+// transaction made: the window moved is the one the commit writes, and an undone savepoint
+// puts it back.
 #pragma once
 
 #include <cstdint>
@@ -40,8 +49,14 @@ class UplinkSessionCache {
   virtual StoreResult stage_accept(const DevId& dev_id, const EdgeSession& session,
                                    std::uint32_t seq) = 0;
 
-  /// Drops the cached sessions of `dev_id` (the next frame loads the whole state).
+  /// Drops the cached sessions of `dev_id` (the next frame loads the whole state); a session
+  /// handed out and not staged gets its window back.
   virtual void forget(const DevId& dev_id) noexcept = 0;
+
+  /// The full path has just saved the state of `dev_id` in the open transaction, after checking
+  /// it against the registry's credential generation `credential_generation` (not stale). A
+  /// store whose cached state carries its own credential record (Redis) has nothing to do.
+  virtual void note_checked(const DevId& dev_id, std::uint64_t credential_generation) noexcept = 0;
 
  protected:
   ~UplinkSessionCache() = default;  // owned by the store, never deleted through this interface

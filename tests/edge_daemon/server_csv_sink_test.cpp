@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -211,6 +212,7 @@ TEST_F(ServerCsvSinkTest, AUnitOutsideATransactionIsRefused) {
   open_sink();
   EXPECT_TRUE(sink_->write(frame(0)));  // staged only
   EXPECT_FALSE(sink_->before_commit());
+  EXPECT_NE(sink_->refusal().find("transaction"), std::string::npos) << sink_->refusal();
   sink_->rolled_back();
   EXPECT_EQ(csv(), expected({}));
 }
@@ -234,6 +236,8 @@ TEST_F(ServerCsvSinkTest, AFailedAppendFailsTheUnitAndLeavesNothing) {
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old_limit), 0);
   std::signal(SIGXFSZ, old_handler);
   EXPECT_FALSE(appended);
+  EXPECT_NE(sink_->refusal().find("server_logs_dsekp.csv"), std::string::npos) << sink_->refusal();
+  EXPECT_NE(sink_->refusal().find(std::strerror(EFBIG)), std::string::npos) << sink_->refusal();
   EXPECT_EQ(csv(), expected({0}));
   unit({2});
   EXPECT_EQ(csv(), expected({0, 2}));

@@ -76,6 +76,41 @@ TEST_F(BatchTest, AFailedMessageIsUndoneAloneAndTheOthersCommitTogether) {
   EXPECT_EQ(sink_.table_rows(), 3);
 }
 
+// The SQLite store's uplink fast path in a batch: a device's first frame takes the full path
+// (its state read, checked, saved), the next ones only move the window in the batch's copy;
+// a replay among them is refused, and one undone (its row refused) is accepted when it comes
+// again, after the batch has committed the others' windows.
+TEST_F(BatchTest, LaterFramesOfADeviceMoveOnlyItsWindowAndAnUndoneOneIsAcceptedAgain) {
+  ScriptedDevice device(material_, 69);
+  handshake(device, Encoding::json);
+  std::vector<Bytes> frames;
+  for (int i = 0; i < 4; ++i)
+    frames.push_back(device.data("{\"n\":" + std::to_string(i) + "}", kNowMs, Encoding::json));
+
+  ASSERT_TRUE(service_->begin_batch().ok());
+  HandleResult r = deliver(kDataTopic, frames[0]);
+  EXPECT_TRUE(r.ok()) << r.reason_name();
+  EXPECT_EQ(r.cache_lookup, CacheLookup::miss);
+  r = deliver(kDataTopic, frames[1]);
+  EXPECT_TRUE(r.ok()) << r.reason_name();
+  EXPECT_EQ(r.cache_lookup, CacheLookup::hit);
+  r = deliver(kDataTopic, frames[1]);
+  expect_rejected(r, "replay");
+  EXPECT_EQ(r.cache_lookup, CacheLookup::hit);
+  sink_.fail = true;
+  r = deliver(kDataTopic, frames[2]);
+  EXPECT_EQ(r.reason, EdgeReason::sink_failure);
+  EXPECT_EQ(r.cache_lookup, CacheLookup::hit);
+  sink_.fail = false;
+  EXPECT_TRUE(deliver(kDataTopic, frames[3]).ok());
+  ASSERT_TRUE(service_->commit_batch().ok());
+  EXPECT_EQ(sink_.table_rows(), 3);
+
+  EXPECT_TRUE(deliver(kDataTopic, frames[2]).ok()) << "the undone frame was not recorded";
+  for (int i : {0, 1, 3}) expect_rejected(deliver(kDataTopic, frames[i]), "replay");
+  EXPECT_EQ(sink_.table_rows(), 4);
+}
+
 // The real sinks in a batch: the telemetry table and the CSV log (with its journal) keep the
 // rows of the kept messages, in order, and drop the undone one's, whose redelivery then lands
 // after them.
@@ -309,6 +344,7 @@ TEST_F(BatchTest, AMessageThatCannotBeStoredFailStopsAfterTheBatchBeforeItCommit
   MessageBatch batch = make_batch();
   ScriptedDevice device(material_, 66);
   handshake(device, Encoding::json);
+  store_->uplink_path = false;  // every frame saves the whole state (the switch below fails it)
   batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs, kNowMs * 1000);
   store_->fail_save = true;  // a broken disk: every save fails from now on
   EXPECT_THROW(batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs,
@@ -319,6 +355,20 @@ TEST_F(BatchTest, AMessageThatCannotBeStoredFailStopsAfterTheBatchBeforeItCommit
       << fail_stops[0];
   // The message before it was committed first (its redelivery is then a replay).
   EXPECT_EQ(sink_.table_rows(), 1);
+}
+
+// The fail-stop line says what the sink said (e.g. the CSV file and the system's error), not
+// only that the commit failed.
+TEST_F(BatchTest, ASinkThatRefusesItsUnitIsNamedInTheFailStopLine) {
+  MessageBatch batch = make_batch();
+  ScriptedDevice device(material_, 70);
+  handshake(device, Encoding::json);
+  batch.handle(kDataTopic, device.data(kReading, kNowMs, Encoding::json), kNowMs, kNowMs * 1000);
+  sink_.refuse_before_commit = "server_logs_dsekp.csv: write: No space left on device";
+  EXPECT_THROW(batch.end(), FailStopped);
+  ASSERT_EQ(fail_stops.size(), 1u);
+  EXPECT_NE(fail_stops[0].find("No space left on device"), std::string::npos) << fail_stops[0];
+  EXPECT_EQ(sink_.table_rows(), 0);
 }
 
 TEST_F(BatchTest, ACommitThatKeepsFailingFailStops) {

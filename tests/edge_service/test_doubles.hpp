@@ -48,6 +48,7 @@ class RecordingSink final : public SinkWriter {
   }
   // As the telemetry sink does: the unit's rows go into the database just before its commit.
   bool before_commit() noexcept override {
+    if (!refuse_before_commit.empty()) return false;
     if (staged_.empty()) return true;
     if (sqlite3_get_autocommit(db_) != 0) return false;
     for (const AcceptedFrame& row : staged_) {
@@ -88,7 +89,10 @@ class RecordingSink final : public SinkWriter {
     return n;
   }
 
-  std::vector<AcceptedFrame> rows;  // committed rows, in order
+  std::string refusal() const override { return refuse_before_commit; }
+
+  std::vector<AcceptedFrame> rows;   // committed rows, in order
+  std::string refuse_before_commit;  // not empty: before_commit() refuses, saying this
   bool fail = false;
   int fail_next = 0;  // that many writes fail (then they work again)
   bool throw_on_write = false;
@@ -150,7 +154,13 @@ class ScriptableStore final : public SessionStore {
   StoreResult release_savepoint() override { return backing_.release_savepoint(); }
   StoreResult rollback_to_savepoint() override { return backing_.rollback_to_savepoint(); }
   [[nodiscard]] bool in_savepoint() const noexcept override { return backing_.in_savepoint(); }
+  // The backing store's uplink fast path (a DATA frame on it skips load() and save(), so their
+  // switches above do not apply to it), unless switched off.
+  [[nodiscard]] UplinkSessionCache* uplink_cache() noexcept override {
+    return uplink_path ? backing_.uplink_cache() : nullptr;
+  }
 
+  bool uplink_path = true;
   bool throw_on_load = false;
   bool fail_load = false;
   bool fail_begin = false;

@@ -131,6 +131,8 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   StoreResult stage_accept(const DevId& dev_id, const EdgeSession& session,
                            std::uint32_t seq) override;
   void forget(const DevId& dev_id) noexcept override;
+  // The hash's cred record, read with the state, is what the cache is checked against.
+  void note_checked(const DevId&, std::uint64_t) noexcept override {}
   /// Devices in the cache now.
   [[nodiscard]] std::size_t cached_devices() const noexcept { return uplink_.size(); }
 
