@@ -70,6 +70,20 @@ class CredentialCache {
     return s;
   }
 
+  /// find(), for a caller that needs only the credentials' generation: no copy of the secrets.
+  RegistryStatus generation(std::string_view dev_id, std::uint64_t& out) {
+    if (active_) {
+      if (const auto it = found_.find(dev_id); it != found_.end()) {
+        out = it->second.generation;
+        return RegistryStatus{};
+      }
+    }
+    DeviceCredentials credentials;
+    RegistryStatus s = find(dev_id, credentials);
+    if (s.ok()) out = credentials.generation;
+    return s;
+  }
+
  private:
   void forget() noexcept {
     found_.clear();

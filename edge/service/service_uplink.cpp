@@ -83,9 +83,9 @@ EdgeService::CachedPath EdgeService::on_cached_data(const DataFrame& frame, Byte
   // The registry is asked on every frame (answered once per burst, credential_cache.hpp), as
   // on the full path: a rotated credential changes the generation, the cached sessions no
   // longer match it, and the full path drops the old state.
-  DeviceCredentials credentials;
-  if (!credentials_.find(frame.dev_id.str(), credentials).ok()) return CachedPath::miss;
-  EdgeSession* session = cache->find_session(frame.dev_id, frame.sessctr, credentials.generation);
+  std::uint64_t generation = 0;
+  if (!credentials_.generation(frame.dev_id.str(), generation).ok()) return CachedPath::miss;
+  EdgeSession* session = cache->find_session(frame.dev_id, frame.sessctr, generation);
   if (session == nullptr) return CachedPath::miss;
 
   PlaintextScope plaintext(plaintext_);
