@@ -281,9 +281,13 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   }
   if (o.home_assistant && !o.republish)
     throw UsageError("--home-assistant announces the republished readings: it needs --republish");
-  if (broker.empty()) throw UsageError("--broker is required (on the command line or in --config)");
+  // With --amqp the nodes are the broker.
+  if (broker.empty() && o.amqp_nodes.empty())
+    throw UsageError("--broker is required (on the command line or in --config), or --amqp");
+  if (!broker.empty() && !o.amqp_nodes.empty())
+    throw UsageError("--broker and --amqp: give one (the edge consumes from one broker tier)");
   if (o.registry_db.empty()) throw UsageError("--db is required");
-  parse_broker(broker, o.broker_host, o.broker_port);
+  if (!broker.empty()) parse_broker(broker, o.broker_host, o.broker_port);
   if (o.csv && o.logs_dir.empty()) throw UsageError("--logs-dir is required (or --no-csv)");
   if (!o.store.empty() && o.store != "sqlite" && o.store.rfind("redis://", 0) != 0)
     throw UsageError("--store: expected sqlite or redis://HOST[:PORT][/PREFIX], got \"" + o.store +

@@ -16,8 +16,10 @@ packages=(
   libhiredis-dev redis-server
   # the TLS tunnel to Redis that SCALING.md describes (hiredis 0.14 has no TLS), tested too
   stunnel4 openssl
-  # a second, clusterable MQTT broker for tests/broker_compat (RabbitMQ is optional: skipped if absent)
-  nats-server
+  # the edge's AMQP consumer (edge/amqp) and the clustered broker tier it is tested on
+  # (tests/broker_compat: three RabbitMQ nodes with the MQTT plugin); nats-server, another
+  # clusterable MQTT broker the compatibility tests run on
+  librabbitmq-dev rabbitmq-server nats-server
   # libFuzzer smoke runs in `make test` (fuzz/, scripts/fuzz.sh)
   clang-14 libclang-rt-14-dev llvm-14
   clang-format python3
@@ -44,7 +46,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 if [ "${1:-}" = --arm64 ]; then
   arm64_dev=(libssl-dev libmbedtls-dev libsimdjson14 libsqlite3-dev libmosquitto-dev
-    libsystemd-dev libhiredis-dev libspdlog-dev libcsv-dev libgtest-dev libgmock-dev
+    libsystemd-dev libhiredis-dev librabbitmq-dev libspdlog-dev libcsv-dev libgtest-dev libgmock-dev
     libbenchmark-dev libboost-math-dev libcpp-httplib-dev libtomlplusplus-dev)
   packages+=(crossbuild-essential-arm64 qemu-user-static file "${arm64_dev[@]/%/:arm64}")
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "edge/admin/admin_protocol.hpp"
+#include "edge/amqp/amqp_transport.hpp"
 #include "edge/daemon/secret_option.hpp"
 #include "edge/logging/edge_logger.hpp"
 #include "edge/mqtt/mqtt_client.hpp"
@@ -50,6 +51,56 @@ void resolve_broker_login(const EdgeDaemonOptions& o, DeviceRegistry& registry,
     out.username = account.username;
     out.password = account.password;
   }
+}
+
+// --amqp: the nodes, and what the MQTT options say that AMQP carries too (the login, the
+// topics, the batch limits). What only MQTT can carry is refused by name.
+amqp::AmqpOptions amqp_options(const EdgeDaemonOptions& o, const mqtt::MqttOptions& mqtt) {
+  amqp::AmqpOptions out;
+  std::string error;
+  if (!amqp::parse_amqp_nodes(o.amqp_nodes, out.nodes, error))
+    throw std::runtime_error("--amqp: " + error);
+  if (o.amqp_queue.empty() || o.amqp_queue.size() > 255)
+    throw std::runtime_error("--amqp-queue: a queue name of 1 to 255 bytes");
+  if (!o.shared_group.empty())
+    throw std::runtime_error(
+        "--shared-group is MQTT's way to share the uplink; with --amqp the edges that consume "
+        "one --amqp-queue share it");
+  if (mqtt.tls.requested())
+    throw std::runtime_error("--amqp: no TLS to RabbitMQ yet (--tls-ca, --tls-cert, --tls-key)");
+  if (o.republish_retain || o.home_assistant)
+    throw std::runtime_error(
+        "--amqp cannot publish retained messages (--republish-retain, --home-assistant): "
+        "RabbitMQ keeps those in its MQTT plugin only");
+  if (o.batch_wait_ms > 0) logging::logger().warn("--batch-wait-ms has no effect with --amqp");
+  if (!mqtt.availability.topic.empty())
+    logging::logger().warn("--amqp: the edge's availability ({}) is not published (no MQTT will)",
+                           mqtt.availability.topic);
+  // RabbitMQ has no anonymous AMQP login: an account is named, not guessed (guest works on
+  // loopback only, and should not be what an edge runs as).
+  if (mqtt.username.empty())
+    throw std::runtime_error(
+        "--amqp needs a login: --username with --password (or --password-file), or the "
+        "registry's edge account");
+  out.username = mqtt.username;
+  out.password = mqtt.password;
+  for (const amqp::AmqpNode& node : out.nodes)
+    if (node.host != "127.0.0.1" && node.host != "::1" && node.host != "localhost")
+      logging::logger().warn(
+          "--amqp: the login to {} crosses the network in clear (no TLS to RabbitMQ yet): keep "
+          "it on a private network",
+          node.host);
+  if (o.mqtt_client != EdgeDaemonOptions{}.mqtt_client || o.mqtt_version != "auto" ||
+      o.allow_unverified_libmosquitto)
+    logging::logger().warn(
+        "--amqp: --mqtt-client, --mqtt-version and --allow-unverified-libmosquitto have no effect");
+  out.queue = o.amqp_queue;
+  out.subscriptions = mqtt.subscriptions;
+  out.stale_subscriptions = mqtt.stale_subscriptions;
+  out.batch_max = mqtt.batch_max;
+  out.batch_time = mqtt.batch_time;
+  out.fatal = mqtt.fatal;
+  return out;
 }
 
 }  // namespace
@@ -109,6 +160,12 @@ mqtt::MqttOptions broker_options(const EdgeDaemonOptions& o, DeviceRegistry& reg
     if (!share.empty()) mqtt_options.stale_subscriptions.push_back(filter);
   }
   return mqtt_options;
+}
+
+std::unique_ptr<transport::Transport> make_transport(const EdgeDaemonOptions& o,
+                                                     mqtt::MqttOptions options) {
+  if (!o.amqp_nodes.empty()) return std::make_unique<amqp::AmqpTransport>(amqp_options(o, options));
+  return make_mqtt_client(o.mqtt_client, std::move(options));
 }
 
 std::unique_ptr<transport::Transport> make_mqtt_client(const std::string& name,

@@ -26,4 +26,10 @@ namespace dsekp::edge::daemon {
 [[nodiscard]] std::unique_ptr<transport::Transport> make_mqtt_client(const std::string& name,
                                                                      mqtt::MqttOptions options);
 
+/// The edge's transport: with --amqp the AMQP consumer (edge/amqp/, on the login, topics and
+/// batch limits of `options`), else the MQTT client --mqtt-client names ("libmosquitto" or
+/// "builtin"). Throws std::runtime_error naming the option at fault.
+[[nodiscard]] std::unique_ptr<transport::Transport> make_transport(const EdgeDaemonOptions& o,
+                                                                   mqtt::MqttOptions options);
+
 }  // namespace dsekp::edge::daemon

@@ -217,7 +217,9 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   // registry at the burst's end, once the commit is durable.
   SecretEraser secret_eraser(o.registry_db, storage.sessions());
   const ServiceManager service_manager;
-  const std::string broker_name = o.broker_host + ":" + std::to_string(o.broker_port);
+  const std::string broker_name = o.amqp_nodes.empty()
+                                      ? o.broker_host + ":" + std::to_string(o.broker_port)
+                                      : "AMQP " + o.amqp_nodes;
   transport::ReadyHandler on_ready = [&o, &service_manager, &broker_name] {
     if (!o.ready_file.empty()) write_ready_file(o.ready_file);
     service_manager.status("serving: subscribed on " + broker_name);
@@ -227,8 +229,7 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   const std::uint64_t active_sessions = storage.count_local_sessions();
   // The broker: created before the sinks that publish through it, started last, once there is a
   // pipeline to handle what it delivers.
-  const std::unique_ptr<transport::Transport> broker =
-      make_mqtt_client(o.mqtt_client, mqtt_options);
+  const std::unique_ptr<transport::Transport> broker = make_transport(o, mqtt_options);
   transport::Transport& client = *broker;
   std::optional<Republishing> republishing;
   if (republished)
@@ -276,8 +277,8 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
 
   if (!client.start(pipeline.handlers(on_ready), error)) throw std::runtime_error("MQTT: " + error);
   logging::logger().info(
-      "registry {}, state {}, store {}, broker {}:{}{}", o.registry_db, storage.state_path(),
-      redis_store ? o.store : std::string("sqlite"), o.broker_host, o.broker_port,
+      "registry {}, state {}, store {}, broker {}{}", o.registry_db, storage.state_path(),
+      redis_store ? o.store : std::string("sqlite"), broker_name,
       o.shared_group.empty() ? std::string() : ", shared group " + o.shared_group);
 
   service_manager.ready("connecting to " + broker_name);

@@ -43,7 +43,7 @@
 
 namespace dsekp::edge::daemon {
 
-/// The values of EdgeDaemonOptions::mqtt_client (make_mqtt_client, broker_options.hpp, builds
+/// The values of EdgeDaemonOptions::mqtt_client (make_transport, broker_options.hpp, builds
 /// each).
 inline constexpr std::array<std::string_view, 2> kMqttClients = {"libmosquitto", "builtin"};
 
@@ -134,6 +134,10 @@ struct EdgeDaemonOptions {
   // The MQTT client: "libmosquitto" (MQTT 5 or 3.1.1, TLS) or "builtin" (the edge's own MQTT 5
   // client over plain TCP: far fewer system calls per message; edge/mqtt_builtin/).
   std::string mqtt_client = "libmosquitto";
+  // --amqp: RabbitMQ nodes ("HOST[:PORT],..."): the uplink is consumed from the quorum queue
+  // `amqp_queue` over AMQP 0-9-1 instead of MQTT subscriptions (edge/amqp/). Empty: MQTT.
+  std::string amqp_nodes;
+  std::string amqp_queue = "dsekp-uplink";
   // TLS to the broker: a CA file turns it on; client certificate + key optional; insecure skips
   // the host name check only.
   std::string tls_ca;

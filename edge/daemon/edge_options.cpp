@@ -118,6 +118,15 @@ const OptionSpec kSpecs[] = {
              "client, plain TCP only: fewer system calls per message)",
      .member = &O::mqtt_client,
      .choices = kMqttClients},
+    {.key = "amqp",
+     .help = "Consume the uplink from a RabbitMQ quorum queue over AMQP 0-9-1 at these nodes "
+             "(HOST[:PORT][,HOST[:PORT]...], tried in turn) instead of MQTT subscriptions: a "
+             "clustered broker tier; devices still speak MQTT to RabbitMQ's MQTT plugin",
+     .member = &O::amqp_nodes},
+    {.key = "amqp_queue",
+     .help = "With --amqp: the quorum queue (declared by the edge; edges sharing it share the "
+             "uplink, with --store redis)",
+     .member = &O::amqp_queue},
     {.key = "tls_ca",
      .help = "TLS to the broker: CA certificate(s), PEM (default: plain TCP)",
      .member = &O::tls_ca},

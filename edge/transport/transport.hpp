@@ -1,8 +1,8 @@
 // The edge's connection to its message broker, as the daemon's pipeline sees it: messages come in
-// one burst at a time on one thread, publishes go out from any thread. Two implementations, both
-// MQTT: edge/mqtt/ on libmosquitto and edge/mqtt_builtin/ on a client of our own
-// (--mqtt-client); another broker's consumer is another folder implementing this and one line in
-// make_mqtt_client's place (edge/daemon/broker_options.hpp) that creates it.
+// one burst at a time on one thread, publishes go out from any thread. Three implementations:
+// MQTT on libmosquitto (edge/mqtt/) or on a client of our own (edge/mqtt_builtin/; --mqtt-client),
+// and a RabbitMQ queue over AMQP (edge/amqp/; --amqp). Another broker's consumer is another
+// folder implementing this and a line in make_transport (edge/daemon/broker_options.hpp).
 //
 // The contract the edge's exactly-once rests on (ARCHITECTURE.md "The edge's durability"):
 //   * `message` and `burst_end` run on the transport's one loop thread, messages in arrival

@@ -83,15 +83,31 @@ class FleetTest : public ::testing::Test {
     std::ofstream(credentials_) << array.dump(2);
   }
 
-  /// The edge with `--mqtt-version version`; starts it and waits for the ready file. The
-  /// client id is the test's own: a broker shared by several tests keeps each edge's session.
+  /// How the edge meets the broker: MQTT `version` at broker_address(), unless a subclass says
+  /// otherwise.
+  [[nodiscard]] virtual std::vector<std::string> edge_broker_args(
+      const std::string& version) const {
+    return {"--broker", broker_address(), "--mqtt-version", version};
+  }
+
+  /// The edge (edge_broker_args(version)); starts it and waits for the ready file. The client id
+  /// is the test's own: a broker shared by several tests keeps each edge's session.
   void start_edge(const std::string& version) {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    edge_ = std::make_unique<edge::testing::EdgeRunner>(
-        dir_, std::vector<std::string>{
-                  ::dsekp::test::cli_path(), "edge", "--broker", broker_address(), "--db",
-                  registry_, "--logs-dir", edge_logs_, "--metrics", "off", "--mqtt-version",
-                  version, "--psk-baseline", "--client-id", std::string("edge-") + info->name()});
+    std::vector<std::string> args{::dsekp::test::cli_path(),
+                                  "edge",
+                                  "--db",
+                                  registry_,
+                                  "--logs-dir",
+                                  edge_logs_,
+                                  "--metrics",
+                                  "off",
+                                  "--psk-baseline",
+                                  "--client-id",
+                                  std::string("edge-") + info->name()};
+    const std::vector<std::string> broker = edge_broker_args(version);
+    args.insert(args.end(), broker.begin(), broker.end());
+    edge_ = std::make_unique<edge::testing::EdgeRunner>(dir_, std::move(args));
     ASSERT_TRUE(edge_->start());
   }
 

@@ -14,7 +14,7 @@
 
 #include "fleet_fixture.hpp"
 #include "mqtt_probes.hpp"
-#include "rabbitmq_broker.hpp"
+#include "rabbitmq_cluster.hpp"
 #include "tests/support/build_paths.hpp"
 #include "tests/support/registry_bed.hpp"
 
@@ -24,12 +24,12 @@ namespace {
 /// The suite's node; created by the first test that needs it, stopped after the last one.
 class SharedRabbit {
  public:
-  static dsekp::test::RabbitMqBroker* get() {
+  static dsekp::test::RabbitMqCluster* get() {
     if (!tried_) {
       tried_ = true;
       dir_ = std::make_unique<dsekp::test::TempDir>();
       try {
-        broker_ = std::make_unique<dsekp::test::RabbitMqBroker>(dir_->file("rabbitmq"));
+        broker_ = std::make_unique<dsekp::test::RabbitMqCluster>(dir_->file("rabbitmq"), 1);
       } catch (const std::exception& e) {
         error_ = e.what();
       }
@@ -46,11 +46,11 @@ class SharedRabbit {
   static inline bool tried_ = false;
   static inline std::string error_;
   static inline std::unique_ptr<dsekp::test::TempDir> dir_;
-  static inline std::unique_ptr<dsekp::test::RabbitMqBroker> broker_;
+  static inline std::unique_ptr<dsekp::test::RabbitMqCluster> broker_;
 };
 
 #define DSEKP_NEED_RABBIT()                                                              \
-  if (dsekp::test::RabbitMqBroker::executable().empty())                                 \
+  if (dsekp::test::RabbitMqCluster::executable().empty())                                \
     GTEST_SKIP() << "rabbitmq-server is not installed (Debian: apt-get install "         \
                     "rabbitmq-server); the RabbitMQ broker-compatibility tests need it"; \
   ASSERT_NE(SharedRabbit::get(), nullptr) << SharedRabbit::error()
@@ -60,10 +60,10 @@ class RabbitMq : public FleetTest {
   static void TearDownTestSuite() { SharedRabbit::reset(); }
   void SetUp() override { DSEKP_NEED_RABBIT(); }
   int broker_port() const override {
-    return SharedRabbit::get() ? SharedRabbit::get()->mqtt_port() : 0;
+    return SharedRabbit::get() ? SharedRabbit::get()->mqtt_port(0) : 0;
   }
   std::string broker_log() const override {
-    return SharedRabbit::get() ? SharedRabbit::get()->log() : "";
+    return SharedRabbit::get() ? SharedRabbit::get()->log(0) : "";
   }
 };
 

@@ -49,12 +49,6 @@ constexpr int kKills = 6;
 // What a restarted edge logs when it cuts the CSV lines of a unit that did not commit.
 constexpr const char* kCsvCut = "lines of a unit that did not commit cut";
 
-std::size_t occurrences(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
 /// Every frame in the telemetry table and in the DSEKP CSV log exactly once, in sent order.
 void expect_each_frame_once(const std::string& state, const std::string& logs, int frames) {
   std::vector<std::string> sent;

@@ -66,6 +66,13 @@ inline std::vector<Row> parse_csv(const std::string& text) {
   return rows;
 }
 
+/// How many times `needle` occurs in `text` (e.g. a marker in an edge's log).
+inline std::size_t occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
 inline std::size_t line_count(const std::string& path) {
   const std::string text = dsekp::test::read_file(path);
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));

@@ -1,0 +1,198 @@
+// Starting, killing and stopping private RabbitMQ nodes (see rabbitmq_cluster.hpp).
+#include "rabbitmq_cluster.hpp"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include "tests/support/loopback_port.hpp"
+
+#ifndef DSEKP_RABBITMQ_SERVER_PATH
+#error "DSEKP_RABBITMQ_SERVER_PATH must name rabbitmq-server (\"\" when it is not installed)"
+#endif
+#ifndef DSEKP_EPMD_PATH
+#error "DSEKP_EPMD_PATH must name epmd (\"\" when it is not installed)"
+#endif
+
+namespace dsekp::test {
+namespace {
+
+bool wait_for_port(int port, ChildProcess& process, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!process.running()) return false;
+    if (accepts_connections(port)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string RabbitMqCluster::executable() {
+  return std::string(DSEKP_EPMD_PATH).empty() ? "" : DSEKP_RABBITMQ_SERVER_PATH;
+}
+
+RabbitMqCluster::RabbitMqCluster(const std::string& dir, int nodes) : dir_(dir) {
+  if (executable().empty()) throw std::runtime_error("rabbitmq-server is not installed");
+  std::filesystem::create_directories(dir_ + "/home");
+  // One cookie for every node and the CLI, written before any node could make its own.
+  const std::string cookie = dir_ + "/home/.erlang.cookie";
+  std::ofstream(cookie) << "DSEKPTESTCOOKIE" << ::getpid();
+  ::chmod(cookie.c_str(), S_IRUSR);
+  std::ofstream(dir_ + "/enabled_plugins") << "[rabbitmq_mqtt].\n";
+  epmd_port_ = free_loopback_port();
+  epmd_ = std::make_unique<ChildProcess>(
+      std::vector<std::string>{DSEKP_EPMD_PATH, "-port", std::to_string(epmd_port_), "-address",
+                               "127.0.0.1"},
+      dir_ + "/epmd.out", dir_ + "/epmd.err");
+  if (!wait_for_port(epmd_port_, *epmd_, std::chrono::seconds(10))) {
+    stop();
+    throw std::runtime_error("epmd did not start: " + read_file(dir_ + "/epmd.err"));
+  }
+  nodes_.resize(static_cast<std::size_t>(nodes));
+  for (int i = 0; i < nodes; ++i) {
+    Node& n = nodes_[static_cast<std::size_t>(i)];
+    n.name = "dsekp" + std::to_string(::getpid()) + "n" + std::to_string(i) + "@localhost";
+    n.dir = dir_ + "/node" + std::to_string(i);
+    n.amqp_port = free_loopback_port();
+    n.mqtt_port = free_loopback_port();
+    n.dist_port = free_loopback_port();
+    for (const char* sub : {"mnesia", "log"})
+      std::filesystem::create_directories(n.dir + "/" + sub);
+  }
+  for (Node& n : nodes_) {
+    std::ofstream conf(n.dir + "/rabbitmq.conf");
+    conf << "listeners.tcp.1 = 127.0.0.1:" << n.amqp_port << "\n"
+         << "mqtt.listeners.tcp.1 = 127.0.0.1:" << n.mqtt_port << "\n"
+         << "mqtt.allow_anonymous = true\n"
+         << "mqtt.durable_queue_type = quorum\n"
+         << "loopback_users = none\n"
+         << "log.console = false\n";
+    if (nodes > 1) {
+      conf << "cluster_formation.peer_discovery_backend = classic_config\n";
+      for (std::size_t k = 0; k < nodes_.size(); ++k)
+        conf << "cluster_formation.classic_config.nodes." << k + 1 << " = " << nodes_[k].name
+             << "\n";
+    }
+  }
+  for (Node& n : nodes_) launch(n);
+  for (Node& n : nodes_)
+    if (!serving(n, 120)) {
+      const std::string text = logs();
+      stop();
+      throw std::runtime_error("RabbitMQ node " + n.name + " did not start; the logs:\n" + text);
+    }
+  if (nodes > 1) {
+    // Every node serves; wait until each also sees the others (the cluster is formed).
+    const std::string ctl =
+        std::filesystem::path(executable()).parent_path().string() + "/rabbitmqctl";
+    const RunResult r = run_command(
+        {"/usr/bin/env", "HOME=" + dir_ + "/home", "ERL_EPMD_PORT=" + std::to_string(epmd_port_),
+         ctl, "-n", nodes_[0].name, "await_online_nodes", std::to_string(nodes), "--timeout", "60"},
+        dir_, std::chrono::seconds(90));
+    if (r.exit_code != 0) {
+      const std::string text = r.out + r.err + logs();
+      stop();
+      throw std::runtime_error("the RabbitMQ nodes did not form one cluster:\n" + text);
+    }
+  }
+}
+
+void RabbitMqCluster::launch(Node& n) {
+  // Everything through the environment (the script reads it); /usr/bin/env sets it for the child.
+  n.server = std::make_unique<ChildProcess>(
+      std::vector<std::string>{
+          "/usr/bin/env", "HOME=" + dir_ + "/home", "RABBITMQ_NODENAME=" + n.name,
+          "RABBITMQ_NODE_IP_ADDRESS=127.0.0.1", "RABBITMQ_DIST_PORT=" + std::to_string(n.dist_port),
+          "ERL_EPMD_PORT=" + std::to_string(epmd_port_), "ERL_EPMD_ADDRESS=127.0.0.1",
+          "RABBITMQ_MNESIA_BASE=" + n.dir + "/mnesia", "RABBITMQ_LOG_BASE=" + n.dir + "/log",
+          "RABBITMQ_CONFIG_FILE=" + n.dir + "/rabbitmq.conf",
+          "RABBITMQ_ENABLED_PLUGINS_FILE=" + dir_ + "/enabled_plugins",
+          "RABBITMQ_PID_FILE=" + n.dir + "/rabbit.pid", executable()},
+      n.dir + "/rabbit.out", n.dir + "/rabbit.err");
+}
+
+bool RabbitMqCluster::serving(Node& n, int timeout_s) {
+  return wait_for_port(n.mqtt_port, *n.server, std::chrono::seconds(timeout_s)) &&
+         wait_for_port(n.amqp_port, *n.server, std::chrono::seconds(timeout_s));
+}
+
+std::string RabbitMqCluster::amqp_nodes(int first) const {
+  std::string out;
+  for (int k = 0; k < size(); ++k) {
+    const int i = (first + k) % size();
+    if (!out.empty()) out += ",";
+    out += "127.0.0.1:" + std::to_string(nodes_.at(static_cast<std::size_t>(i)).amqp_port);
+  }
+  return out;
+}
+
+void RabbitMqCluster::kill(int node) {
+  stop_node(nodes_.at(static_cast<std::size_t>(node)), false);
+}
+
+void RabbitMqCluster::start(int node) {
+  Node& n = nodes_.at(static_cast<std::size_t>(node));
+  std::filesystem::remove(n.dir + "/rabbit.pid");
+  launch(n);
+  if (!serving(n, 120))
+    throw std::runtime_error("RabbitMQ node " + n.name + " did not restart:\n" + log(node));
+}
+
+void RabbitMqCluster::restart(int node) {
+  stop_node(nodes_.at(static_cast<std::size_t>(node)), true);
+  start(node);
+}
+
+void RabbitMqCluster::stop_node(Node& n, bool graceful) {
+  // The script forwards SIGTERM to the Erlang VM and waits for it; the pid file names the VM,
+  // killed directly if it outlives the script (or at once, for a crash).
+  const std::string pid_text = read_file(n.dir + "/rabbit.pid");
+  pid_t vm = 0;
+  try {
+    vm = pid_text.empty() ? 0 : static_cast<pid_t>(std::stol(pid_text));
+  } catch (const std::exception&) {
+    vm = 0;
+  }
+  // Only if that pid is still this node's VM (its command line names the node), never another.
+  const auto is_node = [&] {
+    return vm > 1 &&
+           read_file("/proc/" + std::to_string(vm) + "/cmdline").find(n.name) != std::string::npos;
+  };
+  if (!graceful && is_node()) ::kill(vm, SIGKILL);
+  if (n.server) n.server->stop(std::chrono::milliseconds(graceful ? 15000 : 3000));
+  n.server.reset();
+  if (is_node()) ::kill(vm, SIGKILL);
+}
+
+void RabbitMqCluster::stop() {
+  // Nothing of a test's nodes is kept: killed, not shut down (seconds per node saved).
+  for (Node& n : nodes_) stop_node(n, false);
+  if (epmd_) epmd_->stop();
+  epmd_.reset();
+}
+
+RabbitMqCluster::~RabbitMqCluster() {
+  stop();
+}
+
+std::string RabbitMqCluster::log(int node) const {
+  const Node& n = nodes_.at(static_cast<std::size_t>(node));
+  return read_file(n.dir + "/log/" + n.name + ".log");
+}
+
+std::string RabbitMqCluster::logs() const {
+  std::string out;
+  for (int i = 0; i < size(); ++i)
+    out += "--- " + nodes_[static_cast<std::size_t>(i)].name + "\n" + log(i);
+  return out;
+}
+
+}  // namespace dsekp::test

@@ -1,0 +1,67 @@
+// Private RabbitMQ nodes with the MQTT plugin, one or a cluster of several, on loopback: their
+// own epmd (a child process on a free loopback port, so no system-wide epmd is started or left
+// behind), one Erlang cookie written before any node starts, each node's name, Mnesia and log
+// dirs in the given dir, an AMQP and an MQTT listener on free loopback ports, anonymous MQTT
+// logins (the guest account, allowed on loopback) and MQTT sessions in quorum queues. Several
+// nodes form one cluster by themselves (peer discovery from the configured node list); the
+// constructor returns once every node serves and the cluster has them all. A node can be killed
+// (SIGKILL of its Erlang VM) and started again with its data. Stopped on destruction (SIGTERM,
+// then SIGKILL for what is left). A node takes 10-25 s to start here, so a suite shares them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/child_process.hpp"
+
+namespace dsekp::test {
+
+class RabbitMqCluster {
+ public:
+  /// The rabbitmq-server script found at configure time, or "" (the tests then skip).
+  static std::string executable();
+
+  /// Starts `nodes` nodes and waits (at most 120 s) until each serves MQTT and AMQP and all are
+  /// in one cluster; throws with their logs otherwise.
+  RabbitMqCluster(const std::string& dir, int nodes);
+  ~RabbitMqCluster();
+  RabbitMqCluster(const RabbitMqCluster&) = delete;
+  RabbitMqCluster& operator=(const RabbitMqCluster&) = delete;
+
+  [[nodiscard]] int size() const noexcept { return static_cast<int>(nodes_.size()); }
+  [[nodiscard]] int mqtt_port(int node) const { return nodes_.at(node).mqtt_port; }
+  [[nodiscard]] int amqp_port(int node) const { return nodes_.at(node).amqp_port; }
+  /// "127.0.0.1:PORT,..." of the AMQP listeners, node `first` first (for `dsekp edge --amqp`).
+  [[nodiscard]] std::string amqp_nodes(int first = 0) const;
+  /// SIGKILL of the node's Erlang VM (a crash: nothing flushed, connections reset).
+  void kill(int node);
+  /// Starts a killed node again with its data and waits until it serves; throws otherwise.
+  void start(int node);
+  /// A clean stop of the node (SIGTERM: it leaves the cluster in order), then start(node).
+  void restart(int node);
+  [[nodiscard]] std::string log(int node) const;
+  /// Every node's log, for failure messages.
+  [[nodiscard]] std::string logs() const;
+
+ private:
+  struct Node {
+    std::string name;
+    std::string dir;
+    int amqp_port = 0;
+    int mqtt_port = 0;
+    int dist_port = 0;
+    std::unique_ptr<ChildProcess> server;
+  };
+  void launch(Node& node);
+  bool serving(Node& node, int timeout_s);
+  void stop_node(Node& node, bool graceful);
+  void stop();
+
+  std::string dir_;
+  int epmd_port_ = 0;
+  std::unique_ptr<ChildProcess> epmd_;
+  std::vector<Node> nodes_;
+};
+
+}  // namespace dsekp::test

@@ -1,0 +1,271 @@
+// The clustered broker tier: three RabbitMQ nodes on loopback (one cluster, quorum queues),
+// devices speaking MQTT to one node, `dsekp edge --amqp` consuming the uplink from its quorum
+// queue with an acknowledgement after each commit (edge/amqp/amqp_transport.hpp). Each test
+// asserts every frame the devices logged is in the edge's server CSV and telemetry table exactly
+// once (FleetTest::expect_every_frame_once):
+//   * the path itself: INIT in over MQTT -> queue -> AMQP, ACK out over AMQP -> MQTT QoS 1;
+//   * the node the edge consumes from SIGKILLed mid-stream: the edge moves to the next node, the
+//     queue (a majority of the nodes) keeps what it had not acknowledged; the time until frames
+//     flow again is printed;
+//   * the edge SIGKILLed mid-stream and restarted: the queue delivers the unacknowledged burst
+//     again, the edge refuses what it had committed as replays.
+// The three nodes serve the whole program (they take 20-40 s to start), so ctest runs it as one
+// test (broker_compat.rabbitmq_cluster). Skips when rabbitmq-server is not installed.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "fleet_fixture.hpp"
+#include "rabbitmq_cluster.hpp"
+#include "tests/support/build_paths.hpp"
+
+namespace dsekp::broker_compat {
+namespace {
+
+constexpr int kNodes = 3;
+// The devices' node; the edge starts on another one.
+constexpr int kDeviceNode = 1;
+constexpr int kEdgeNode = 0;
+
+/// The suite's cluster; created by the first test that needs it, stopped after the last one.
+class SharedCluster {
+ public:
+  static dsekp::test::RabbitMqCluster* get() {
+    if (!tried_) {
+      tried_ = true;
+      dir_ = std::make_unique<dsekp::test::TempDir>();
+      try {
+        cluster_ = std::make_unique<dsekp::test::RabbitMqCluster>(dir_->file("rabbitmq"), kNodes);
+      } catch (const std::exception& e) {
+        error_ = e.what();
+      }
+    }
+    return cluster_.get();
+  }
+  static const std::string& error() { return error_; }
+  static void reset() {
+    cluster_.reset();
+    dir_.reset();
+  }
+
+ private:
+  static inline bool tried_ = false;
+  static inline std::string error_;
+  static inline std::unique_ptr<dsekp::test::TempDir> dir_;
+  static inline std::unique_ptr<dsekp::test::RabbitMqCluster> cluster_;
+};
+
+class RabbitMqCluster : public FleetTest {
+ protected:
+  static void TearDownTestSuite() { SharedCluster::reset(); }
+  void SetUp() override {
+    if (dsekp::test::RabbitMqCluster::executable().empty())
+      GTEST_SKIP() << "rabbitmq-server is not installed (Debian: apt-get install "
+                      "rabbitmq-server); the clustered broker tests need it";
+    ASSERT_NE(SharedCluster::get(), nullptr) << SharedCluster::error();
+  }
+  int broker_port() const override {
+    return SharedCluster::get() ? SharedCluster::get()->mqtt_port(kDeviceNode) : 0;
+  }
+  std::string broker_log() const override {
+    return SharedCluster::get() ? SharedCluster::get()->logs() : "";
+  }
+  // The uplink over AMQP from a queue of the test's own (a queue outlives its edge).
+  std::vector<std::string> edge_broker_args(const std::string&) const override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::vector<std::string> args{"--amqp",       SharedCluster::get()->amqp_nodes(kEdgeNode),
+                                  "--amqp-queue", std::string("uplink-") + info->name(),
+                                  "--username",   "guest",
+                                  "--password",   "guest"};
+    args.insert(args.end(), extra_edge_args_.begin(), extra_edge_args_.end());
+    return args;
+  }
+  std::vector<std::string> extra_edge_args_;  // for this test's edge only
+  /// `dsekp device` for the 5 provisioned devices, `count` DSEKP frames every `interval_ms`
+  /// each, in the background.
+  dsekp::test::ChildProcess start_devices(const std::string& count,
+                                          const std::string& interval_ms) {
+    return dsekp::test::ChildProcess({::dsekp::test::cli_path(),
+                                      "device",
+                                      "--broker",
+                                      broker_address(),
+                                      "--credentials",
+                                      credentials_,
+                                      "--progress",
+                                      "off",
+                                      "--anonymous",
+                                      "--mode",
+                                      "dsekp",
+                                      "--qos",
+                                      "1",
+                                      "--count",
+                                      count,
+                                      "--interval-ms",
+                                      interval_ms,
+                                      "--logs-dir",
+                                      client_logs_,
+                                      "--summary-json",
+                                      dir_.file("summary.json")},
+                                     dir_.file("device.out"), dir_.file("device.err"));
+  }
+  /// The devices end well, every one of their `frames` acknowledged by the broker, and every
+  /// frame is in the edge's sinks exactly once.
+  void expect_devices_done_and_every_frame_once(dsekp::test::ChildProcess& devices, int frames) {
+    const auto status = devices.wait_for(std::chrono::seconds(120));
+    device_err_ = dsekp::test::read_file(dir_.file("device.err"));
+    EXPECT_EQ(status, std::optional<int>(0)) << device_err_;
+    EXPECT_EQ(summary().at("packets_acked"), frames);
+    EXPECT_TRUE(edge::testing::wait_until([&] { return telemetry_rows() >= frames; },
+                                          std::chrono::seconds(30)))
+        << telemetry_rows() << " of " << frames;
+    EXPECT_EQ(edge_->terminate(), std::optional<int>(0));
+    expect_every_frame_once("dsekp", static_cast<std::size_t>(frames));
+  }
+  /// From now until the edge, connected again to `node`, has stored a frame it received on that
+  /// connection (at most `timeout`); nothing if that did not happen.
+  std::optional<std::chrono::milliseconds> time_until_frames_flow_via(
+      int node, std::chrono::seconds timeout) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string reconnected =
+        "connected to 127.0.0.1:" + std::to_string(SharedCluster::get()->amqp_port(node));
+    if (!edge::testing::wait_until(
+            [&] { return edge_->stderr_text().find(reconnected) != std::string::npos; }, timeout))
+      return std::nullopt;
+    const std::int64_t rows = telemetry_rows();
+    if (!edge::testing::wait_until([&] { return telemetry_rows() > rows; }, timeout))
+      return std::nullopt;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start);
+  }
+};
+
+// RabbitMQ checks an MQTT login against its own users; the devices' registry logins are not
+// there (`dsekp keys broker-config` writes Mosquitto files only), so they connect anonymously.
+TEST_F(RabbitMqCluster, DevicesOnOneNodeReachTheEdgeConsumingFromAnotherExactlyOnce) {
+  provision(5);
+  start_edge("");
+  const auto r = run_devices(
+      {"--anonymous", "--mode", "dsekp", "--qos", "1", "--count", "20", "--interval-ms", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(summary().at("handshakes").at("ok"), 5);  // the ACKs came back over AMQP -> MQTT
+  EXPECT_EQ(summary().at("packets_acked"), 100);
+  EXPECT_TRUE(
+      edge::testing::wait_until([&] { return telemetry_rows() >= 100; }, std::chrono::seconds(10)));
+  EXPECT_EQ(edge_->terminate(), std::optional<int>(0));
+  expect_every_frame_once("dsekp", 100);
+}
+
+TEST_F(RabbitMqCluster, TheEdgesNodeKilledMidStreamLosesNothing) {
+  provision(5);
+  start_edge("");
+  ASSERT_NE(edge_->stderr_text().find("connected to 127.0.0.1:" +
+                                      std::to_string(SharedCluster::get()->amqp_port(kEdgeNode))),
+            std::string::npos)
+      << edge_->stderr_text();
+  dsekp::test::ChildProcess devices = start_devices("60", "40");
+  EXPECT_TRUE(
+      edge::testing::wait_until([&] { return telemetry_rows() >= 50; }, std::chrono::seconds(20)))
+      << telemetry_rows();
+  SharedCluster::get()->kill(kEdgeNode);
+  // The edge tries the nodes in turn: the next one is the node after its own.
+  const auto gap = time_until_frames_flow_via((kEdgeNode + 1) % kNodes, std::chrono::seconds(30));
+  EXPECT_TRUE(gap.has_value()) << "no frame through the next node after the kill";
+  if (gap) {
+    std::cout << "frames flowed again " << gap->count() << " ms after the edge's node was killed\n";
+    RecordProperty("recovery_ms", static_cast<int>(gap->count()));
+  }
+  EXPECT_NE(edge_->stderr_text().find("AMQP connection to 127.0.0.1:" +
+                                      std::to_string(SharedCluster::get()->amqp_port(kEdgeNode)) +
+                                      " lost"),
+            std::string::npos);
+  expect_devices_done_and_every_frame_once(devices, 300);
+  // The cluster whole again for the tests after this one.
+  SharedCluster::get()->start(kEdgeNode);
+}
+
+// The devices' node dies: their MQTT connections go with it, and they connect again once it is
+// back (a device knows one broker address); what they had sent and the plugin had PUBACKed is in
+// the quorum queue, what they had not is sent again.
+TEST_F(RabbitMqCluster, TheDevicesNodeKilledMidStreamLosesNothing) {
+  provision(5);
+  start_edge("");
+  dsekp::test::ChildProcess devices = start_devices("100", "40");
+  EXPECT_TRUE(
+      edge::testing::wait_until([&] { return telemetry_rows() >= 50; }, std::chrono::seconds(20)))
+      << telemetry_rows();
+  SharedCluster::get()->kill(kDeviceNode);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  SharedCluster::get()->start(kDeviceNode);
+  expect_devices_done_and_every_frame_once(devices, 500);
+}
+
+// Every node in turn stopped cleanly and started again while the devices send and the edge
+// consumes (an upgrade): the queue keeps a majority throughout, the edge follows the nodes,
+// the devices reconnect when theirs comes back.
+TEST_F(RabbitMqCluster, ARollingRestartOfEveryNodeLosesNothing) {
+  provision(5);
+  start_edge("");
+  dsekp::test::ChildProcess devices = start_devices("200", "100");
+  EXPECT_TRUE(
+      edge::testing::wait_until([&] { return telemetry_rows() >= 20; }, std::chrono::seconds(20)))
+      << telemetry_rows();
+  for (int node = 0; node < kNodes; ++node) {
+    const std::int64_t before = telemetry_rows();
+    SharedCluster::get()->restart(node);
+    // Frames still arrive after each restart before the next one begins.
+    EXPECT_TRUE(edge::testing::wait_until([&] { return telemetry_rows() > before; },
+                                          std::chrono::seconds(30)))
+        << "no frame after node " << node << " restarted";
+  }
+  expect_devices_done_and_every_frame_once(devices, 1000);
+}
+
+// The kills placed exactly (edge/daemon/test_hold.hpp: the edge pauses at each moment that
+// matters and says so): "before" leaves deliveries read but not committed, so none may have
+// been acknowledged (had the edge acknowledged a delivery on receipt, it would be lost);
+// "committed" and "after" leave a committed burst not acknowledged, which the queue delivers
+// again and the restarted edge refuses as replays.
+TEST_F(RabbitMqCluster, KillsAtEachCriticalMomentLoseAndDoubleNothing) {
+  using edge::testing::occurrences;
+  constexpr int kFrames = 20;  // 5 devices x 4
+  const std::vector<std::string> moments = {"before", "committed", "after", "before", "committed"};
+  provision(5);
+  extra_edge_args_ = {"--test-hold-ms", "150"};
+  start_edge("");
+  dsekp::test::ChildProcess devices = start_devices("4", "20");
+  std::map<std::string, int> landed;  // kills that hit their pause
+  for (const std::string& moment : moments) {
+    const std::string marker = "test hold: " + moment + "\n";
+    const std::size_t seen = occurrences(edge_->stderr_text(), marker);
+    ASSERT_TRUE(edge::testing::wait_until(
+        [&] { return occurrences(edge_->stderr_text(), marker) > seen; }, std::chrono::seconds(30)))
+        << moment << ": " << edge_->stderr_text();
+    edge_->kill();
+    if (edge_->stderr_text().ends_with(marker)) ++landed[moment];
+    ASSERT_TRUE(edge_->start(/*wait_ready=*/false)) << "restart after " << moment;
+  }
+  EXPECT_GE(landed["before"], 1);
+  EXPECT_GE(landed["committed"], 1);
+  EXPECT_GE(landed["after"], 1);
+  expect_devices_done_and_every_frame_once(devices, kFrames);
+  EXPECT_GE(occurrences(edge_->all_stderr(), "rejected replay"),
+            static_cast<std::size_t>(landed["committed"] + landed["after"]));
+  std::printf("landed kills: before %d, committed %d, after %d\n", landed["before"],
+              landed["committed"], landed["after"]);
+}
+
+TEST_F(RabbitMqCluster, AnEdgeKilledMidStreamLosesNothing) {
+  const std::int64_t at_kill = kill_and_restart_mid_run({"--anonymous"});
+  EXPECT_GT(at_kill, 0);
+  EXPECT_LT(at_kill, 200);
+}
+
+}  // namespace
+}  // namespace dsekp::broker_compat
