@@ -216,6 +216,40 @@ void AmqpTransport::run() {
   }
 }
 
+bool AmqpTransport::declare_queue(std::string& why) {
+  // A quorum queue: replicated on a majority of the nodes, so it outlives any one of them.
+  amqp_table_entry_t type;
+  type.key = amqp_cstring_bytes("x-queue-type");
+  type.value.kind = AMQP_FIELD_KIND_UTF8;
+  type.value.value.bytes = amqp_cstring_bytes("quorum");
+  const amqp_table_t arguments{1, &type};
+  amqp_queue_declare(conn_, kChannel, bytes_of(options_.queue), 0, 1, 0, 0, arguments);
+  if (!succeeded(conn_, ("declare the queue " + options_.queue).c_str(), why)) return false;
+  for (const std::string& filter : options_.subscriptions) {
+    if (stopping_) {
+      why = "stopping";
+      return false;
+    }
+    const std::string key = binding_key_of_filter(filter);
+    amqp_queue_bind(conn_, kChannel, bytes_of(options_.queue), bytes_of(options_.exchange),
+                    bytes_of(key), amqp_empty_table);
+    if (!succeeded(conn_, ("bind " + key).c_str(), why)) return false;
+  }
+  // A durable queue keeps the bindings of an earlier configuration (the PSK topic of an edge
+  // that served the baseline): removed, so that nothing is queued for nobody.
+  for (const std::string& filter : options_.stale_subscriptions) {
+    if (stopping_) {
+      why = "stopping";
+      return false;
+    }
+    const std::string key = binding_key_of_filter(filter);
+    amqp_queue_unbind(conn_, kChannel, bytes_of(options_.queue), bytes_of(options_.exchange),
+                      bytes_of(key), amqp_empty_table);
+    if (!succeeded(conn_, ("unbind " + key).c_str(), why)) return false;
+  }
+  return true;
+}
+
 bool AmqpTransport::open(const AmqpNode& node, std::string& why) {
   conn_ = amqp_new_connection();
   if (conn_ == nullptr) {
@@ -268,30 +302,10 @@ bool AmqpTransport::open(const AmqpNode& node, std::string& why) {
     return stopping_.load();
   };
   if (stopping()) return false;
-  // A quorum queue: replicated on a majority of the nodes, so it outlives any one of them.
-  amqp_table_entry_t type;
-  type.key = amqp_cstring_bytes("x-queue-type");
-  type.value.kind = AMQP_FIELD_KIND_UTF8;
-  type.value.value.bytes = amqp_cstring_bytes("quorum");
-  const amqp_table_t arguments{1, &type};
-  amqp_queue_declare(conn_, kChannel, bytes_of(options_.queue), 0, 1, 0, 0, arguments);
-  if (!succeeded(conn_, ("declare the queue " + options_.queue).c_str(), why)) return false;
-  for (const std::string& filter : options_.subscriptions) {
-    if (stopping()) return false;
-    const std::string key = binding_key_of_filter(filter);
-    amqp_queue_bind(conn_, kChannel, bytes_of(options_.queue), bytes_of(options_.exchange),
-                    bytes_of(key), amqp_empty_table);
-    if (!succeeded(conn_, ("bind " + key).c_str(), why)) return false;
-  }
-  // A durable queue keeps the bindings of an earlier configuration (the PSK topic of an edge
-  // that served the baseline): removed, so that nothing is queued for nobody.
-  for (const std::string& filter : options_.stale_subscriptions) {
-    if (stopping()) return false;
-    const std::string key = binding_key_of_filter(filter);
-    amqp_queue_unbind(conn_, kChannel, bytes_of(options_.queue), bytes_of(options_.exchange),
-                      bytes_of(key), amqp_empty_table);
-    if (!succeeded(conn_, ("unbind " + key).c_str(), why)) return false;
-  }
+  // The queue and its bindings are set up once per process (declared on the first connection,
+  // again after a consume that failed): on a reconnect, a cluster that cannot change its metadata
+  // just then (a frozen node still counted as a member) must not hold the consumer back.
+  if (!queue_ready_ && !declare_queue(why)) return false;
   if (stopping()) return false;
   const auto prefetch =
       static_cast<std::uint16_t>(std::min<std::size_t>(options_.batch_max * 2, 65535));
@@ -301,7 +315,16 @@ bool AmqpTransport::open(const AmqpNode& node, std::string& why) {
   if (!succeeded(conn_, "confirm.select", why)) return false;
   amqp_basic_consume(conn_, kChannel, bytes_of(options_.queue), amqp_empty_bytes, 0, 0, 0,
                      amqp_empty_table);
-  return succeeded(conn_, "basic.consume", why);
+  const amqp_rpc_reply_t consumed = amqp_get_rpc_reply(conn_);
+  if (consumed.reply_type == AMQP_RESPONSE_NORMAL) {
+    queue_ready_ = true;
+    return true;
+  }
+  why = "basic.consume: " + describe(consumed);
+  // Refused by the broker (the queue deleted meanwhile): declared again on the next connection.
+  // A request that timed out (no queue leader just then) is only retried.
+  if (consumed.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION) queue_ready_ = false;
+  return false;
 }
 
 bool AmqpTransport::serve(const AmqpNode& node, bool& opened, std::string& why) {
@@ -352,39 +375,42 @@ bool AmqpTransport::read_burst(std::string& why) {
   bool ok = true;
   while (count < options_.batch_max && !stopping_) {
     amqp_maybe_release_buffers(conn_);
-    amqp_envelope_t envelope;
+    amqp_frame_t frame;
     // One microsecond, not zero: librabbitmq (0.11) reports a missed heartbeat only when its
     // heartbeat deadline comes before the wait's, and a zero wait always comes first, so a frozen
     // broker would never be noticed. Its poll rounds the microsecond down to no wait at all.
-    timeval no_wait{0, 1};
-    const amqp_rpc_reply_t r = amqp_consume_message(conn_, &envelope, &no_wait, 0);
-    if (r.reply_type == AMQP_RESPONSE_NORMAL) {
-      const std::string topic = topic_of_routing_key(view_of(envelope.routing_key));
-      const ByteView payload(static_cast<const std::uint8_t*>(envelope.message.body.bytes),
-                             envelope.message.body.len);
-      handler_clock_.entered();
-      transport::run_handler(options_.fatal, "message", [&] {
-        (void)handlers_.message(topic, payload, transport::MessageProperties{});
-      });
-      handler_clock_.left();
-      last_tag = envelope.delivery_tag;
-      ++count;
-      amqp_destroy_envelope(&envelope);
-      if (options_.batch_time.count() > 0 &&
-          std::chrono::steady_clock::now() - started >= options_.batch_time)
-        break;
-      continue;
-    }
-    if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_TIMEOUT)
+    const timeval no_wait{0, 1};
+    const int rc = amqp_simple_wait_frame_noblock(conn_, &frame, &no_wait);
+    if (rc == AMQP_STATUS_TIMEOUT) break;
+    if (rc != AMQP_STATUS_OK) {
+      why = amqp_error_string2(rc);
+      ok = false;
       break;
-    if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
-        r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
-      if (handle_other_frame(why)) continue;
-    } else {
-      why = describe(r);
     }
-    ok = false;
-    break;
+    if (frame.frame_type != AMQP_FRAME_METHOD ||
+        frame.payload.method.id != AMQP_BASIC_DELIVER_METHOD) {
+      if (handle_other_frame(frame, why)) continue;
+      ok = false;
+      break;
+    }
+    const auto* deliver = static_cast<const amqp_basic_deliver_t*>(frame.payload.method.decoded);
+    const std::uint64_t tag = deliver->delivery_tag;
+    const std::string topic = topic_of_routing_key(view_of(deliver->routing_key));
+    if (!read_content(why)) {
+      ok = false;
+      break;
+    }
+    handler_clock_.entered();
+    transport::run_handler(options_.fatal, "message", [&] {
+      (void)handlers_.message(topic, ByteView(body_.data(), body_.size()),
+                              transport::MessageProperties{});
+    });
+    handler_clock_.left();
+    last_tag = tag;
+    ++count;
+    if (options_.batch_time.count() > 0 &&
+        std::chrono::steady_clock::now() - started >= options_.batch_time)
+      break;
   }
   if (count > 0) {
     ++bursts_;
@@ -405,18 +431,51 @@ bool AmqpTransport::read_burst(std::string& why) {
   return ok;
 }
 
-bool AmqpTransport::handle_other_frame(std::string& why) {
+bool AmqpTransport::read_content(std::string& why) {
+  // The header and body frames follow their delivery on its channel with nothing between them
+  // (AMQP 0-9-1 4.2.6); this connection has one channel.
   amqp_frame_t frame;
   if (const int rc = amqp_simple_wait_frame(conn_, &frame); rc != AMQP_STATUS_OK) {
     why = amqp_error_string2(rc);
     return false;
   }
+  if (frame.frame_type != AMQP_FRAME_HEADER) {
+    why = "a delivery without its content header";
+    return false;
+  }
+  const std::uint64_t size = frame.payload.properties.body_size;
+  const std::size_t keep =
+      static_cast<std::size_t>(std::min<std::uint64_t>(size, kMaxKeptBody + 1));
+  body_.clear();
+  std::uint64_t received = 0;
+  while (received < size) {
+    amqp_maybe_release_buffers_on_channel(conn_, kChannel);
+    if (const int rc = amqp_simple_wait_frame(conn_, &frame); rc != AMQP_STATUS_OK) {
+      why = amqp_error_string2(rc);
+      return false;
+    }
+    if (frame.frame_type != AMQP_FRAME_BODY) {
+      why = "a delivery's content cut short";
+      return false;
+    }
+    const amqp_bytes_t part = frame.payload.body_fragment;
+    received += part.len;
+    const std::size_t take = std::min(part.len, keep - std::min(keep, body_.size()));
+    const auto* bytes = static_cast<const std::uint8_t*>(part.bytes);
+    body_.insert(body_.end(), bytes, bytes + take);
+  }
+  if (received != size) {
+    why = "a delivery's content longer than its header said";
+    return false;
+  }
+  return true;
+}
+
+bool AmqpTransport::handle_other_frame(const amqp_frame_t& frame, std::string& why) {
   if (frame.frame_type == AMQP_FRAME_HEARTBEAT) return true;
-  // A content frame or a delivery here would be a message half read, which a later
-  // acknowledgement (with `multiple`) would cover without it ever being handled.
-  if (frame.frame_type != AMQP_FRAME_METHOD ||
-      frame.payload.method.id == AMQP_BASIC_DELIVER_METHOD) {
-    why = "a frame out of place from the broker (a delivery not read whole)";
+  // A content frame here would be a message half read.
+  if (frame.frame_type != AMQP_FRAME_METHOD) {
+    why = "a content frame out of place from the broker";
     return false;
   }
   switch (frame.payload.method.id) {
@@ -438,17 +497,9 @@ bool AmqpTransport::handle_other_frame(std::string& why) {
       confirmed(nack->delivery_tag, nack->multiple != 0, true);
       return true;
     }
-    case AMQP_BASIC_RETURN_METHOD: {
+    case AMQP_BASIC_RETURN_METHOD:
       // Not asked for (no publish is mandatory); its content is read and dropped.
-      amqp_message_t message;
-      const amqp_rpc_reply_t r = amqp_read_message(conn_, frame.channel, &message, 0);
-      if (r.reply_type != AMQP_RESPONSE_NORMAL) {
-        why = describe(r);
-        return false;
-      }
-      amqp_destroy_message(&message);
-      return true;
-    }
+      return read_content(why);
     case AMQP_BASIC_CANCEL_METHOD:
       why = "the broker cancelled the consumer (the queue was deleted?)";
       return false;

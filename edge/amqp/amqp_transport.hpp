@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "edge/amqp/amqp_topics.hpp"
+#include "edge/mqtt/mqtt_limits.hpp"
 #include "edge/transport/handler_guard.hpp"
 #include "edge/transport/transport.hpp"
 
@@ -69,6 +70,10 @@ class AmqpTransport final : public transport::Transport {
  public:
   /// Publishes waiting for the broker (queued or unconfirmed) at most; publish() refuses more.
   static constexpr std::size_t kMaxPending = 65536;
+  /// A delivery's bytes handed to the handler, at most, plus one: a longer message reaches it
+  /// cut to kMaxKeptBody + 1 bytes, which the service refuses as frame_too_large (the MQTT
+  /// clients announce the same bound to the broker as their Maximum Packet Size).
+  static constexpr std::size_t kMaxKeptBody = mqtt::kMaxMqttPacketSize;
 
   explicit AmqpTransport(AmqpOptions options);
   ~AmqpTransport() override;
@@ -97,9 +102,14 @@ class AmqpTransport final : public transport::Transport {
   // One connection to `node`: set-up, then bursts until it fails or stop(); false with `why`.
   bool serve(const AmqpNode& node, bool& opened, std::string& why);
   bool open(const AmqpNode& node, std::string& why);
+  // The quorum queue declared and bound to the subscriptions (stale bindings removed).
+  bool declare_queue(std::string& why);
   bool read_burst(std::string& why);
+  // A delivery's content into body_, at most kMaxKeptBody + 1 bytes of it (the rest is read and
+  // dropped): memory stays bounded whatever size a publisher sent.
+  bool read_content(std::string& why);
   // A frame other than a delivery (confirms, the broker closing the channel or connection).
-  bool handle_other_frame(std::string& why);
+  bool handle_other_frame(const amqp_frame_t& frame, std::string& why);
   void confirmed(std::uint64_t tag, bool multiple, bool negative);
   bool send_publishes(std::string& why);
   void close_connection(bool graceful) noexcept;
@@ -127,7 +137,9 @@ class AmqpTransport final : public transport::Transport {
   std::deque<Outgoing> waiting_;
   std::deque<Outgoing> unconfirmed_;
   std::uint64_t publish_seq_ = 0;
-  bool blocked_ = false;  // connection.blocked: a resource alarm; publishes wait
+  bool queue_ready_ = false;        // declared and bound by this process, consumed since
+  bool blocked_ = false;            // connection.blocked: a resource alarm; publishes wait
+  std::vector<std::uint8_t> body_;  // the delivery being handled
 
   std::uint64_t bursts_ = 0;
   std::uint64_t messages_ = 0;

@@ -74,6 +74,13 @@ RabbitMqCluster::RabbitMqCluster(const std::string& dir, int nodes) : dir_(dir) 
          << "mqtt.allow_anonymous = true\n"
          << "mqtt.durable_queue_type = quorum\n"
          << "loopback_users = none\n"
+         // A node that hangs (SIGSTOP) is counted down after 15 s instead of 60: until then
+         // the cluster cannot move the queue leaders it held.
+         << "net_ticktime = 15\n"
+         // RabbitMQ's advice for three or more nodes: a node that finds itself in a minority
+         // (a frozen node thawed after the others counted it down) pauses until it sees the
+         // majority again, instead of serving a partition of its own.
+         << "cluster_partition_handling = pause_minority\n"
          << "log.console = false\n";
     if (nodes > 1) {
       conf << "cluster_formation.peer_discovery_backend = classic_config\n";
@@ -135,7 +142,9 @@ std::string RabbitMqCluster::amqp_nodes(int first) const {
 }
 
 void RabbitMqCluster::kill(int node) {
-  stop_node(nodes_.at(static_cast<std::size_t>(node)), false);
+  Node& n = nodes_.at(static_cast<std::size_t>(node));
+  if (vm_of(n) <= 0) throw std::runtime_error("no Erlang VM found for " + n.name + " to kill");
+  stop_node(n, false);
 }
 
 void RabbitMqCluster::start(int node) {
@@ -143,7 +152,9 @@ void RabbitMqCluster::start(int node) {
   std::filesystem::remove(n.dir + "/rabbit.pid");
   launch(n);
   if (!serving(n, 120))
-    throw std::runtime_error("RabbitMQ node " + n.name + " did not restart:\n" + log(node));
+    throw std::runtime_error("RabbitMQ node " + n.name + " did not restart; its output:\n" +
+                             read_file(n.dir + "/rabbit.out") + read_file(n.dir + "/rabbit.err") +
+                             "\nits log:\n" + log(node));
 }
 
 void RabbitMqCluster::restart(int node) {
@@ -151,9 +162,7 @@ void RabbitMqCluster::restart(int node) {
   start(node);
 }
 
-void RabbitMqCluster::stop_node(Node& n, bool graceful) {
-  // The script forwards SIGTERM to the Erlang VM and waits for it; the pid file names the VM,
-  // killed directly if it outlives the script (or at once, for a crash).
+pid_t RabbitMqCluster::vm_of(const Node& n) const {
   const std::string pid_text = read_file(n.dir + "/rabbit.pid");
   pid_t vm = 0;
   try {
@@ -161,15 +170,34 @@ void RabbitMqCluster::stop_node(Node& n, bool graceful) {
   } catch (const std::exception&) {
     vm = 0;
   }
-  // Only if that pid is still this node's VM (its command line names the node), never another.
-  const auto is_node = [&] {
-    return vm > 1 &&
-           read_file("/proc/" + std::to_string(vm) + "/cmdline").find(n.name) != std::string::npos;
-  };
-  if (!graceful && is_node()) ::kill(vm, SIGKILL);
+  // Only if that pid is still this node's VM (its environment names the node: the command line
+  // does not), never another process.
+  const std::string environment = read_file("/proc/" + std::to_string(vm) + "/environ");
+  const std::string name_entry = "RABBITMQ_NODENAME=" + n.name;
+  const bool is_node = vm > 1 && environment.find(name_entry + '\0') != std::string::npos;
+  return is_node ? vm : 0;
+}
+
+void RabbitMqCluster::freeze(int node) {
+  const Node& n = nodes_.at(static_cast<std::size_t>(node));
+  const pid_t vm = vm_of(n);
+  if (vm <= 0) throw std::runtime_error("no Erlang VM found for " + n.name + " to freeze");
+  ::kill(vm, SIGSTOP);
+}
+
+void RabbitMqCluster::thaw(int node) {
+  if (const pid_t vm = vm_of(nodes_.at(static_cast<std::size_t>(node))); vm > 0)
+    ::kill(vm, SIGCONT);
+}
+
+void RabbitMqCluster::stop_node(Node& n, bool graceful) {
+  // The script forwards SIGTERM to the Erlang VM and waits for it; the VM is killed directly if
+  // it outlives the script (or at once, for a crash). A frozen VM is let go on first.
+  const pid_t vm = vm_of(n);
+  if (vm > 0) ::kill(vm, graceful ? SIGCONT : SIGKILL);
   if (n.server) n.server->stop(std::chrono::milliseconds(graceful ? 15000 : 3000));
   n.server.reset();
-  if (is_node()) ::kill(vm, SIGKILL);
+  if (vm > 0 && vm_of(n) == vm) ::kill(vm, SIGKILL);
 }
 
 void RabbitMqCluster::stop() {

@@ -9,6 +9,8 @@
 // then SIGKILL for what is left). A node takes 10-25 s to start here, so a suite shares them.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +40,9 @@ class RabbitMqCluster {
   void kill(int node);
   /// Starts a killed node again with its data and waits until it serves; throws otherwise.
   void start(int node);
+  /// SIGSTOP / SIGCONT of the node's Erlang VM: a node that hangs with its sockets open.
+  void freeze(int node);
+  void thaw(int node);
   /// A clean stop of the node (SIGTERM: it leaves the cluster in order), then start(node).
   void restart(int node);
   [[nodiscard]] std::string log(int node) const;
@@ -56,6 +61,8 @@ class RabbitMqCluster {
   void launch(Node& node);
   bool serving(Node& node, int timeout_s);
   void stop_node(Node& node, bool graceful);
+  // The node's Erlang VM (from its pid file, checked against its command line), or 0.
+  pid_t vm_of(const Node& node) const;
   void stop();
 
   std::string dir_;

@@ -25,6 +25,7 @@
 #include "fleet_fixture.hpp"
 #include "rabbitmq_cluster.hpp"
 #include "tests/support/build_paths.hpp"
+#include "tests/support/mqtt_test_client.hpp"
 
 namespace dsekp::broker_compat {
 namespace {
@@ -162,6 +163,34 @@ TEST_F(RabbitMqCluster, DevicesOnOneNodeReachTheEdgeConsumingFromAnotherExactlyO
   expect_every_frame_once("dsekp", 100);
 }
 
+// A publisher with a broker account can send the edge's queue a message of any size (RabbitMQ
+// takes MQTT publishes of megabytes): the edge reads it frame by frame, keeps only what the
+// service needs to refuse it (frame_too_large), and goes on; the devices' frames are unaffected.
+TEST_F(RabbitMqCluster, AnOversizedMessageIsRefusedAndTheStreamGoesOn) {
+  provision(5);
+  start_edge("");
+  dsekp::test::MqttTestClient flooder("oversized-publisher");
+  ASSERT_EQ(flooder.connect(broker_port(), "", ""), std::optional<int>(0));
+  const long before_kb = edge_->peak_rss_kb();
+  ASSERT_TRUE(flooder.publish("dsekp/data", std::string(16 * 1024 * 1024, 'x')));
+  EXPECT_TRUE(edge::testing::wait_until(
+      [&] { return edge_->stderr_text().find("frame_too_large") != std::string::npos; },
+      std::chrono::seconds(30)))
+      << edge_->stderr_text();
+  // Read frame by frame: the edge's peak memory does not grow by the message's 16 MiB.
+  const long after_kb = edge_->peak_rss_kb();
+  std::printf("edge peak RSS %ld kB before the 16 MiB message, %ld kB after\n", before_kb,
+              after_kb);
+  EXPECT_LT(after_kb - before_kb, 4 * 1024);
+  const auto r = run_devices(
+      {"--anonymous", "--mode", "dsekp", "--qos", "1", "--count", "10", "--interval-ms", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(
+      edge::testing::wait_until([&] { return telemetry_rows() >= 50; }, std::chrono::seconds(10)));
+  EXPECT_EQ(edge_->terminate(), std::optional<int>(0));
+  expect_every_frame_once("dsekp", 50);
+}
+
 TEST_F(RabbitMqCluster, TheEdgesNodeKilledMidStreamLosesNothing) {
   provision(5);
   start_edge("");
@@ -265,6 +294,31 @@ TEST_F(RabbitMqCluster, AnEdgeKilledMidStreamLosesNothing) {
   const std::int64_t at_kill = kill_and_restart_mid_run({"--anonymous"});
   EXPECT_GT(at_kill, 0);
   EXPECT_LT(at_kill, 200);
+}
+
+// The edge's node hangs (SIGSTOP) with its sockets open: the edge notices the missing AMQP
+// heartbeats (two 10 s intervals at most) and moves to the next node, where it consumes again
+// once the cluster has counted the frozen node down and moved the queue's leader (net_ticktime,
+// 15 s in these nodes); nothing is lost.
+TEST_F(RabbitMqCluster, TheEdgesNodeFrozenMidStreamIsLeftAndNothingIsLost) {
+  provision(5);
+  start_edge("");
+  dsekp::test::ChildProcess devices = start_devices("300", "100");
+  EXPECT_TRUE(
+      edge::testing::wait_until([&] { return telemetry_rows() >= 50; }, std::chrono::seconds(20)))
+      << telemetry_rows();
+  SharedCluster::get()->freeze(kEdgeNode);
+  const auto gap = time_until_frames_flow_via((kEdgeNode + 1) % kNodes, std::chrono::seconds(90));
+  EXPECT_TRUE(gap.has_value()) << "no frame through the next node: " << edge_->stderr_text();
+  if (gap) {
+    std::cout << "frames flowed again " << gap->count() << " ms after the edge's node froze\n";
+    RecordProperty("frozen_recovery_ms", static_cast<int>(gap->count()));
+  }
+  SharedCluster::get()->thaw(kEdgeNode);
+  expect_devices_done_and_every_frame_once(devices, 1500);
+  // The cluster whole again for whatever runs after this test.
+  SharedCluster::get()->kill(kEdgeNode);
+  SharedCluster::get()->start(kEdgeNode);
 }
 
 }  // namespace

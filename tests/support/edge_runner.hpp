@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -54,6 +55,14 @@ class EdgeRunner {
     return process_->wait_for(std::chrono::seconds(10));
   }
   [[nodiscard]] std::string stderr_text() const { return dsekp::test::read_file(err_file_); }
+  /// The running edge's peak resident memory (VmHWM), kB; 0 if it cannot be read.
+  [[nodiscard]] long peak_rss_kb() const {
+    if (!process_) return 0;
+    const std::string status =
+        dsekp::test::read_file("/proc/" + std::to_string(process_->pid()) + "/status");
+    const std::size_t at = status.find("VmHWM:");
+    return at == std::string::npos ? 0 : std::strtol(status.c_str() + at + 6, nullptr, 10);
+  }
   /// All the edges' stderr, for failure messages and the replay count.
   [[nodiscard]] std::string all_stderr() const {
     std::string out;
