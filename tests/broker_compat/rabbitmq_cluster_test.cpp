@@ -81,10 +81,12 @@ class RabbitMqCluster : public FleetTest {
   // The uplink over AMQP from a queue of the test's own (a queue outlives its edge).
   std::vector<std::string> edge_broker_args(const std::string&) const override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::vector<std::string> args{"--amqp",       SharedCluster::get()->amqp_nodes(kEdgeNode),
+    std::vector<std::string> args{"--amqp", SharedCluster::get()->amqp_nodes(kEdgeNode),
                                   "--amqp-queue", std::string("uplink-") + info->name(),
-                                  "--username",   "guest",
-                                  "--password",   "guest"};
+                                  "--username", "guest", "--password", "guest",
+                                  // Redeliveries after a hung node come late (SCALING.md, "What
+                                  // is lost"): the widest window absorbs them at 10 frames/s.
+                                  "--replay-window", "1024"};
     args.insert(args.end(), extra_edge_args_.begin(), extra_edge_args_.end());
     return args;
   }
