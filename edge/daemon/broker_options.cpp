@@ -72,17 +72,13 @@ amqp::AmqpOptions amqp_options(const EdgeDaemonOptions& o, const mqtt::MqttOptio
     throw std::runtime_error(
         "--amqp cannot publish retained messages (--republish-retain, --home-assistant): "
         "RabbitMQ keeps those in its MQTT plugin only");
-  if (o.batch_wait_ms > 0)
-    logging::logger().warn(
-        "--batch-wait-ms has no effect with --amqp");  // A quorum queue hands a hung node's
-                                                       // deliveries back late, after the device's
-                                                       // later frames.
+  if (o.batch_wait_ms > 0) logging::logger().warn("--batch-wait-ms has no effect with --amqp");
+  // A quorum queue hands a hung node's deliveries back late, after the device's later frames.
   if (o.replay_window < ReplayWindow::kMaxSize)
     logging::logger().warn(
         "--amqp with --replay-window {}: frames redelivered late after a hung broker node are "
         "refused as too_old once a device has sent {} newer ones (docs/SCALING.md)",
         o.replay_window, o.replay_window);
-
   if (!mqtt.availability.topic.empty())
     logging::logger().warn("--amqp: the edge's availability ({}) is not published (no MQTT will)",
                            mqtt.availability.topic);
