@@ -111,8 +111,9 @@ class FleetTest : public ::testing::Test {
     ASSERT_TRUE(edge_->start());
   }
 
-  /// `dsekp device` to completion (bounded); its stderr is kept for failure messages.
-  dsekp::test::RunResult run_devices(const std::vector<std::string>& extra) {
+  /// `dsekp device` for the provisioned fleet on broker_address(), its logs and summary in the
+  /// test's folder, then `extra`.
+  [[nodiscard]] std::vector<std::string> device_argv(const std::vector<std::string>& extra) const {
     std::vector<std::string> argv = {::dsekp::test::cli_path(),
                                      "device",
                                      "--broker",
@@ -126,6 +127,12 @@ class FleetTest : public ::testing::Test {
                                      "--summary-json",
                                      dir_.file("summary.json")};
     argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  /// `dsekp device` to completion (bounded); its stderr is kept for failure messages.
+  dsekp::test::RunResult run_devices(const std::vector<std::string>& extra) {
+    const std::vector<std::string> argv = device_argv(extra);
     auto r = dsekp::test::run_command(argv, dir_.path().string(), std::chrono::seconds(60));
     device_err_ += r.err;
     return r;
@@ -226,26 +233,8 @@ class FleetTest : public ::testing::Test {
     provision(5);
     start_edge("3.1.1");
     const std::string err = dir_.file("device.err");
-    std::vector<std::string> argv = {::dsekp::test::cli_path(),
-                                     "device",
-                                     "--broker",
-                                     broker_address(),
-                                     "--credentials",
-                                     credentials_,
-                                     "--progress",
-                                     "off",
-                                     "--mode",
-                                     "dsekp",
-                                     "--qos",
-                                     "1",
-                                     "--count",
-                                     "40",
-                                     "--interval-ms",
-                                     "40",
-                                     "--logs-dir",
-                                     client_logs_,
-                                     "--summary-json",
-                                     dir_.file("summary.json")};
+    std::vector<std::string> argv =
+        device_argv({"--mode", "dsekp", "--qos", "1", "--count", "40", "--interval-ms", "40"});
     argv.insert(argv.end(), extra_device_args.begin(), extra_device_args.end());
     dsekp::test::ChildProcess devices(argv, dir_.file("device.out"), err);
     EXPECT_TRUE(wait_until([&] { return telemetry_rows() >= 40; }, std::chrono::seconds(15)))

@@ -11,11 +11,13 @@
 
 #include <sys/types.h>
 
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "tests/support/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace dsekp::test {
 
@@ -69,6 +71,37 @@ class RabbitMqCluster {
   int epmd_port_ = 0;
   std::unique_ptr<ChildProcess> epmd_;
   std::vector<Node> nodes_;
+};
+
+/// The nodes a whole test program shares (they take seconds to start): created by the first test
+/// that asks, stopped by reset() (a suite's TearDownTestSuite). get() is null after a failed
+/// start, with error() saying why.
+template <int Nodes>
+class SharedRabbitMqCluster {
+ public:
+  static RabbitMqCluster* get() {
+    if (!tried_) {
+      tried_ = true;
+      dir_ = std::make_unique<TempDir>();
+      try {
+        cluster_ = std::make_unique<RabbitMqCluster>(dir_->file("rabbitmq"), Nodes);
+      } catch (const std::exception& e) {
+        error_ = e.what();
+      }
+    }
+    return cluster_.get();
+  }
+  static const std::string& error() { return error_; }
+  static void reset() {
+    cluster_.reset();
+    dir_.reset();
+  }
+
+ private:
+  static inline bool tried_ = false;
+  static inline std::string error_;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<RabbitMqCluster> cluster_;
 };
 
 }  // namespace dsekp::test

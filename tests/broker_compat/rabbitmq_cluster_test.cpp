@@ -35,33 +35,8 @@ constexpr int kNodes = 3;
 constexpr int kDeviceNode = 1;
 constexpr int kEdgeNode = 0;
 
-/// The suite's cluster; created by the first test that needs it, stopped after the last one.
-class SharedCluster {
- public:
-  static dsekp::test::RabbitMqCluster* get() {
-    if (!tried_) {
-      tried_ = true;
-      dir_ = std::make_unique<dsekp::test::TempDir>();
-      try {
-        cluster_ = std::make_unique<dsekp::test::RabbitMqCluster>(dir_->file("rabbitmq"), kNodes);
-      } catch (const std::exception& e) {
-        error_ = e.what();
-      }
-    }
-    return cluster_.get();
-  }
-  static const std::string& error() { return error_; }
-  static void reset() {
-    cluster_.reset();
-    dir_.reset();
-  }
-
- private:
-  static inline bool tried_ = false;
-  static inline std::string error_;
-  static inline std::unique_ptr<dsekp::test::TempDir> dir_;
-  static inline std::unique_ptr<dsekp::test::RabbitMqCluster> cluster_;
-};
+/// The suite's nodes (one program, one set).
+using SharedCluster = dsekp::test::SharedRabbitMqCluster<kNodes>;
 
 class RabbitMqCluster : public FleetTest {
  protected:
@@ -95,27 +70,8 @@ class RabbitMqCluster : public FleetTest {
   /// each, in the background.
   dsekp::test::ChildProcess start_devices(const std::string& count,
                                           const std::string& interval_ms) {
-    return dsekp::test::ChildProcess({::dsekp::test::cli_path(),
-                                      "device",
-                                      "--broker",
-                                      broker_address(),
-                                      "--credentials",
-                                      credentials_,
-                                      "--progress",
-                                      "off",
-                                      "--anonymous",
-                                      "--mode",
-                                      "dsekp",
-                                      "--qos",
-                                      "1",
-                                      "--count",
-                                      count,
-                                      "--interval-ms",
-                                      interval_ms,
-                                      "--logs-dir",
-                                      client_logs_,
-                                      "--summary-json",
-                                      dir_.file("summary.json")},
+    return dsekp::test::ChildProcess(device_argv({"--anonymous", "--mode", "dsekp", "--qos", "1",
+                                                  "--count", count, "--interval-ms", interval_ms}),
                                      dir_.file("device.out"), dir_.file("device.err"));
   }
   /// The devices end well, every one of their `frames` acknowledged by the broker, and every

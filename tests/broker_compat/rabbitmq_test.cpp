@@ -21,33 +21,8 @@
 namespace dsekp::broker_compat {
 namespace {
 
-/// The suite's node; created by the first test that needs it, stopped after the last one.
-class SharedRabbit {
- public:
-  static dsekp::test::RabbitMqCluster* get() {
-    if (!tried_) {
-      tried_ = true;
-      dir_ = std::make_unique<dsekp::test::TempDir>();
-      try {
-        broker_ = std::make_unique<dsekp::test::RabbitMqCluster>(dir_->file("rabbitmq"), 1);
-      } catch (const std::exception& e) {
-        error_ = e.what();
-      }
-    }
-    return broker_.get();
-  }
-  static const std::string& error() { return error_; }
-  static void reset() {
-    broker_.reset();
-    dir_.reset();
-  }
-
- private:
-  static inline bool tried_ = false;
-  static inline std::string error_;
-  static inline std::unique_ptr<dsekp::test::TempDir> dir_;
-  static inline std::unique_ptr<dsekp::test::RabbitMqCluster> broker_;
-};
+/// The suite's nodes (one program, one set).
+using SharedRabbit = dsekp::test::SharedRabbitMqCluster<1>;
 
 #define DSEKP_NEED_RABBIT()                                                              \
   if (dsekp::test::RabbitMqCluster::executable().empty())                                \
