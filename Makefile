@@ -13,6 +13,8 @@
 #                and run by ctest; CI (.ci/run) runs it after `make test`
 #   make demo-multi-edge  three edges sharing session state on a private Redis, one device fleet,
 #                the exactly-once check over the edges (scripts/demo-multi-edge.sh, docs/SCALING.md)
+#   make demo-cluster  three RabbitMQ nodes, a Redis Cluster (3 primaries + 3 replicas), three
+#                edges, three fleets, the same check (scripts/demo-cluster.sh, docs/SCALING.md)
 #   make deb     build, then the Debian package of this machine's architecture with CPack:
 #                build/deb/dsekp_<version>_<arch>.deb (cmake/packaging.cmake)
 #   make test-deb  the package checked by lintian, installed into a throwaway Debian 12 root,
@@ -38,7 +40,7 @@ JOBS ?= 2
 TEST_JOBS ?= 4
 EXPERIMENT_ARGS ?=
 
-.PHONY: all deps build test bench experiment fuzz test-sanitize demo-multi-edge deb test-deb deb-arm64 test-arm64 format
+.PHONY: all deps build test bench experiment fuzz test-sanitize demo-multi-edge demo-cluster deb test-deb deb-arm64 test-arm64 format
 
 all: build
 
@@ -52,7 +54,8 @@ build: deps
 FUZZ_SMOKE_SECONDS ?= 30
 
 test: build
-	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(TEST_JOBS)
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(TEST_JOBS) || \
+	  { bash $(CURDIR)/scripts/ctest-failure-digest.sh $(abspath $(BUILD_DIR)); exit 8; }
 	@JOBS=$(JOBS) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) bash scripts/fuzz.sh --smoke
 
 bench: build
@@ -72,6 +75,9 @@ test-sanitize: deps
 
 demo-multi-edge: build
 	@BUILD_DIR=$(BUILD_DIR) bash scripts/demo-multi-edge.sh
+
+demo-cluster: build
+	@BUILD_DIR=$(BUILD_DIR) bash scripts/demo-cluster.sh
 
 deb: build
 	@rm -rf $(BUILD_DIR)/deb

@@ -34,6 +34,7 @@
 #include "edge/registry/republish_topics.hpp"
 #include "edge/registry/secure_file.hpp"
 #include "edge/registry/text_encoding.hpp"
+#include "edge/store/redis/redis_store_url.hpp"
 #include "usage_error.hpp"
 
 namespace dsekp::cli {
@@ -289,9 +290,11 @@ edge::daemon::EdgeDaemonOptions daemon_options(const EdgeArgs& a, const CLI::App
   if (o.registry_db.empty()) throw UsageError("--db is required");
   if (!broker.empty()) parse_broker(broker, o.broker_host, o.broker_port);
   if (o.csv && o.logs_dir.empty()) throw UsageError("--logs-dir is required (or --no-csv)");
-  if (!o.store.empty() && o.store != "sqlite" && o.store.rfind("redis://", 0) != 0)
-    throw UsageError("--store: expected sqlite or redis://HOST[:PORT][/PREFIX], got \"" + o.store +
-                     "\"");
+  if (!o.store.empty() && o.store != "sqlite" && !edge::is_redis_store_url(o.store))
+    throw UsageError(
+        "--store: expected sqlite, redis://HOST[:PORT][/PREFIX] or "
+        "redis+cluster://HOST[:PORT],...[/PREFIX], got \"" +
+        o.store + "\"");
   if (!o.shared_group.empty() && (o.mqtt_version == "3.1.1" || o.mqtt_version == "311"))
     throw UsageError(
         "--shared-group needs MQTT 5 shared subscriptions; it cannot be used with "

@@ -787,7 +787,8 @@ void add_state_options(CLI::App* command, KeysOptions& options) {
                       "The edge's state database (default: <db>.state)");
   command->add_option("--store", options.state.store,
                       "The edge's session store, as given to `dsekp edge --store` "
-                      "(redis://[USER@]HOST[:PORT][/PREFIX], the password in DSEKP_REDIS_PASSWORD; "
+                      "(redis://[USER@]HOST[:PORT][/PREFIX] or redis+cluster://HOST[:PORT],..., "
+                      "the password in DSEKP_REDIS_PASSWORD; "
                       "default: the state database)");
 }
 

@@ -91,26 +91,7 @@ echo "demo-multi-edge: Redis on $redis_port, Mosquitto on $broker_port, three ed
   --summary-json "$run_dir/devices/summary.json" 2>"$run_dir/devices.err"
 sleep 2  # the last frames' batches
 
-python3 - "$run_dir" "$devices" "$frames" <<'EOF'
-import csv, glob, sqlite3, sys
-d, devices, frames = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-sent = set()
-with open(d + "/devices/client_logs_dsekp.csv") as f:
-    for row in csv.DictReader(f):
-        sent.add((row["dev_id"], int(row["seq"])))
-rows, per_edge = [], {}
-for k in (1, 2, 3):
-    db = sqlite3.connect("file:%s/edge-%d.state?mode=ro" % (d, k), uri=True)
-    got = db.execute("SELECT dev_id, sessctr, seq FROM telemetry WHERE mode='dsekp'").fetchall()
-    per_edge[k] = len(got)
-    rows += [(dev, seq) for dev, _, seq in got]
-print("frames sent by the devices:  %d (%d devices x %d)" % (len(sent), devices, frames))
-for k, n in per_edge.items():
-    print("edge-%d stored:               %d" % (k, n))
-union, distinct = len(rows), len(set(rows))
-print("union of the edges:          %d rows, %d distinct" % (union, distinct))
-ok = union == distinct and set(rows) == sent
-print("every sent frame exactly once: %s" % ("yes" if ok else "NO"))
-sys.exit(0 if ok else 1)
-EOF
+echo "fleet: $devices devices x $frames frames"
+python3 scripts/exactly_once_check.py "$run_dir/devices/client_logs_dsekp.csv" \
+  "$run_dir/edge-1.state" "$run_dir/edge-2.state" "$run_dir/edge-3.state"
 echo "demo-multi-edge: files in $run_dir"

@@ -72,6 +72,7 @@ status=0
 # shellcheck disable=SC2086
 (cd "$build_dir" && ctest --output-on-failure -j "$test_jobs" -E "$exclude" ${CTEST_ARGS:-}) ||
   status=$?
+[ "$status" -eq 0 ] || bash scripts/ctest-failure-digest.sh "$build_dir"
 end=$(date +%s)
 echo "test-sanitize: build $((built - start)) s, tests $((end - built)) s," \
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"

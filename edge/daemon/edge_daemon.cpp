@@ -200,7 +200,7 @@ int run_edge_daemon(const EdgeDaemonOptions& given) {
   std::atomic<bool> stopping{false};
   metrics::Registry metric_registry;
   metrics::EdgeMetrics edge_metrics = metrics::declare_edge_metrics(metric_registry);
-  StoreWatch store_watch(metric_registry, redis_store, storage.shared_endpoint(), stopping);
+  StoreWatch store_watch(metric_registry, redis_store, storage.shared_target(), stopping);
   RejectionLog rejections(o.rejection_lines_per_second);
   // Last-seen times for dsekp_devices_silent; asks the registry (a connection of its own: it is
   // read on the scraping thread) whether a silent device was removed.

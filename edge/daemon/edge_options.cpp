@@ -27,8 +27,9 @@ const OptionSpec kSpecs[] = {
              "never restore it from a backup)",
      .member = &O::downlink_journal},
     {.key = "store",
-     .help = "Session states: sqlite (the state db, default) or "
-             "redis://[USER@]HOST[:PORT][/PREFIX] shared by several edges",
+     .help = "Session states: sqlite (the state db, default), "
+             "redis://[USER@]HOST[:PORT][/PREFIX] shared by several edges, or a Redis Cluster: "
+             "redis+cluster://[USER@]HOST[:PORT],...[/PREFIX]",
      .member = &O::store},
     {.key = "store_password_file",
      .help = "With --store redis://USER@...: a file whose first line is USER's password (or "

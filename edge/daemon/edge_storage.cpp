@@ -59,7 +59,8 @@ void EdgeStorage::open_shared(const EdgeDaemonOptions& o) {
   redis_->set_pending_key(pending_key_);
   generations_ = std::make_unique<RedisCredentialGenerations>(*redis_);
   split_ = std::make_unique<SplitSessionStore>(*redis_, *local_);
-  redis_endpoint_ = redis_options.endpoint;
+  redis_target_.cluster = !redis_options.cluster_seeds.empty();
+  redis_target_.nodes = redis_options.nodes();
 }
 
 void EdgeStorage::open_sinks(const EdgeDaemonOptions& o) {

@@ -28,6 +28,7 @@
 #include "edge/sinks/server_csv_sink.hpp"
 #include "edge/sinks/sqlite_telemetry_sink.hpp"
 #include "edge/sinks/telemetry_retention.hpp"
+#include "edge/store/redis/redis_probe.hpp"
 #include "edge/store/redis/redis_session_store.hpp"
 #include "edge/store/redis/split_session_store.hpp"
 #include "edge/store/sqlite_session_store.hpp"
@@ -45,8 +46,9 @@ class EdgeStorage {
   [[nodiscard]] const std::string& state_path() const noexcept { return state_path_; }
   [[nodiscard]] SqliteSessionStore& local() noexcept { return *local_; }
   [[nodiscard]] RedisSessionStore* shared() noexcept { return redis_.get(); }
-  [[nodiscard]] const redis::RedisEndpoint& shared_endpoint() const noexcept {
-    return redis_endpoint_;
+  /// What the store's health probe asks (the Redis server, or the cluster's nodes).
+  [[nodiscard]] const redis::RedisProbeTarget& shared_target() const noexcept {
+    return redis_target_;
   }
   [[nodiscard]] SessionStore& sessions() noexcept {
     return split_ ? static_cast<SessionStore&>(*split_) : *local_;
@@ -79,7 +81,7 @@ class EdgeStorage {
   std::unique_ptr<RedisSessionStore> redis_;
   std::unique_ptr<SplitSessionStore> split_;
   std::unique_ptr<CredentialGenerations> generations_;
-  redis::RedisEndpoint redis_endpoint_;
+  redis::RedisProbeTarget redis_target_;
   std::string pending_key_;
   std::unique_ptr<sinks::SqliteTelemetrySink> telemetry_;
   std::unique_ptr<PendingRowsSink> pending_sink_;

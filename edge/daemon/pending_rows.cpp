@@ -10,7 +10,7 @@ namespace dsekp::edge::daemon {
 
 bool PendingRowsSink::write(const AcceptedFrame& row) {
   if (row.mode == Mode::psk) return true;
-  return store_.stage_pending_row(sinks::encode_accepted_frame(row)).ok();
+  return store_.stage_pending_row(row.dev_id, sinks::encode_accepted_frame(row)).ok();
 }
 
 bool recover_pending_rows(RedisSessionStore& redis, const std::string& key, SessionStore& local,

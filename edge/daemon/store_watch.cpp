@@ -9,7 +9,7 @@
 namespace dsekp::edge::daemon {
 
 StoreWatch::StoreWatch(metrics::Registry& registry, RedisSessionStore* shared,
-                       const redis::RedisEndpoint& endpoint, const std::atomic<bool>& stopping)
+                       const redis::RedisProbeTarget& target, const std::atomic<bool>& stopping)
     : shared_(shared), stopping_(stopping) {
   up_ = &registry
              .add_gauge({"dsekp_store_up",
@@ -44,7 +44,7 @@ StoreWatch::StoreWatch(metrics::Registry& registry, RedisSessionStore* shared,
                         .get();
   if (shared_ == nullptr) return;
   shared_->set_outage_handler([this](const std::string& why) { return wait_for_store(why); });
-  probe_ = std::make_unique<redis::RedisProbe>(endpoint, std::chrono::milliseconds(500),
+  probe_ = std::make_unique<redis::RedisProbe>(target, std::chrono::milliseconds(500),
                                                [this](bool) { up_->set(health_.up() ? 1 : 0); });
   health_.probe = probe_.get();
 }

@@ -36,7 +36,7 @@ class StoreWatch {
   /// outage handler and starts the probe on `endpoint`. `registry`, `shared` and `stopping` must
   /// outlive this object; `stopping` set ends a pause.
   StoreWatch(metrics::Registry& registry, RedisSessionStore* shared,
-             const redis::RedisEndpoint& endpoint, const std::atomic<bool>& stopping);
+             const redis::RedisProbeTarget& target, const std::atomic<bool>& stopping);
   ~StoreWatch();  // removes the outage handler, stops the probe
   StoreWatch(const StoreWatch&) = delete;
   StoreWatch& operator=(const StoreWatch&) = delete;

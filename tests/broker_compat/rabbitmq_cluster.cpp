@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -89,21 +90,22 @@ RabbitMqCluster::RabbitMqCluster(const std::string& dir, int nodes) : dir_(dir) 
              << "\n";
     }
   }
-  for (Node& n : nodes_) launch(n);
-  for (Node& n : nodes_)
-    if (!serving(n, 120)) {
+  // One node after the other: the first forms the cluster (its peers are not up yet), each next
+  // one joins it. Started all at once, the nodes were once seen to leave the MQTT plugin's Raft
+  // cluster without a leader for minutes ("mqtt_node: leader call - leader not known").
+  for (Node& n : nodes_) {
+    launch(n);
+    if (const std::string why = serving(n, 120); !why.empty()) {
       const std::string text = logs();
       stop();
-      throw std::runtime_error("RabbitMQ node " + n.name + " did not start; the logs:\n" + text);
+      throw std::runtime_error("RabbitMQ node " + n.name + " did not start (" + why +
+                               "); the logs' ends:\n" + text);
     }
+  }
   if (nodes > 1) {
     // Every node serves; wait until each also sees the others (the cluster is formed).
-    const std::string ctl =
-        std::filesystem::path(executable()).parent_path().string() + "/rabbitmqctl";
-    const RunResult r = run_command(
-        {"/usr/bin/env", "HOME=" + dir_ + "/home", "ERL_EPMD_PORT=" + std::to_string(epmd_port_),
-         ctl, "-n", nodes_[0].name, "await_online_nodes", std::to_string(nodes), "--timeout", "60"},
-        dir_, std::chrono::seconds(90));
+    const RunResult r = control(0, {"await_online_nodes", std::to_string(nodes), "--timeout", "60"},
+                                std::chrono::seconds(90));
     if (r.exit_code != 0) {
       const std::string text = r.out + r.err + logs();
       stop();
@@ -126,9 +128,44 @@ void RabbitMqCluster::launch(Node& n) {
       n.dir + "/rabbit.out", n.dir + "/rabbit.err");
 }
 
-bool RabbitMqCluster::serving(Node& n, int timeout_s) {
-  return wait_for_port(n.mqtt_port, *n.server, std::chrono::seconds(timeout_s)) &&
-         wait_for_port(n.amqp_port, *n.server, std::chrono::seconds(timeout_s));
+std::string RabbitMqCluster::serving(Node& n, int timeout_s) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::seconds(timeout_s);
+  for (int port : {n.mqtt_port, n.amqp_port}) {
+    const auto left = std::chrono::duration_cast<std::chrono::seconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (wait_for_port(port, *n.server, std::max(left, std::chrono::seconds(1)))) continue;
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    return std::string(n.server->running() ? "no listener on port "
+                                           : "the VM exited before port ") +
+           std::to_string(port) + " after " + std::to_string(waited.count()) + " ms";
+  }
+  return "";
+}
+
+RunResult RabbitMqCluster::control(int via, const std::vector<std::string>& args,
+                                   std::chrono::seconds timeout) {
+  const std::string ctl =
+      std::filesystem::path(executable()).parent_path().string() + "/rabbitmqctl";
+  std::vector<std::string> argv = {"/usr/bin/env",
+                                   "HOME=" + dir_ + "/home",
+                                   "ERL_EPMD_PORT=" + std::to_string(epmd_port_),
+                                   ctl,
+                                   "-n",
+                                   nodes_.at(static_cast<std::size_t>(via)).name};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, dir_, timeout);
+}
+
+void RabbitMqCluster::await_whole(int via) {
+  if (size() < 2) return;
+  const RunResult r =
+      control(via, {"await_online_nodes", std::to_string(size()), "--timeout", "120"},
+              std::chrono::seconds(150));
+  if (r.exit_code != 0)
+    throw std::runtime_error("the RabbitMQ cluster is not whole before the next fault:\n" + r.out +
+                             r.err + logs());
 }
 
 std::string RabbitMqCluster::amqp_nodes(int first) const {
@@ -151,13 +188,14 @@ void RabbitMqCluster::start(int node) {
   Node& n = nodes_.at(static_cast<std::size_t>(node));
   std::filesystem::remove(n.dir + "/rabbit.pid");
   launch(n);
-  if (!serving(n, 120))
-    throw std::runtime_error("RabbitMQ node " + n.name + " did not restart; its output:\n" +
-                             read_file(n.dir + "/rabbit.out") + read_file(n.dir + "/rabbit.err") +
-                             "\nits log:\n" + log(node));
+  if (const std::string why = serving(n, 180); !why.empty())
+    throw std::runtime_error("RabbitMQ node " + n.name + " did not restart (" + why +
+                             "); its output:\n" + read_file(n.dir + "/rabbit.out") +
+                             read_file(n.dir + "/rabbit.err") + "\nits log:\n" + log(node));
 }
 
 void RabbitMqCluster::restart(int node) {
+  await_whole((node + 1) % size());
   stop_node(nodes_.at(static_cast<std::size_t>(node)), true);
   start(node);
 }
@@ -216,10 +254,16 @@ std::string RabbitMqCluster::log(int node) const {
   return read_file(n.dir + "/log/" + n.name + ".log");
 }
 
-std::string RabbitMqCluster::logs() const {
+std::string RabbitMqCluster::logs(std::size_t lines) const {
   std::string out;
-  for (int i = 0; i < size(); ++i)
-    out += "--- " + nodes_[static_cast<std::size_t>(i)].name + "\n" + log(i);
+  for (int i = 0; i < size(); ++i) {
+    const std::string text = log(i);
+    std::size_t from = text.size();
+    for (std::size_t n = 0; n <= lines && from > 0; ++n) from = text.rfind('\n', from - 1);
+    from = from == std::string::npos || from >= text.size() ? 0 : from + 1;
+    out += "--- " + nodes_[static_cast<std::size_t>(i)].name + " (last " + std::to_string(lines) +
+           " lines)\n" + text.substr(from);
+  }
   return out;
 }
 

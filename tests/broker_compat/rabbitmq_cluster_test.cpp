@@ -46,6 +46,8 @@ class RabbitMqCluster : public FleetTest {
       GTEST_SKIP() << "rabbitmq-server is not installed (Debian: apt-get install "
                       "rabbitmq-server); the clustered broker tests need it";
     ASSERT_NE(SharedCluster::get(), nullptr) << SharedCluster::error();
+    // Every test's faults start from a whole cluster (the last test's node may still rejoin).
+    ASSERT_NO_THROW(SharedCluster::get()->await_whole());
   }
   int broker_port() const override {
     return SharedCluster::get() ? SharedCluster::get()->mqtt_port(kDeviceNode) : 0;

@@ -214,7 +214,7 @@ TEST_F(PendingRows, SavepointsRollbacksAndConflictsKeepTheListExact) {
   ASSERT_TRUE(sinks::decode_accepted_frame(records[0], back, error));
   EXPECT_EQ(back.seq, 2u);
   // Outside a transaction there is nothing to stage.
-  EXPECT_EQ(redis_->stage_pending_row("x").status, StoreStatus::transaction_misuse);
+  EXPECT_EQ(redis_->stage_pending_row("dev", "x").status, StoreStatus::transaction_misuse);
 }
 
 TEST_F(PendingRows, RecoveryAddsTheAbsentRowsOnceAndClearsTheList) {

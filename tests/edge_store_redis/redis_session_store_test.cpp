@@ -292,6 +292,31 @@ TEST(RedisStoreUrl, ParsesHostPortAndPrefix) {
   }
 }
 
+TEST(RedisStoreUrl, AClusterUrlNamesItsSeedNodes) {
+  RedisStoreOptions o;
+  std::string error;
+  ASSERT_TRUE(parse_redis_store_url(
+      "redis+cluster://edge-1@10.0.0.5:7000,10.0.0.6,[::1]:7002/f:", o, error))
+      << error;
+  const std::vector<std::pair<std::string, int>> seeds = {
+      {"10.0.0.5", 7000}, {"10.0.0.6", 6379}, {"::1", 7002}};
+  EXPECT_EQ(o.cluster_seeds, seeds);
+  EXPECT_EQ(o.endpoint.username, "edge-1");
+  EXPECT_EQ(o.prefix, "f:");
+  EXPECT_EQ(o.nodes().size(), 3u);
+  EXPECT_EQ(o.nodes()[2].username, "edge-1");  // every node's connection logs in alike
+  ASSERT_TRUE(parse_redis_store_url("redis://10.0.0.5:6380/", o, error)) << error;
+  EXPECT_TRUE(o.cluster_seeds.empty());  // one server again
+  EXPECT_TRUE(is_redis_store_url("redis+cluster://h"));
+  EXPECT_FALSE(is_redis_store_url("sqlite"));
+  for (const char* bad : {"redis://a:1,b:2", "redis+cluster://", "redis+cluster://a:1,,b:2",
+                          "redis+cluster://a:1,b:0", "redis+cluster://u:p@a:1"}) {
+    error.clear();
+    EXPECT_FALSE(parse_redis_store_url(bad, o, error)) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+}
+
 TEST(RedisStoreUrl, TakesTheAclUserButNeverAPassword) {
   RedisStoreOptions o;
   std::string error;

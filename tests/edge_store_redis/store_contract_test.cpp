@@ -1,7 +1,9 @@
-// The SessionStore contract, one test body run against both implementations (SQLite file, real
-// Redis server): round trips of every field, absent devices, removal, corrupt stored bytes,
-// refused states, transactions (commit, rollback, no nesting, read-your-writes, a conflict that
-// applies nothing) and generations between two store objects ("two edges").
+// The SessionStore contract, one test body run against each implementation (SQLite file, real
+// Redis server; built a second time into the Redis Cluster tests, with
+// DSEKP_STORE_CONTRACT_ON_CLUSTER, for a real Redis Cluster): round trips of every field, absent
+// devices, removal, corrupt stored bytes, refused states, transactions (commit, rollback, no
+// nesting, read-your-writes, a conflict that applies nothing) and generations between two store
+// objects ("two edges").
 #include <gtest/gtest.h>
 
 #include "store_backends.hpp"
@@ -15,10 +17,10 @@ template <typename Backend>
 class StoreContract : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if constexpr (std::is_same_v<Backend, RedisBackend>) RedisBackend::start_server();
+    if constexpr (requires { Backend::start_server(); }) Backend::start_server();
   }
   static void TearDownTestSuite() {
-    if constexpr (std::is_same_v<Backend, RedisBackend>) RedisBackend::stop_server();
+    if constexpr (requires { Backend::stop_server(); }) Backend::stop_server();
   }
 
   Backend backend_;
@@ -32,7 +34,11 @@ struct BackendNames {
     return T::kName;
   }
 };
+#ifdef DSEKP_STORE_CONTRACT_ON_CLUSTER
+using Backends = ::testing::Types<RedisClusterBackend>;
+#else
 using Backends = ::testing::Types<SqliteBackend, RedisBackend>;
+#endif
 TYPED_TEST_SUITE(StoreContract, Backends, BackendNames);
 
 TYPED_TEST(StoreContract, AbsentDeviceLoadsAsFreshState) {
@@ -263,8 +269,12 @@ TYPED_TEST(StoreContract, GenerationsCatchAnotherEdge) {
 
 // A unit whose conditional save conflicts stores nothing, not even its other writes. SQLite
 // reports the conflict at the save (it holds the write lock), Redis at the commit (the whole
-// unit is checked by one script); either way the unit ends without effect.
+// unit is checked by one script); either way the unit ends without effect. Not on a Redis
+// Cluster, where a unit is one script run per slot and the runs before the conflicting one stay
+// applied (RedisClusterStore.AConflictInOneSlotLeavesTheRunsOfEarlierSlotsApplied).
 TYPED_TEST(StoreContract, AUnitWithAConflictAppliesNothing) {
+  if constexpr (std::is_same_v<TypeParam, RedisClusterBackend>)
+    GTEST_SKIP() << "atomic per slot on a Redis Cluster, not per unit";
   auto store = this->backend_.open();
   auto other_edge = this->backend_.open();
   std::uint64_t g_id = kAnyGeneration;

@@ -12,7 +12,10 @@
 //     SCALING.md; a kill that lands in it would lose a frame, and this test would say which);
 //   * Redis SIGKILLed mid-stream and restarted from its AOF: while it is down every edge answers
 //     /healthz with 503, reports dsekp_store_up 0 and records nothing; afterwards every frame is
-//     recorded exactly once and no edge has exited.
+//     recorded exactly once and no edge has exited;
+//   * on a Redis Cluster (3 primaries + 3 replicas, `--store redis+cluster://...`): the same
+//     exactly-once union, also with the primary of a device's slot SIGKILLed mid-stream (its
+//     replica promoted); the time until that device's frames are recorded again is printed.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -32,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dsekp/device_ratchet.hpp"
+#include "edge/store/redis/redis_key_slot.hpp"
 #include "edge/store/redis/redis_session_store.hpp"
 #include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
@@ -39,6 +43,7 @@
 #include "tests/support/memory_secret_store.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/mqtt_test_client.hpp"
+#include "tests/support/redis_cluster.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/registry_bed.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -146,13 +151,20 @@ struct Device {
 /// Redis + Mosquitto + `devices` registered devices + three edges in one shared group.
 class MultiEdgeBed {
  public:
-  /// `edge_args`: more flags for every edge; `ratchet`: the devices ratchet their secrets.
+  /// `edge_args`: more flags for every edge; `ratchet`: the devices ratchet their secrets;
+  /// `cluster`: the store is a Redis Cluster of 3 primaries and 3 replicas, not one server.
   explicit MultiEdgeBed(int devices, const std::vector<std::string>& edge_args = {},
-                        bool ratchet = false)
+                        bool ratchet = false, bool cluster = false)
       : ratchet_(ratchet) {
     std::filesystem::create_directories(dir_.file("redis"));
     std::filesystem::create_directories(dir_.file("broker"));
-    redis_ = std::make_unique<dsekp::test::RedisServer>(dir_.file("redis"));
+    if (cluster) {
+      cluster_ = std::make_unique<dsekp::test::RedisClusterNodes>(dir_.file("redis"), 3, 1);
+      store_ = "redis+cluster://" + cluster_->seeds() + "/t:";
+    } else {
+      redis_ = std::make_unique<dsekp::test::RedisServer>(dir_.file("redis"));
+      store_ = "redis://127.0.0.1:" + std::to_string(redis_->port()) + "/t:";
+    }
     broker_ = std::make_unique<dsekp::test::MosquittoBroker>(
         dir_.file("broker"), "allow_anonymous true\nmax_queued_messages 100000\n");
     const std::string registry = dir_.file("registry.db");
@@ -161,7 +173,6 @@ class MultiEdgeBed {
       EXPECT_TRUE(register_device(registry, "dev-" + std::to_string(d), material, ratchet));
       materials_.push_back(std::move(material));
     }
-    store_ = "redis://127.0.0.1:" + std::to_string(redis_->port()) + "/t:";
     const std::string& store = store_;
     for (int e = 0; e < kEdges; ++e) {
       std::vector<std::string> args{::dsekp::test::cli_path(),
@@ -286,12 +297,23 @@ class MultiEdgeBed {
     EXPECT_EQ(seen_csv, seen) << "the CSV logs differ from the telemetry tables";
   }
 
+  /// Waits until every device's `frames` are recorded (40 s at most), then
+  /// expect_each_frame_once().
+  void expect_all_recorded_once(int frames) const {
+    const std::size_t all = devices_.size() * static_cast<std::size_t>(frames);
+    EXPECT_TRUE(wait_rows(all, std::chrono::seconds(40))) << total_rows() << " of " << all << "\n"
+                                                          << all_stderr();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // nothing more comes
+    expect_each_frame_once(frames);
+  }
+
   static std::string ack_topic(const Device& d) { return "dsekp/init/ack/" + d.id; }
 
   bool ratchet_ = false;
   std::string store_;  // the edges' --store
   dsekp::test::TempDir dir_;
-  std::unique_ptr<dsekp::test::RedisServer> redis_;
+  std::unique_ptr<dsekp::test::RedisServer> redis_;          // one server, or
+  std::unique_ptr<dsekp::test::RedisClusterNodes> cluster_;  // a cluster
   std::unique_ptr<dsekp::test::MosquittoBroker> broker_;
   std::vector<DeviceMaterial> materials_;
   std::vector<std::unique_ptr<GroupEdge>> edges_;
@@ -626,11 +648,7 @@ TEST(MultiEdge, RedisRestartPausesEveryEdgeThenAllContinue) {
 
   bed.redis_->restart();
   for (; i < kFrames;) send_round();
-  EXPECT_TRUE(bed.wait_rows(kDevices * kFrames, std::chrono::seconds(40)))
-      << bed.total_rows() << " of " << kDevices * kFrames << "\n"
-      << bed.all_stderr();
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  bed.expect_each_frame_once(kFrames);
+  bed.expect_all_recorded_once(kFrames);
   for (const auto& e : bed.edges_) {
     EXPECT_TRUE(e->running()) << "an edge exited: " << e->stderr_text();
     EXPECT_TRUE(wait_until([&] { return e->healthz().find(" 200 ") != std::string::npos; },
@@ -638,6 +656,54 @@ TEST(MultiEdge, RedisRestartPausesEveryEdgeThenAllContinue) {
     EXPECT_EQ(metric_value(e->metrics(), "dsekp_store_up"), 1);
   }
   EXPECT_NE(bed.all_stderr().find("store unreachable"), std::string::npos);
+  for (auto& e : bed.edges_) EXPECT_EQ(e->terminate(), std::optional<int>(0)) << e->stderr_text();
+}
+
+// Three edges on a Redis Cluster; the primary serving dev-0's slot is SIGKILLed mid-stream. Its
+// replica is promoted within a few seconds (node timeout 1 s); meanwhile the edges pause on
+// that slot (a burst with dev-0's frames waits, fail closed), then every frame of every device
+// is in the union exactly once.
+TEST(MultiEdge, OnARedisClusterAPrimaryKilledMidStreamLosesAndDoublesNothing) {
+  constexpr int kDevices = 4;
+  constexpr int kFrames = 90;
+  MultiEdgeBed bed(kDevices, {}, false, /*cluster=*/true);
+  ASSERT_TRUE(bed.start_edges());
+  ASSERT_TRUE(bed.connect_devices());
+  int i = 0;
+  const auto send_round = [&] {
+    for (int d = 0; d < kDevices; ++d) ASSERT_TRUE(bed.send(d, i));
+    ++i;
+  };
+  for (; i < kFrames / 3;) send_round();
+  ASSERT_TRUE(bed.wait_rows(static_cast<std::size_t>(kDevices * i), std::chrono::seconds(20)))
+      << bed.all_stderr();
+  const int victim = bed.cluster_->primary_of(redis::key_slot("t:dev2:{dev-0}"));
+  ASSERT_GE(victim, 0);
+  const std::size_t before = bed.total_rows();
+  const auto killed = std::chrono::steady_clock::now();
+  bed.cluster_->kill(victim);
+  for (; i < 2 * kFrames / 3;) send_round();
+  // dev-0's frames are recorded again once the replica serves the slot.
+  const auto dev0_rows = [&] {
+    std::size_t n = 0;
+    for (const auto& rows : bed.readings())
+      for (const std::string& r : rows) n += r.starts_with(R"({"d":0,)") ? 1 : 0;
+    return n;
+  };
+  const std::size_t dev0_before = static_cast<std::size_t>(kFrames / 3);
+  EXPECT_TRUE(wait_until([&] { return dev0_rows() > dev0_before; }, std::chrono::seconds(30)))
+      << bed.all_stderr();
+  std::printf(
+      "dev-0's frames recorded again %lld ms after its primary was killed (%zu rows "
+      "before)\n",
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::steady_clock::now() - killed)
+                                 .count()),
+      before);
+  for (; i < kFrames;) send_round();
+  bed.expect_all_recorded_once(kFrames);
+  for (const auto& e : bed.edges_)
+    EXPECT_TRUE(e->running()) << "an edge exited: " << e->stderr_text();
   for (auto& e : bed.edges_) EXPECT_EQ(e->terminate(), std::optional<int>(0)) << e->stderr_text();
 }
 

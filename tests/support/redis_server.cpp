@@ -109,6 +109,14 @@ void RedisServer::kill() {
   (void)process_->wait_for(std::chrono::milliseconds(5000));
 }
 
+void RedisServer::freeze() {
+  process_->signal(SIGSTOP);
+}
+
+void RedisServer::thaw() {
+  process_->signal(SIGCONT);
+}
+
 void RedisServer::restart() {
   if (!start_once()) throw std::runtime_error("redis-server did not restart; its log:\n" + log());
 }

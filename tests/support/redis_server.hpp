@@ -25,6 +25,9 @@ class RedisServer {
   [[nodiscard]] int port() const noexcept { return port_; }
   /// SIGKILL and reap: no shutdown, no final save; only what the AOF has survives.
   void kill();
+  /// SIGSTOP / SIGCONT: a server that hangs with its connections open.
+  void freeze();
+  void thaw();
   /// Starts it again on the same port and directory (it replays its AOF) and waits for PING.
   void restart();
   /// Runs one command through a fresh connection (test set-up and inspection), returning the

@@ -32,10 +32,10 @@ std::string_view kind_name(CommitOpKind kind) {
 
 }  // namespace
 
-StoreResult CommitScript::load() {
+StoreResult CommitScript::load(std::string_view key) {
   const std::array<std::string_view, 3> args{"SCRIPT", "LOAD", kCommitScript};
-  const Reply r = connection_.command(args);
-  if (r == nullptr) return storage_failure(connection_.last_error());
+  const Reply r = client_.command(key, args);
+  if (r == nullptr) return storage_failure(client_.last_error());
   if (r->type != REDIS_REPLY_STRING)
     return storage_failure("SCRIPT LOAD: " + (r->type == REDIS_REPLY_ERROR
                                                   ? reply_text(*r)
@@ -46,7 +46,8 @@ StoreResult CommitScript::load() {
 
 StoreResult CommitScript::run(const std::vector<CommitOp>& ops, std::string_view pending_key,
                               const std::vector<std::string>& rows,
-                              std::vector<std::uint64_t>& generations, std::size_t& conflicting) {
+                              std::vector<std::uint64_t>& generations, std::size_t& conflicting,
+                              ReplicaWait wait) {
   conflicting = ops.size();
   const bool with_rows = !pending_key.empty();
   const std::string op_count = std::to_string(ops.size());
@@ -63,14 +64,22 @@ StoreResult CommitScript::run(const std::vector<CommitOp>& ops, std::string_view
                  std::string_view(reinterpret_cast<const char*>(op.blob.data()), op.blob.size())});
   if (with_rows)
     for (const std::string& row : rows) args.push_back(row);
-  Reply r = connection_.command(args);
+  const std::string_view route = ops.empty() ? pending_key : std::string_view(ops.front().key);
+  const auto send = [&]() -> Reply {
+    if (wait.replicas <= 0) return client_.command(route, args);
+    std::vector<std::vector<std::string_view>> commands(1);
+    commands.front().assign(args.begin(), args.end());
+    std::vector<Reply> replies = client_.pipeline(route, commands, wait);
+    return replies.empty() ? nullptr : std::move(replies.front());
+  };
+  Reply r = send();
   if (r != nullptr && r->type == REDIS_REPLY_ERROR &&
       std::string_view(r->str, r->len).starts_with("NOSCRIPT")) {
-    if (StoreResult loaded = load(); !loaded.ok()) return loaded;
+    if (StoreResult loaded = load(route); !loaded.ok()) return loaded;
     args[1] = sha_;
-    r = connection_.command(args);
+    r = send();
   }
-  if (r == nullptr) return storage_failure(connection_.last_error());
+  if (r == nullptr) return storage_failure(client_.last_error());
   if (r->type == REDIS_REPLY_ERROR) return storage_failure("commit script: " + reply_text(*r));
   if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 ||
       r->element[0]->type != REDIS_REPLY_INTEGER)

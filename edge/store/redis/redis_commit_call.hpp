@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "edge/store/redis/redis_connection.hpp"
+#include "edge/store/redis/redis_client.hpp"
 #include "edge/store/session_store.hpp"
 
 namespace dsekp::edge::redis {
@@ -34,21 +34,24 @@ struct CommitOp {
 
 class CommitScript {
  public:
-  /// `connection` must outlive this object.
-  explicit CommitScript(RedisConnection& connection) : connection_(connection) {}
+  /// `client` must outlive this object.
+  explicit CommitScript(RedisClient& client) : client_(client) {}
 
-  /// SCRIPT LOAD: storage_failure with the reason if the server refuses or cannot be reached.
-  StoreResult load();
+  /// SCRIPT LOAD on the server of `key` (on a cluster each primary has its own script cache):
+  /// storage_failure with the reason if the server refuses or cannot be reached.
+  StoreResult load(std::string_view key);
   /// Runs the script on `ops`; with a non-empty `pending_key` the list there is replaced by
   /// `rows` in the same run (an empty one deletes it). On success `generations` holds each
   /// operation's generation; on generation_conflict, `conflicting` is the index of the operation
-  /// that conflicted, if Redis named it (else ops.size()).
+  /// that conflicted, if Redis named it (else ops.size()). Every key (the ops' and the pending
+  /// key) must be in one slot on a cluster; there, `wait` follows the run in the same round trip
+  /// and a WAIT that saw too few replicas fails it with storage_failure (the run was applied).
   StoreResult run(const std::vector<CommitOp>& ops, std::string_view pending_key,
                   const std::vector<std::string>& rows, std::vector<std::uint64_t>& generations,
-                  std::size_t& conflicting);
+                  std::size_t& conflicting, ReplicaWait wait = {});
 
  private:
-  RedisConnection& connection_;
+  RedisClient& client_;
   std::string sha_;
 };
 

@@ -127,6 +127,37 @@ Reply RedisConnection::command(std::span<const std::string_view> args) {
   }
 }
 
+std::vector<Reply> RedisConnection::pipeline(
+    const std::vector<std::vector<std::string_view>>& commands) {
+  std::vector<Reply> replies;
+  if (commands.empty() || !ensure_connected()) return replies;
+  const SigpipeGuard no_sigpipe;
+  for (const std::vector<std::string_view>& args : commands) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    for (std::string_view a : args) {
+      argv.push_back(a.data());
+      lengths.push_back(a.size());
+    }
+    if (redisAppendCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.data(),
+                               lengths.data()) != REDIS_OK) {
+      drop(std::string("redis: ") + context_->errstr);
+      return {};
+    }
+  }
+  ++round_trips_;
+  replies.reserve(commands.size());
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    void* raw = nullptr;
+    if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) {
+      drop(std::string("redis: ") + (context_->errstr[0] != '\0' ? context_->errstr : "no reply"));
+      return {};
+    }
+    replies.emplace_back(static_cast<redisReply*>(raw));
+  }
+  return replies;
+}
+
 Reply RedisConnection::command_once(std::span<const std::string_view> args) {
   // While backing off, last_error() still says why the connection was lost.
   if (!ensure_connected()) return nullptr;

@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dsekp::edge::redis {
 
@@ -64,8 +65,14 @@ class RedisConnection {
   /// if the server could not be reached or did not answer in time: the connection is then
   /// dropped and the backoff starts (see the file comment); last_error() says why.
   Reply command(std::span<const std::string_view> args);
+  /// Sends `commands` in one write and reads their replies in order: one network round trip.
+  /// Empty if the server could not be reached or a reply did not come in time (the connection
+  /// is then dropped, as for command(); some of the commands may have run). Not retried by the
+  /// outage handler: the caller decides what a partial run means.
+  std::vector<Reply> pipeline(const std::vector<std::vector<std::string_view>>& commands);
 
   [[nodiscard]] bool connected() const noexcept { return context_ != nullptr; }
+  [[nodiscard]] const RedisEndpoint& endpoint() const noexcept { return endpoint_; }
   /// Set: command() does not fail when the server is unreachable but asks `handler` whether to
   /// wait, and tries again (reconnecting after the backoff) as long as it says so. A command
   /// whose reply was lost is sent again: callers must tolerate that (the commit script's

@@ -9,31 +9,42 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "redis_connection.hpp"
 
 namespace dsekp::edge::redis {
 
+/// What the probe asks: one server (PING -> PONG), or the nodes of a Redis Cluster in turn
+/// until one answers CLUSTER INFO (up when it says cluster_state:ok: every slot is served).
+struct RedisProbeTarget {
+  std::vector<RedisEndpoint> nodes;
+  bool cluster = false;
+};
+
 class RedisProbe {
  public:
-  /// Starts the thread; the first PING runs at once. `on_result` (optional) is called on the
-  /// probe's thread after every PING with its outcome (the daemon sets a gauge there).
-  RedisProbe(RedisEndpoint endpoint, std::chrono::milliseconds interval,
+  /// Starts the thread; the first check runs at once. `on_result` (optional) is called on the
+  /// probe's thread after every check with its outcome (the daemon sets a gauge there).
+  RedisProbe(const RedisProbeTarget& target, std::chrono::milliseconds interval,
              std::function<void(bool up)> on_result = {});
   ~RedisProbe();  // stops and joins
   RedisProbe(const RedisProbe&) = delete;
   RedisProbe& operator=(const RedisProbe&) = delete;
 
-  /// Whether the last PING was answered with PONG.
+  /// Whether the last check was answered as up.
   [[nodiscard]] bool up() const noexcept { return up_.load(std::memory_order_relaxed); }
 
  private:
   void run();
+  bool check();
 
-  RedisConnection connection_;
+  std::vector<std::unique_ptr<RedisConnection>> connections_;  // one per node asked
+  bool cluster_ = false;
   std::chrono::milliseconds interval_;
   std::function<void(bool)> on_result_;
   std::atomic<bool> up_{false};

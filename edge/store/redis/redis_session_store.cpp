@@ -3,10 +3,12 @@
 
 #include <array>
 #include <charconv>
+#include <map>
 #include <utility>
 
 #include "edge/store/device_state_copy.hpp"
 #include "edge/store/redis/redis_durability.hpp"
+#include "edge/store/redis/redis_key_slot.hpp"
 #include "redis_window_field.hpp"
 
 namespace dsekp::edge {
@@ -65,8 +67,34 @@ std::string check_redis_edge_id(std::string_view edge_id) {
   return {};
 }
 
-RedisSessionStore::RedisSessionStore(const RedisStoreOptions& options) noexcept
-    : connection_(options.endpoint), prefix_(options.prefix), uplink_(options.cache_devices) {}
+namespace {
+
+redis::RedisClient client_for(const RedisStoreOptions& options) {
+  if (options.cluster_seeds.empty()) return redis::RedisClient(options.endpoint);
+  return redis::RedisClient(options.nodes());
+}
+
+}  // namespace
+
+std::vector<redis::RedisEndpoint> RedisStoreOptions::nodes() const {
+  if (cluster_seeds.empty()) return {endpoint};
+  std::vector<redis::RedisEndpoint> out;
+  for (const auto& [host, port] : cluster_seeds) {
+    redis::RedisEndpoint e = endpoint;
+    e.host = host;
+    e.port = port;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+RedisSessionStore::RedisSessionStore(const RedisStoreOptions& options)
+    : client_(client_for(options)),
+      cluster_wait_(options.cluster_wait),
+      prefix_(options.prefix),
+      uplink_(options.cache_devices) {
+  if (client_.clustered()) pending_slots_noted_.assign(redis::kClusterSlots, false);
+}
 
 RedisSessionStore::~RedisSessionStore() {
   discard_staged();
@@ -85,12 +113,24 @@ std::unique_ptr<RedisSessionStore> RedisSessionStore::open(const RedisStoreOptio
     error = "invalid Redis endpoint (host, port 1..65535, positive timeouts, min <= max backoff)";
     return nullptr;
   }
-  std::unique_ptr<RedisSessionStore> store(new RedisSessionStore(options));
-  if (!store->connection_.connect()) {
-    error = store->connection_.last_error();
+  for (const auto& [host, port] : options.cluster_seeds)
+    if (host.empty() || port <= 0 || port > 65535) {
+      error = "invalid Redis Cluster node (host, port 1..65535)";
+      return nullptr;
+    }
+  if (!options.cluster_seeds.empty() && options.cluster_wait.replicas > 0 &&
+      options.cluster_wait.timeout_ms <= 0) {
+    error = "the Redis Cluster replica wait needs a positive timeout";
     return nullptr;
   }
-  if (const StoreResult loaded = store->script_.load(); !loaded.ok()) {
+  std::unique_ptr<RedisSessionStore> store(new RedisSessionStore(options));
+  if (!store->client_.connect()) {
+    error = store->client_.last_error();
+    return nullptr;
+  }
+  // On a cluster this loads the script on one primary; the others load it at their first
+  // NOSCRIPT (redis_commit_call.hpp).
+  if (const StoreResult loaded = store->script_.load(store->prefix_); !loaded.ok()) {
     error = loaded.message;
     return nullptr;
   }
@@ -98,9 +138,13 @@ std::unique_ptr<RedisSessionStore> RedisSessionStore::open(const RedisStoreOptio
 }
 
 std::string RedisSessionStore::key_of(const DevId& dev_id) const {
+  return device_key(dev_id.str());
+}
+
+std::string RedisSessionStore::device_key(std::string_view dev_id) const {
   std::string key;
   key.reserve(prefix_.size() + dev_id.size() + 6);
-  key.append(prefix_).append("dev2:{").append(dev_id.str()).append("}");
+  key.append(prefix_).append("dev2:{").append(dev_id).append("}");
   return key;
 }
 
@@ -111,39 +155,106 @@ std::string RedisSessionStore::pending_key_of(std::string_view edge_id) const {
   return key;
 }
 
-StoreResult RedisSessionStore::stage_pending_row(std::string row) {
+StoreResult RedisSessionStore::stage_pending_row(std::string_view dev_id, std::string row) {
   if (!in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
   pending_rows_.push_back(std::move(row));
+  pending_row_slots_.push_back(client_.clustered() ? redis::key_slot(device_key(dev_id)) : 0);
+  return StoreResult{};
+}
+
+std::string RedisSessionStore::pending_key_in_slot(const std::string& key, std::uint16_t slot) {
+  // <prefix>pending:{<edge id>} -> <prefix>pending:{<slot tag>}:<edge id>
+  const std::size_t open = key.rfind('{');
+  if (open == std::string::npos || key.size() < open + 2) return key;
+  return key.substr(0, open + 1) + std::string(redis::slot_tag(slot)) +
+         "}:" + key.substr(open + 1, key.size() - open - 2);
+}
+
+std::string RedisSessionStore::pending_slots_key(const std::string& key) {
+  return key + ":slots";
+}
+
+StoreResult RedisSessionStore::note_pending_slot(std::uint16_t slot) {
+  if (pending_slots_noted_.at(slot)) return StoreResult{};
+  const std::string set_key = pending_slots_key(pending_key_);
+  const std::string member = std::to_string(slot);
+  // Confirmed by the replicas like a commit: a set that lost this slot in a failover would hide
+  // the list from the recovery.
+  const std::vector<Reply> replies =
+      client_.pipeline(set_key, {{"SADD", set_key, member}}, cluster_wait_);
+  if (replies.empty()) return failure(client_.last_error());
+  if (is_error(replies.front()))
+    return failure("SADD " + set_key + ": " + reply_text(*replies.front()));
+  pending_slots_noted_[slot] = true;
+  return StoreResult{};
+}
+
+StoreResult RedisSessionStore::pending_lists(const std::string& key,
+                                             std::vector<std::string>& lists) {
+  lists.assign(1, key);
+  if (!client_.clustered()) return StoreResult{};
+  // Every slot the edge has written a list in (the set is written before any such list).
+  lists.clear();
+  const std::string set_key = pending_slots_key(key);
+  const std::array<std::string_view, 2> members{"SMEMBERS", set_key};
+  const Reply m = client_.command(set_key, members);
+  if (m == nullptr) return failure(client_.last_error());
+  if (is_error(m) || m->type != REDIS_REPLY_ARRAY)
+    return failure("SMEMBERS " + set_key + ": unexpected reply");
+  for (std::size_t i = 0; i < m->elements; ++i) {
+    std::uint64_t slot = 0;
+    if (m->element[i]->type != REDIS_REPLY_STRING || !parse_u64(text_of(*m->element[i]), slot) ||
+        slot >= redis::kClusterSlots)
+      return failure("SMEMBERS " + set_key + ": not a slot");
+    lists.push_back(pending_key_in_slot(key, static_cast<std::uint16_t>(slot)));
+  }
   return StoreResult{};
 }
 
 StoreResult RedisSessionStore::read_pending(const std::string& key,
                                             std::vector<std::string>& rows) {
   rows.clear();
-  const std::array<std::string_view, 4> args{"LRANGE", key, "0", "-1"};
-  const Reply r = connection_.command(args);
-  if (r == nullptr) return failure(connection_.last_error());
-  if (is_error(r)) return failure("LRANGE " + key + ": " + reply_text(*r));
-  if (r->type != REDIS_REPLY_ARRAY) return failure("LRANGE: unexpected reply");
-  for (std::size_t i = 0; i < r->elements; ++i) {
-    const redisReply& e = *r->element[i];
-    if (e.type != REDIS_REPLY_STRING) return failure("LRANGE: unexpected element");
-    rows.emplace_back(e.str, e.len);
+  std::vector<std::string> lists;
+  if (StoreResult listed = pending_lists(key, lists); !listed.ok()) return listed;
+  for (const std::string& list : lists) {
+    const std::array<std::string_view, 4> args{"LRANGE", list, "0", "-1"};
+    const Reply r = client_.command(list, args);
+    if (r == nullptr) return failure(client_.last_error());
+    if (is_error(r)) return failure("LRANGE " + list + ": " + reply_text(*r));
+    if (r->type != REDIS_REPLY_ARRAY) return failure("LRANGE: unexpected reply");
+    for (std::size_t i = 0; i < r->elements; ++i) {
+      const redisReply& e = *r->element[i];
+      if (e.type != REDIS_REPLY_STRING) return failure("LRANGE: unexpected element");
+      rows.emplace_back(e.str, e.len);
+    }
   }
   return StoreResult{};
 }
 
 StoreResult RedisSessionStore::clear_pending(const std::string& key) {
-  const std::array<std::string_view, 2> args{"DEL", key};
-  const Reply r = connection_.command(args);
-  if (r == nullptr) return failure(connection_.last_error());
-  if (is_error(r)) return failure("DEL " + key + ": " + reply_text(*r));
+  // On a cluster the set of slots stays: it only has to be a superset of the lists.
+  std::vector<std::string> lists;
+  if (StoreResult listed = pending_lists(key, lists); !listed.ok()) return listed;
+  for (const std::string& list : lists) {
+    const std::array<std::string_view, 2> args{"DEL", list};
+    const Reply r = client_.command(list, args);
+    if (r == nullptr) return failure(client_.last_error());
+    if (is_error(r)) return failure("DEL " + list + ": " + reply_text(*r));
+  }
   return StoreResult{};
 }
 
 StoreResult RedisSessionStore::make_durable() {
   if (in_transaction_) return StoreResult{StoreStatus::transaction_misuse};
-  return recorded(redis::check_writes_durable(connection_));
+  StoreResult result;
+  (void)client_.for_each_primary([&](redis::RedisConnection& node) {
+    result = redis::check_writes_durable(node);
+    if (!result.ok() && client_.clustered())
+      result.message =
+          node.endpoint().host + ":" + std::to_string(node.endpoint().port) + ": " + result.message;
+    return result.ok();
+  });
+  return recorded(result);
 }
 
 StoreResult RedisSessionStore::recorded(StoreResult r) {
@@ -192,8 +303,8 @@ StoreResult RedisSessionStore::load(const DevId& dev_id, EdgeDeviceState& out,
   // One round trip for everything of the device: state, generation, cred record and the
   // sessions' window fields (redis_window_field.hpp).
   const std::array<std::string_view, 2> args{"HGETALL", key};
-  const Reply r = connection_.command(args);
-  if (r == nullptr) return failure(connection_.last_error());
+  const Reply r = client_.command(key, args);
+  if (r == nullptr) return failure(client_.last_error());
   if (is_error(r)) return failure("HGETALL " + key + ": " + reply_text(*r));
   if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0)
     return failure("HGETALL: unexpected reply");
@@ -494,8 +605,8 @@ StoreResult RedisSessionStore::load_credential(const DevId& dev_id,
     return StoreResult{};
   }
   const std::array<std::string_view, 3> args{"HGET", key, "cred"};
-  const Reply r = connection_.command(args);
-  if (r == nullptr) return failure(connection_.last_error());
+  const Reply r = client_.command(key, args);
+  if (r == nullptr) return failure(client_.last_error());
   if (is_error(r)) return failure("HGET " + key + ": " + reply_text(*r));
   if (r->type == REDIS_REPLY_NIL) return StoreResult{};
   std::uint64_t g = 0;
@@ -592,6 +703,7 @@ StoreResult RedisSessionStore::rollback_to_savepoint() {
   staged_.resize(savepoint_mark_);
   touched_.resize(touched_mark_);
   pending_rows_.resize(rows_mark_);
+  pending_row_slots_.resize(rows_mark_);
   return StoreResult{};
 }
 
@@ -623,12 +735,14 @@ void RedisSessionStore::discard_staged() noexcept {
   windows_before_.clear();
   snapshots_.clear();
   pending_rows_.clear();
+  pending_row_slots_.clear();
 }
 
 StoreResult RedisSessionStore::run_script(const std::vector<Staged>& ops,
                                           std::vector<std::uint64_t>& generations,
                                           const std::vector<std::string>* rows) {
   conflict_key_.clear();
+  if (client_.clustered()) return recorded(run_script_in_slots(ops, generations, rows));
   static const std::vector<std::string> kNoRows;
   std::size_t conflicting = ops.size();
   const StoreResult r =
@@ -637,6 +751,56 @@ StoreResult RedisSessionStore::run_script(const std::vector<Staged>& ops,
   // The device whose operation conflicted is the one whose cached view was stale.
   if (conflicting < ops.size()) conflict_key_ = ops[conflicting].key;
   return recorded(r);
+}
+
+}  // namespace dsekp::edge
+
+namespace dsekp::edge {
+
+// A multi-key script must stay in one slot, so on a cluster the transaction's operations go
+// in one run per slot, in slot order, each with the rows of that slot's devices into this edge's
+// list in that slot (and a WAIT for the replicas in the same round trip). Atomic per slot, hence
+// per device and per message (a message touches one device), not per transaction: a run that
+// conflicts or fails ends the commit there, and the runs before it stay applied. The commit then
+// fails as a whole (the daemon handles its messages again, finding the applied ones' frames in
+// their windows, and the recovery re-inserts their rows from the per-slot lists), as after a
+// lost reply on one server.
+StoreResult RedisSessionStore::run_script_in_slots(const std::vector<Staged>& ops,
+                                                   std::vector<std::uint64_t>& generations,
+                                                   const std::vector<std::string>* rows) {
+  std::map<std::uint16_t, std::vector<std::size_t>> op_slots;   // slot -> indices into ops
+  std::map<std::uint16_t, std::vector<std::string>> row_slots;  // slot -> its rows
+  for (std::size_t i = 0; i < ops.size(); ++i) op_slots[redis::key_slot(ops[i].key)].push_back(i);
+  if (rows != nullptr)
+    for (std::size_t i = 0; i < rows->size(); ++i) {
+      row_slots[pending_row_slots_.at(i)].push_back((*rows)[i]);
+      op_slots.try_emplace(pending_row_slots_.at(i));
+    }
+  generations.assign(ops.size(), 0);
+  std::vector<Staged> slot_ops;
+  std::vector<std::uint64_t> slot_generations;
+  static const std::vector<std::string> kNoRows;
+  for (const auto& [slot, indices] : op_slots) {
+    std::string list;
+    if (rows != nullptr) {
+      if (StoreResult noted = note_pending_slot(slot); !noted.ok()) return noted;
+      list = pending_key_in_slot(pending_key_, slot);
+    }
+    slot_ops.clear();
+    for (std::size_t i : indices) slot_ops.push_back(ops[i]);
+    const auto found = row_slots.find(slot);
+    std::size_t conflicting = slot_ops.size();
+    const StoreResult r =
+        script_.run(slot_ops, list, found != row_slots.end() ? found->second : kNoRows,
+                    slot_generations, conflicting, cluster_wait_);
+    for (Staged& op : slot_ops) secure_wipe(op.blob);
+    if (!r.ok()) {
+      if (conflicting < indices.size()) conflict_key_ = ops[indices[conflicting]].key;
+      return r;
+    }
+    for (std::size_t k = 0; k < indices.size(); ++k) generations[indices[k]] = slot_generations[k];
+  }
+  return StoreResult{};
 }
 
 }  // namespace dsekp::edge

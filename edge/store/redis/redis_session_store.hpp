@@ -73,12 +73,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <unordered_map>
 
+#include "edge/store/redis/redis_client.hpp"
 #include "edge/store/redis/redis_commit_call.hpp"
-#include "edge/store/redis/redis_connection.hpp"
 #include "edge/store/redis/redis_uplink_keys.hpp"
 #include "edge/store/session_store.hpp"
 #include "edge/store/uplink_session_cache.hpp"
@@ -87,6 +88,19 @@ namespace dsekp::edge {
 
 struct RedisStoreOptions {
   redis::RedisEndpoint endpoint;
+  /// Non-empty: a Redis Cluster, its slot map asked of these nodes (each with `endpoint`'s
+  /// login and timeouts); `endpoint`'s host and port are then not used. See "Redis Cluster" in
+  /// the file comment.
+  std::vector<std::pair<std::string, int>> cluster_seeds;
+  /// On a cluster: replicas that must have each commit before it counts (WAIT), and how long to
+  /// wait for them. A commit they do not confirm fails (storage_failure) although its primary
+  /// applied it: a primary lost right after a commit only its own memory held would take the
+  /// commit with it when its replica is promoted.
+  redis::ReplicaWait cluster_wait{1, 500};
+
+  /// The servers to connect to: `endpoint`, or one per cluster seed with `endpoint`'s login
+  /// and timeouts.
+  [[nodiscard]] std::vector<redis::RedisEndpoint> nodes() const;
   /// Prepended to every key. Must not contain '{' or '}' (they would change the hash tag).
   std::string prefix = "dsekp:";
   /// Devices whose established sessions' keys are kept in this process for the uplink fast
@@ -137,15 +151,17 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   [[nodiscard]] std::size_t cached_devices() const noexcept { return uplink_.size(); }
 
   /// Network round trips so far (commands sent, including script loads).
-  [[nodiscard]] std::uint64_t round_trips() const noexcept { return connection_.round_trips(); }
+  [[nodiscard]] std::uint64_t round_trips() const noexcept { return client_.round_trips(); }
   /// Successful connects so far (1 after open(); more after reconnects).
-  [[nodiscard]] std::uint64_t connects() const noexcept { return connection_.connects(); }
+  [[nodiscard]] std::uint64_t connects() const noexcept { return client_.connects(); }
   /// Whether the last command reached Redis. Any thread may call it (/healthz).
-  [[nodiscard]] bool up() const noexcept { return connection_.up(); }
+  [[nodiscard]] bool up() const noexcept { return client_.up(); }
   /// See RedisConnection::set_outage_handler: the daemon's fail-closed pause.
   void set_outage_handler(redis::OutageHandler handler) {
-    connection_.set_outage_handler(std::move(handler));
+    client_.set_outage_handler(std::move(handler));
   }
+  /// The connection to the server or cluster (its counters; the cluster's redirects).
+  [[nodiscard]] const redis::RedisClient& client() const noexcept { return client_; }
 
   /// The registry credential generation recorded with `dev_id`'s state (hash field cred), for
   /// RedisCredentialGenerations. Free of a round trip when it follows load() of the same device
@@ -157,6 +173,7 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
 
   /// The key under which `dev_id`'s state is stored.
   [[nodiscard]] std::string key_of(const DevId& dev_id) const;
+  [[nodiscard]] std::string device_key(std::string_view dev_id) const;
 
   // Write-ahead of the sink rows (docs/SCALING.md "Running several edges"). With a pending key
   // set, commit() also replaces the list at that key with the rows staged in the transaction
@@ -170,15 +187,20 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   [[nodiscard]] std::string pending_key_of(std::string_view edge_id) const;
   /// Turns the write-ahead on (a key from pending_key_of) or off (""). Outside a transaction.
   void set_pending_key(std::string key) { pending_key_ = std::move(key); }
-  /// Stages one encoded row for the open transaction (undone with its savepoint or rollback);
-  /// transaction_misuse outside one.
-  StoreResult stage_pending_row(std::string row);
+  /// Stages one encoded row of `dev_id`'s for the open transaction (undone with its savepoint
+  /// or rollback); transaction_misuse outside one.
+  StoreResult stage_pending_row(std::string_view dev_id, std::string row);
   /// Rows the last successful commit() wrote to the pending list.
   [[nodiscard]] std::size_t last_commit_rows() const noexcept { return last_commit_rows_; }
-  /// Reads the list at `key` (LRANGE), oldest first; empty if there is none.
+  /// Reads the list at `key` (LRANGE), oldest first; empty if there is none. On a cluster,
+  /// every per-slot list of that edge's (see the file comment), one after the other.
   StoreResult read_pending(const std::string& key, std::vector<std::string>& rows);
-  /// Deletes the list at `key`.
+  /// Deletes the list at `key` (on a cluster: every per-slot list of that edge's).
   StoreResult clear_pending(const std::string& key);
+  /// On a cluster: the list in `slot` of the edge whose pending key is `key`, and the set of
+  /// the slots that edge has lists in (both for the recovery, and for the tests).
+  [[nodiscard]] static std::string pending_key_in_slot(const std::string& key, std::uint16_t slot);
+  [[nodiscard]] static std::string pending_slots_key(const std::string& key);
   /// Why the last storage_failure happened (connection error or Redis error reply).
   [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
 
@@ -193,10 +215,19 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
     std::string tag;
     ReplayWindow window;
   };
-  RedisSessionStore(const RedisStoreOptions& options) noexcept;
-  /// `rows` non-null: also replaces the pending list with them (pending_key_).
+  explicit RedisSessionStore(const RedisStoreOptions& options);
+  /// `rows` non-null: also replaces the pending list with them (pending_key_). On a cluster,
+  /// one run per slot (run_script_in_slots).
   StoreResult run_script(const std::vector<Staged>& ops, std::vector<std::uint64_t>& generations,
                          const std::vector<std::string>* rows = nullptr);
+  StoreResult run_script_in_slots(const std::vector<Staged>& ops,
+                                  std::vector<std::uint64_t>& generations,
+                                  const std::vector<std::string>* rows);
+  /// The lists that hold the rows of the edge whose pending key is `key`: that key on one
+  /// server, the per-slot lists its set names on a cluster.
+  StoreResult pending_lists(const std::string& key, std::vector<std::string>& lists);
+  /// Adds `slot` to this edge's set of pending-list slots unless already done in this process.
+  StoreResult note_pending_slot(std::uint16_t slot);
   StoreResult failure(std::string why);
   /// `r`, with its message kept as last_error() if it is a storage_failure.
   StoreResult recorded(StoreResult r);
@@ -220,14 +251,17 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
                             const std::vector<std::string>& tags,
                             const Staged* after = nullptr) const;
 
-  redis::RedisConnection connection_;
-  redis::CommitScript script_{connection_};
+  redis::RedisClient client_;
+  redis::CommitScript script_{client_};
+  redis::ReplicaWait cluster_wait_;
   std::string prefix_;
   std::vector<Staged> staged_;
-  std::size_t savepoint_mark_ = 0;         // staged_.size() at savepoint()
-  std::string pending_key_;                // "": no write-ahead of rows
-  std::vector<std::string> pending_rows_;  // staged rows of the open transaction
-  std::size_t rows_mark_ = 0;              // pending_rows_.size() at savepoint()
+  std::size_t savepoint_mark_ = 0;                // staged_.size() at savepoint()
+  std::string pending_key_;                       // "": no write-ahead of rows
+  std::vector<std::string> pending_rows_;         // staged rows of the open transaction
+  std::vector<std::uint16_t> pending_row_slots_;  // each row's device's slot (on a cluster)
+  std::vector<bool> pending_slots_noted_;         // slots in this edge's set (on a cluster)
+  std::size_t rows_mark_ = 0;                     // pending_rows_.size() at savepoint()
   std::size_t last_commit_rows_ = 0;
   bool in_transaction_ = false;
   bool in_savepoint_ = false;

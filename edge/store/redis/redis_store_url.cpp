@@ -1,38 +1,17 @@
-// Parsing redis://HOST[:PORT][/PREFIX] (see redis_store_url.hpp).
+// Parsing redis://HOST[:PORT][/PREFIX] and redis+cluster://HOST[:PORT],...[/PREFIX] (see
+// redis_store_url.hpp).
 #include "redis_store_url.hpp"
 
 #include <charconv>
+#include <utility>
+#include <vector>
 
 namespace dsekp::edge {
+namespace {
 
-bool parse_redis_store_url(std::string_view url, RedisStoreOptions& options, std::string& error) {
-  constexpr std::string_view kScheme = "redis://";
-  if (!url.starts_with(kScheme)) {
-    error = "store URL must start with redis://";
-    return false;
-  }
-  std::string_view rest = url.substr(kScheme.size());
-  // redis://USER@HOST...: the ACL user. Its password never goes in the URL (argv is readable by
-  // every local user through ps and /proc): it comes from a file or the environment.
-  std::string_view user;
-  if (const std::size_t at = rest.find('@'); at != std::string_view::npos && at < rest.find('/')) {
-    user = rest.substr(0, at);
-    rest = rest.substr(at + 1);
-    if (user.find(':') != std::string_view::npos) {
-      error =
-          "store URL: no password in the URL (ps shows it to everyone): use "
-          "--store-password-file or DSEKP_REDIS_PASSWORD";
-      return false;
-    }
-    if (user.empty()) {
-      error = "store URL: empty user name before '@'";
-      return false;
-    }
-  }
-  const std::size_t slash = rest.find('/');
-  const std::string_view authority = rest.substr(0, slash);
-  const std::string_view prefix =
-      slash == std::string_view::npos ? std::string_view("dsekp:") : rest.substr(slash + 1);
+/// HOST[:PORT] or [IPv6][:PORT], the port 6379 if not given.
+bool parse_host_port(std::string_view authority, std::pair<std::string, int>& node,
+                     std::string& error) {
   std::string_view host = authority;
   std::string_view port;
   if (authority.starts_with('[')) {  // [IPv6]:port
@@ -69,13 +48,70 @@ bool parse_redis_store_url(std::string_view url, RedisStoreOptions& options, std
       return false;
     }
   }
+  node = {std::string(host), port_number};
+  return true;
+}
+
+}  // namespace
+
+bool is_redis_store_url(std::string_view store) {
+  return store.starts_with("redis://") || store.starts_with("redis+cluster://");
+}
+
+bool parse_redis_store_url(std::string_view url, RedisStoreOptions& options, std::string& error) {
+  constexpr std::string_view kScheme = "redis://";
+  constexpr std::string_view kClusterScheme = "redis+cluster://";
+  const bool cluster = url.starts_with(kClusterScheme);
+  if (!cluster && !url.starts_with(kScheme)) {
+    error = "store URL must start with redis:// or redis+cluster://";
+    return false;
+  }
+  std::string_view rest = url.substr(cluster ? kClusterScheme.size() : kScheme.size());
+  // redis://USER@HOST...: the ACL user. Its password never goes in the URL (argv is readable by
+  // every local user through ps and /proc): it comes from a file or the environment.
+  std::string_view user;
+  if (const std::size_t at = rest.find('@'); at != std::string_view::npos && at < rest.find('/')) {
+    user = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    if (user.find(':') != std::string_view::npos) {
+      error =
+          "store URL: no password in the URL (ps shows it to everyone): use "
+          "--store-password-file or DSEKP_REDIS_PASSWORD";
+      return false;
+    }
+    if (user.empty()) {
+      error = "store URL: empty user name before '@'";
+      return false;
+    }
+  }
+  const std::size_t slash = rest.find('/');
+  const std::string_view authority = rest.substr(0, slash);
+  const std::string_view prefix =
+      slash == std::string_view::npos ? std::string_view("dsekp:") : rest.substr(slash + 1);
+  // One node, or on a cluster the nodes to ask for the slot map, separated by commas.
+  std::vector<std::pair<std::string, int>> nodes;
+  std::string_view list = authority;
+  for (;;) {
+    const std::size_t comma = list.find(',');
+    std::pair<std::string, int> node;
+    if (!parse_host_port(list.substr(0, comma), node, error)) return false;
+    nodes.push_back(std::move(node));
+    if (comma == std::string_view::npos) break;
+    list = list.substr(comma + 1);
+  }
+  if (!cluster && nodes.size() > 1) {
+    error = "store URL: several hosts need redis+cluster://";
+    return false;
+  }
   if (std::string why = check_redis_prefix(prefix); !why.empty()) {
     error = "store URL: " + why;
     return false;
   }
   options.endpoint.username = std::string(user);
-  options.endpoint.host = std::string(host);
-  options.endpoint.port = port_number;
+  options.endpoint.host = nodes.front().first;
+  options.endpoint.port = nodes.front().second;
+  options.cluster_seeds.clear();
+  if (cluster) options.cluster_seeds = std::move(nodes);
   options.prefix = std::string(prefix);
   return true;
 }

@@ -5,6 +5,10 @@
 // HOST is a name or an IPv4 address (IPv6 in brackets: redis://[::1]:6379/), PORT defaults to
 // 6379, PREFIX (the key prefix, see RedisStoreOptions) defaults to "dsekp:". Timeouts and the
 // backoff keep their RedisEndpoint defaults. Examples: redis://127.0.0.1:6380/fleet1:
+//
+// A Redis Cluster: redis+cluster://[USER@]HOST[:PORT][,HOST[:PORT]...][/PREFIX], the nodes to
+// ask for the slot map (any of the cluster's; more than one so that one down is not fatal), e.g.
+// redis+cluster://10.0.0.5:7000,10.0.0.6:7000,10.0.0.7:7000/fleet1:
 #pragma once
 
 #include <memory>
@@ -14,6 +18,9 @@
 #include "redis_session_store.hpp"
 
 namespace dsekp::edge {
+
+/// Whether `store` (a --store value) names a Redis store: redis:// or redis+cluster://.
+[[nodiscard]] bool is_redis_store_url(std::string_view store);
 
 /// Fills `options` from `url` (endpoint host and port, prefix; other fields untouched). false
 /// with a specific `error` for anything else (wrong scheme, bad port, bad prefix).

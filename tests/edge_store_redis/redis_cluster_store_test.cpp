@@ -1,0 +1,228 @@
+// RedisSessionStore on a real Redis Cluster (3 primaries + 3 replicas on loopback) beyond the
+// shared contract (store_contract_test.cpp runs that here too): a transaction over devices in
+// many slots commits one script run per slot; the write-ahead rows go to this edge's list in each
+// device's slot and are read back and cleared from all of them; a conflict in one slot leaves
+// the runs of the slots before it applied (what the daemon's recovery relies on: the commit
+// fails as a whole); a commit its replica does not confirm (WAIT) fails; make_durable() asks
+// every primary; commits go on through a primary's SIGKILL once its replica is promoted (which
+// then commits without a replica), and every commit that was confirmed is still there.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <set>
+#include <thread>
+
+#include "edge/store/redis/redis_key_slot.hpp"
+#include "store_backends.hpp"
+
+namespace dsekp::edge::testing {
+namespace {
+
+using redis::key_slot;
+
+constexpr std::uint64_t kNow = 1'764'460'800'000;
+
+class RedisClusterStore : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { RedisClusterBackend::start_server(); }
+  static void TearDownTestSuite() { RedisClusterBackend::stop_server(); }
+  static test::RedisClusterNodes& cluster() { return RedisClusterBackend::cluster(); }
+
+  /// Devices whose hashes are in `count` different slots.
+  std::vector<DevId> devices(int count) const {
+    std::vector<DevId> out;
+    for (int i = 0; i < count; ++i) out.push_back(dev_id_of("dev-" + std::to_string(i)));
+    return out;
+  }
+  std::uint16_t slot_of(RedisSessionStore& store, const DevId& id) const {
+    return key_slot(store.key_of(id));
+  }
+
+  RedisClusterBackend backend_;
+};
+
+TEST_F(RedisClusterStore, ATransactionOverManySlotsCommitsOneRunPerSlot) {
+  auto store = backend_.open_redis();
+  const std::vector<DevId> ids = devices(20);
+  std::set<std::uint16_t> slots;
+  for (const DevId& id : ids) slots.insert(slot_of(*store, id));
+  ASSERT_GT(slots.size(), 10u);
+  const std::uint64_t before = store->round_trips();
+  {
+    Transaction tx(*store);
+    for (const DevId& id : ids) {
+      std::uint64_t g = kAbsentGeneration;
+      ASSERT_TRUE(store->save(id, make_rich_state(std::string(id.str())), kNow, g).ok());
+    }
+    ASSERT_TRUE(tx.commit().ok()) << store->last_error();
+  }
+  // One script run per slot; on each of the 3 primaries, once, the first run also loads the
+  // script there (NOSCRIPT, SCRIPT LOAD, the run again) and asks for its replicas (WAIT's).
+  const std::uint64_t trips = store->round_trips() - before;
+  EXPECT_GE(trips, slots.size());
+  EXPECT_LE(trips, slots.size() + 3 * 3);
+  auto other = backend_.open_redis();
+  for (const DevId& id : ids) {
+    EdgeDeviceState out;
+    std::uint64_t g = 0;
+    ASSERT_TRUE(other->load(id, out, g).ok());
+    EXPECT_EQ(g, 1u) << id.str();
+    expect_same_state(out, make_rich_state(std::string(id.str())));
+  }
+}
+
+TEST_F(RedisClusterStore, RowsGoToTheListInTheirDevicesSlotAndAreReadBackAndCleared) {
+  auto store = backend_.open_redis();
+  const std::string key = store->pending_key_of("edge-a");
+  store->set_pending_key(key);
+  const std::vector<DevId> ids = devices(6);
+  {
+    Transaction tx(*store);
+    for (const DevId& id : ids) {
+      std::uint64_t g = kAbsentGeneration;
+      ASSERT_TRUE(store->save(id, make_rich_state(std::string(id.str())), kNow, g).ok());
+      ASSERT_TRUE(store->stage_pending_row(id.str(), "row of " + std::string(id.str())).ok());
+    }
+    ASSERT_TRUE(tx.commit().ok()) << store->last_error();
+  }
+  EXPECT_EQ(store->last_commit_rows(), ids.size());
+  for (const DevId& id : ids) {
+    const std::uint16_t slot = slot_of(*store, id);
+    const std::string list = RedisSessionStore::pending_key_in_slot(key, slot);
+    EXPECT_EQ(key_slot(list), slot);
+    // Read on the slot's primary itself: the row is there, next to its device.
+    EXPECT_EQ(cluster().command(cluster().primary_of(slot), {"LINDEX", list, "0"}),
+              "row of " + std::string(id.str()));
+  }
+  std::vector<std::string> rows;
+  ASSERT_TRUE(store->read_pending(key, rows).ok()) << store->last_error();
+  std::sort(rows.begin(), rows.end());
+  std::vector<std::string> expected;
+  for (const DevId& id : ids) expected.push_back("row of " + std::string(id.str()));
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(rows, expected);
+  ASSERT_TRUE(store->clear_pending(key).ok());
+  ASSERT_TRUE(store->read_pending(key, rows).ok());
+  EXPECT_TRUE(rows.empty());
+}
+
+// What a conflicting slot leaves: the slots' runs go in slot order and stop at the conflict.
+TEST_F(RedisClusterStore, AConflictInOneSlotLeavesTheRunsOfEarlierSlotsApplied) {
+  auto edge_a = backend_.open_redis();
+  auto edge_b = backend_.open_redis();
+  std::vector<DevId> ids = devices(2);
+  std::sort(ids.begin(), ids.end(), [&](const DevId& x, const DevId& y) {
+    return slot_of(*edge_a, x) < slot_of(*edge_a, y);
+  });
+  ASSERT_NE(slot_of(*edge_a, ids[0]), slot_of(*edge_a, ids[1]));
+  for (const DevId& id : ids) {
+    std::uint64_t g = kAbsentGeneration;
+    ASSERT_TRUE(edge_a->save(id, make_rich_state(std::string(id.str())), kNow, g).ok());
+  }
+  std::uint64_t stale = 1;
+  std::uint64_t b_gen = 1;  // edge B moves the later slot's device on
+  ASSERT_TRUE(edge_b->save(ids[1], make_rich_state(std::string(ids[1].str())), kNow, b_gen).ok());
+  {
+    Transaction tx(*edge_a);
+    std::uint64_t g0 = 1;
+    ASSERT_TRUE(edge_a->save(ids[0], make_rich_state(std::string(ids[0].str())), kNow, g0).ok());
+    ASSERT_TRUE(edge_a->save(ids[1], make_rich_state(std::string(ids[1].str())), kNow, stale).ok());
+    EXPECT_EQ(tx.commit().status, StoreStatus::generation_conflict);
+  }
+  EdgeDeviceState out;
+  std::uint64_t g = 0;
+  ASSERT_TRUE(edge_b->load(ids[0], out, g).ok());
+  EXPECT_EQ(g, 2u);  // the earlier slot's run applied
+  ASSERT_TRUE(edge_b->load(ids[1], out, g).ok());
+  EXPECT_EQ(g, 2u);  // edge B's save, not edge A's
+}
+
+TEST_F(RedisClusterStore, ACommitItsReplicaDoesNotConfirmFails) {
+  RedisStoreOptions o = backend_.options();
+  o.cluster_wait = redis::ReplicaWait{1, 200};
+  std::string error;
+  auto store = RedisSessionStore::open(o, error);
+  ASSERT_NE(store, nullptr) << error;
+  const DevId id = dev_id_of("wait-device");
+  const int replica =
+      cluster().replicas_of(cluster().primary_of(key_slot(store->key_of(id)))).front();
+  cluster().freeze(replica);
+  std::uint64_t g = kAbsentGeneration;
+  const StoreResult r = store->save(id, make_rich_state("wait-device"), kNow, g);
+  cluster().thaw(replica);
+  EXPECT_EQ(r.status, StoreStatus::storage_failure);
+  EXPECT_NE(store->last_error().find("WAIT saw 0 of 1 replicas"), std::string::npos)
+      << store->last_error();
+  ASSERT_TRUE(cluster().wait_until_ok(std::chrono::seconds(30)));
+}
+
+TEST_F(RedisClusterStore, MakeDurableAsksEveryPrimary) {
+  auto store = backend_.open_redis();
+  ASSERT_TRUE(store->make_durable().ok()) << store->last_error();
+  const int primary = cluster().primary_of(key_slot("{a}"));
+  ASSERT_EQ(cluster().command(primary, {"CONFIG", "SET", "appendfsync", "everysec"}), "OK");
+  const StoreResult r = store->make_durable();
+  EXPECT_EQ(r.status, StoreStatus::storage_failure);
+  EXPECT_NE(r.message.find(std::to_string(cluster().port(primary)) + ": the server runs with "
+                                                                     "appendfsync everysec"),
+            std::string::npos)
+      << r.message;
+  ASSERT_EQ(cluster().command(primary, {"CONFIG", "SET", "appendfsync", "always"}), "OK");
+}
+
+// A cluster of its own: a primary is killed while commits go on.
+TEST(RedisClusterStoreFailover, CommitsGoOnAfterAPrimaryIsKilledAndNoneConfirmedIsLost) {
+  test::TempDir dir;
+  test::RedisClusterNodes cluster(dir.path().string(), 3, 1);
+  RedisStoreOptions o;
+  for (int i = 0; i < cluster.size(); ++i)
+    o.cluster_seeds.emplace_back("127.0.0.1", cluster.port(i));
+  o.endpoint.reconnect_min_ms = 10;
+  o.endpoint.reconnect_max_ms = 100;
+  std::string error;
+  auto store = RedisSessionStore::open(o, error);
+  ASSERT_NE(store, nullptr) << error;
+  int outages = 0;
+  store->set_outage_handler([&](const std::string&) {
+    ++outages;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return outages < 600;  // 30 s at most
+  });
+  std::vector<DevId> ids;
+  for (int i = 0; i < 8; ++i) ids.push_back(dev_id_of("failover-" + std::to_string(i)));
+  std::vector<std::uint64_t> confirmed(ids.size(), 0);  // commits confirmed per device
+  const int victim = cluster.primary_of(key_slot(store->key_of(ids[0])));
+  std::chrono::milliseconds gap{0};
+  for (int round = 0; round < 40; ++round) {
+    if (round == 15) cluster.kill(victim);
+    const auto start = std::chrono::steady_clock::now();
+    Transaction tx(*store);
+    for (const DevId& id : ids) {
+      std::uint64_t g = kAnyGeneration;
+      ASSERT_TRUE(store->save(id, make_rich_state(std::string(id.str())), kNow, g).ok());
+    }
+    const StoreResult r = tx.commit();
+    if (round == 15)
+      gap = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start);
+    if (!r.ok()) continue;  // not confirmed: may or may not have applied
+    for (std::size_t i = 0; i < ids.size(); ++i) ++confirmed[i];
+  }
+  std::printf("the commit during the primary's failover took %lld ms (%d outage waits)\n",
+              static_cast<long long>(gap.count()), outages);
+  EXPECT_GT(outages, 0);
+  // Every confirmed commit is there: each device's generation counts at least its confirmed
+  // saves (an unconfirmed commit may have applied too).
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    EdgeDeviceState out;
+    std::uint64_t g = 0;
+    ASSERT_TRUE(store->load(ids[i], out, g).ok()) << store->last_error();
+    EXPECT_GE(g, confirmed[i]) << ids[i].str();
+    EXPECT_GE(confirmed[i], 35u) << ids[i].str();
+  }
+}
+
+}  // namespace
+}  // namespace dsekp::edge::testing
