@@ -118,8 +118,9 @@ TEST_F(RedisStore, RacingEdgesLoseNoUpdateAndApplyNoneTwice) {
 
 TEST_F(RedisStore, EachCallIsOneRoundTripAndACommitIsOneScript) {
   auto store = backend_.open_redis();
-  const std::uint64_t start = store->round_trips();  // 1: SCRIPT LOAD at open
-  EXPECT_EQ(start, 1u);
+  // At open: INFO cluster (a cluster node is refused), SCRIPT LOAD.
+  const std::uint64_t start = store->round_trips();
+  EXPECT_EQ(start, 2u);
   EdgeDeviceState s;
   std::uint64_t g = 0;
   ASSERT_TRUE(store->load(id_, s, g).ok());
@@ -315,6 +316,19 @@ TEST(RedisStoreUrl, AClusterUrlNamesItsSeedNodes) {
     EXPECT_FALSE(parse_redis_store_url(bad, o, error)) << bad;
     EXPECT_FALSE(error.empty()) << bad;
   }
+}
+
+// A Redis Cluster node given as one server would answer MOVED for most keys: refused at open.
+TEST(RedisStoreOpen, AClusterNodeAsOneServerIsRefused) {
+  test::TempDir dir;
+  test::RedisServer node(dir.path().string(), {"--cluster-enabled", "yes", "--cluster-config-file",
+                                               dir.file("nodes.conf")});
+  RedisStoreOptions o;
+  o.endpoint.port = node.port();
+  std::string error;
+  EXPECT_EQ(RedisSessionStore::open(o, error), nullptr);
+  EXPECT_NE(error.find("is a Redis Cluster node: use redis+cluster://"), std::string::npos)
+      << error;
 }
 
 TEST(RedisStoreUrl, TakesTheAclUserButNeverAPassword) {

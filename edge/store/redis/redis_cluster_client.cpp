@@ -130,7 +130,19 @@ std::vector<Reply> RedisClusterClient::pipeline(
     }
     const std::int16_t target = ask_node != kNoNode ? ask_node : owners_.at(slot);
     Node& node = nodes_[static_cast<std::size_t>(target)];
-    const int wanted = wait.replicas > 0 ? std::min(wait.replicas, replicas_of(node)) : 0;
+    const int known = wait.replicas > 0 ? replicas_of(node) : 0;
+    if (known < 0) {
+      // Most often the node is gone: has the cluster moved the slot elsewhere meanwhile?
+      const std::string why =
+          node.address +
+          ": cannot learn its replicas (CLUSTER NODES) for WAIT: " + node.connection->last_error();
+      if (read_slot_map() && owners_.at(slot) != target) continue;
+      last_error_ = why;
+      up_.store(false, std::memory_order_relaxed);
+      if (outage_ && outage_(last_error_)) continue;
+      return {};
+    }
+    const int wanted = std::min(wait.replicas, known);
     const std::string wait_replicas = std::to_string(wanted);
     std::vector<std::vector<std::string_view>> sent;
     sent.reserve(commands.size() * 2 + 1);
@@ -172,8 +184,9 @@ std::vector<Reply> RedisClusterClient::pipeline(
       } else if (is_error(first, "ASK ")) {
         ask_node = node_at(host, port);
       } else {
-        owners_.at(slot) = node_at(host, port);
         (void)read_slot_map();  // one slot moved: others may have too
+        // The node that answered MOVED knows better than a map that may lag behind it.
+        owners_.at(slot) = node_at(host, port);
       }
       continue;
     }
@@ -210,8 +223,9 @@ bool RedisClusterClient::replicated(Node& node, Reply acked, int wanted, Replica
         " of " + std::to_string(wanted) + " replicas within " + timeout +
         " ms: the writes may be lost with the primary";
     node.replicas = -1;
-    wanted = std::min(wait.replicas, replicas_of(node));
-    if (wanted == 0) return true;
+    const int known = replicas_of(node);
+    if (known == 0) return true;  // the cluster counts its replica failed: its AOF holds them
+    if (known > 0) wanted = std::min(wait.replicas, known);
     if (!outage_ || !outage_(last_error_)) return false;
     const std::string replicas = std::to_string(wanted);
     const std::array<std::string_view, 3> again{"WAIT", replicas, timeout};
@@ -228,18 +242,44 @@ int RedisClusterClient::replicas_of(Node& node) {
       node.replicas < 0 ||
       (node.replicas == 0 && Clock::now() - node.replicas_asked > std::chrono::seconds(1));
   if (!stale) return node.replicas;
-  constexpr std::string_view kInfo[] = {"INFO", "replication"};
-  const Reply r = node.connection->command(kInfo);
+  constexpr std::string_view kNodes[] = {"CLUSTER", "NODES"};
+  const Reply r = node.connection->command(kNodes);
   node.replicas_asked = Clock::now();
-  if (r == nullptr || r->type != REDIS_REPLY_STRING) return std::max(node.replicas, 0);
+  node.replicas = -1;
+  if (r == nullptr || r->type != REDIS_REPLY_STRING) return -1;
+  // One line per node: <id> <address> <flags> <primary id or -> ...; flags comma-separated.
   const std::string_view text(r->str, r->len);
-  constexpr std::string_view kField = "connected_slaves:";
-  const std::size_t at = text.find(kField);
-  int count = 0;
-  if (at != std::string_view::npos) {
-    const std::string_view digits = text.substr(at + kField.size());
-    (void)std::from_chars(digits.data(), digits.data() + digits.size(), count);
+  const auto fields_of = [](std::string_view line) {
+    std::vector<std::string_view> fields;
+    for (std::size_t at = 0; at < line.size() && fields.size() < 4;) {
+      const std::size_t end = std::min(line.find(' ', at), line.size());
+      fields.push_back(line.substr(at, end - at));
+      at = end + 1;
+    }
+    return fields;
+  };
+  const auto has_flag = [](std::string_view flags, std::string_view flag) {
+    for (std::size_t at = 0; at <= flags.size();) {
+      const std::size_t end = std::min(flags.find(',', at), flags.size());
+      if (flags.substr(at, end - at) == flag) return true;
+      at = end + 1;
+    }
+    return false;
+  };
+  std::vector<std::vector<std::string_view>> lines;
+  std::string_view my_id;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    std::vector<std::string_view> fields = fields_of(text.substr(at, end - at));
+    at = end + 1;
+    if (fields.size() < 4) continue;
+    if (has_flag(fields[2], "myself")) my_id = fields[0];
+    lines.push_back(std::move(fields));
   }
+  if (my_id.empty()) return -1;
+  int count = 0;
+  for (const auto& fields : lines)
+    if (fields[3] == my_id && !has_flag(fields[2], "fail")) ++count;  // "fail?" still counts
   node.replicas = count;
   return count;
 }

@@ -21,11 +21,12 @@
 // any replica has it; a primary killed at that moment takes the write with it when its replica
 // is promoted. pipeline() can append WAIT, which returns once that many replicas have
 // acknowledged every earlier write of the connection, or at the timeout with fewer. It waits for
-// the replicas connected to the primary (its INFO replication, asked after each map read), up to
-// the number asked: a write every replica of its primary has survives that primary's loss (any
-// replica the cluster could promote has it), and a primary with no replica (a promoted one whose
-// old primary is still down) cannot be replaced, so its own AOF holds the write. While a
-// primary has no replica it is asked again at most once a second, to notice one that comes back.
+// the primary's replicas that the cluster has not marked failed (its CLUSTER NODES, asked after
+// each map read), connected or not, up to the number asked: a write every such replica has
+// survives the primary's loss (only those can be promoted), and a primary with none (a promoted
+// one whose old primary the cluster counts as failed) cannot be replaced, so its own AOF holds
+// the write. A count that cannot be had is an outage, never "none". While a primary has no
+// replica it is asked again at most once a second, to notice one that comes back.
 // A WAIT that sees too few replicas (one still synchronising after a restart, or hung) is sent
 // again while the outage handler says to wait; without one, or once it says stop, the call fails
 // (its writes ran: like a lost reply).
@@ -37,6 +38,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -110,7 +112,7 @@ class RedisClusterClient {
   struct Node {
     std::string address;  // host:port
     std::unique_ptr<RedisConnection> connection;
-    int replicas = -1;  // connected to it as a primary, -1: not asked since the last map read
+    int replicas = -1;  // its replicas not marked failed; -1: not known since the last map read
     Clock::time_point replicas_asked{};
   };
   static constexpr std::int16_t kNoNode = -1;
@@ -120,14 +122,14 @@ class RedisClusterClient {
   /// Whether `acked` (WAIT's reply) shows `wanted` replicas, else, while the outage handler
   /// says to wait, whether a WAIT sent again does. last_error() says why not.
   bool replicated(Node& node, Reply acked, int wanted, ReplicaWait wait);
-  /// Replicas connected to `node` (see the file comment); 0 if it cannot be asked.
+  /// `node`'s replicas not marked failed (see the file comment); -1 if it cannot be asked.
   int replicas_of(Node& node);
   /// Re-reads the slot map from the known nodes. false if none answered with a full map.
   bool read_slot_map();
   bool read_slot_map_from(Node& node);
 
   std::vector<RedisEndpoint> seeds_;
-  std::vector<Node> nodes_;
+  std::deque<Node> nodes_;  // a deque: references stay valid as nodes are added
   std::array<std::int16_t, kClusterSlots> owners_{};  // index into nodes_, kNoNode if unknown
   OutageHandler outage_;
   std::uint64_t map_reads_ = 0;

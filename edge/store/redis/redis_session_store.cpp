@@ -3,6 +3,7 @@
 
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <map>
 #include <utility>
 
@@ -94,6 +95,12 @@ RedisSessionStore::RedisSessionStore(const RedisStoreOptions& options)
       prefix_(options.prefix),
       uplink_(options.cache_devices) {
   if (client_.clustered()) pending_slots_noted_.assign(redis::kClusterSlots, false);
+  // Unit marks grow across restarts too (a restarted edge's marks exceed its predecessor's,
+  // whose lists its start-up recovery reads first and then deletes).
+  unit_ = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count()) *
+          1000;
 }
 
 RedisSessionStore::~RedisSessionStore() {
@@ -119,14 +126,26 @@ std::unique_ptr<RedisSessionStore> RedisSessionStore::open(const RedisStoreOptio
       return nullptr;
     }
   if (!options.cluster_seeds.empty() && options.cluster_wait.replicas > 0 &&
-      options.cluster_wait.timeout_ms <= 0) {
-    error = "the Redis Cluster replica wait needs a positive timeout";
+      (options.cluster_wait.timeout_ms <= 0 ||
+       options.cluster_wait.timeout_ms >= options.endpoint.command_timeout_ms)) {
+    error = "the Redis Cluster replica wait needs a positive timeout below the command timeout";
     return nullptr;
   }
   std::unique_ptr<RedisSessionStore> store(new RedisSessionStore(options));
   if (!store->client_.connect()) {
     error = store->client_.last_error();
     return nullptr;
+  }
+  if (!store->client_.clustered()) {
+    // A cluster node reached as one server would answer MOVED for most keys, for ever.
+    const std::array<std::string_view, 2> info{"INFO", "cluster"};
+    const Reply r = store->client_.command(store->prefix_, info);
+    if (r != nullptr && r->type == REDIS_REPLY_STRING &&
+        text_of(*r).find("cluster_enabled:1") != std::string_view::npos) {
+      error = "the server at " + e.host + ":" + std::to_string(e.port) +
+              " is a Redis Cluster node: use redis+cluster://";
+      return nullptr;
+    }
   }
   // On a cluster this loads the script on one primary; the others load it at their first
   // NOSCRIPT (redis_commit_call.hpp).
@@ -216,13 +235,26 @@ StoreResult RedisSessionStore::read_pending(const std::string& key,
   rows.clear();
   std::vector<std::string> lists;
   if (StoreResult listed = pending_lists(key, lists); !listed.ok()) return listed;
+  std::uint64_t newest = 0;  // on a cluster: the newest unit mark seen, whose rows are kept
   for (const std::string& list : lists) {
     const std::array<std::string_view, 4> args{"LRANGE", list, "0", "-1"};
     const Reply r = client_.command(list, args);
     if (r == nullptr) return failure(client_.last_error());
     if (is_error(r)) return failure("LRANGE " + list + ": " + reply_text(*r));
     if (r->type != REDIS_REPLY_ARRAY) return failure("LRANGE: unexpected reply");
-    for (std::size_t i = 0; i < r->elements; ++i) {
+    std::size_t first = 0;
+    if (client_.clustered() && r->elements > 0) {
+      const std::string_view head =
+          r->element[0]->type == REDIS_REPLY_STRING ? text_of(*r->element[0]) : std::string_view();
+      std::uint64_t unit = 0;
+      if (!head.starts_with(kUnitMark) || !parse_u64(head.substr(kUnitMark.size()), unit))
+        return failure("LRANGE " + list + ": no unit mark first");
+      if (unit < newest) continue;  // an older commit's rows: stored locally since
+      if (unit > newest) rows.clear();
+      newest = unit;
+      first = 1;
+    }
+    for (std::size_t i = first; i < r->elements; ++i) {
       const redisReply& e = *r->element[i];
       if (e.type != REDIS_REPLY_STRING) return failure("LRANGE: unexpected element");
       rows.emplace_back(e.str, e.len);
@@ -779,20 +811,25 @@ StoreResult RedisSessionStore::run_script_in_slots(const std::vector<Staged>& op
   generations.assign(ops.size(), 0);
   std::vector<Staged> slot_ops;
   std::vector<std::uint64_t> slot_generations;
-  static const std::vector<std::string> kNoRows;
+  // Each list starts with this commit's unit mark: a slot's list is replaced only when a later
+  // commit touches that slot, so the lists hold rows of many commits, and only the newest
+  // commit's can be missing locally (read_pending keeps only those).
+  const std::string mark = std::string(kUnitMark) + std::to_string(++unit_);
   for (const auto& [slot, indices] : op_slots) {
     std::string list;
+    std::vector<std::string> list_rows;
     if (rows != nullptr) {
       if (StoreResult noted = note_pending_slot(slot); !noted.ok()) return noted;
       list = pending_key_in_slot(pending_key_, slot);
+      list_rows.push_back(mark);
+      if (const auto found = row_slots.find(slot); found != row_slots.end())
+        list_rows.insert(list_rows.end(), found->second.begin(), found->second.end());
     }
     slot_ops.clear();
     for (std::size_t i : indices) slot_ops.push_back(ops[i]);
-    const auto found = row_slots.find(slot);
     std::size_t conflicting = slot_ops.size();
     const StoreResult r =
-        script_.run(slot_ops, list, found != row_slots.end() ? found->second : kNoRows,
-                    slot_generations, conflicting, cluster_wait_);
+        script_.run(slot_ops, list, list_rows, slot_generations, conflicting, cluster_wait_);
     for (Staged& op : slot_ops) secure_wipe(op.blob);
     if (!r.ok()) {
       if (conflicting < indices.size()) conflict_key_ = ops[indices[conflicting]].key;

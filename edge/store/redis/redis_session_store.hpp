@@ -261,7 +261,10 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   std::vector<std::string> pending_rows_;         // staged rows of the open transaction
   std::vector<std::uint16_t> pending_row_slots_;  // each row's device's slot (on a cluster)
   std::vector<bool> pending_slots_noted_;         // slots in this edge's set (on a cluster)
-  std::size_t rows_mark_ = 0;                     // pending_rows_.size() at savepoint()
+  // On a cluster each per-slot list starts with "u:<unit>", the commit that wrote it.
+  static constexpr std::string_view kUnitMark = "u:";
+  std::uint64_t unit_ = 0;
+  std::size_t rows_mark_ = 0;  // pending_rows_.size() at savepoint()
   std::size_t last_commit_rows_ = 0;
   bool in_transaction_ = false;
   bool in_savepoint_ = false;
