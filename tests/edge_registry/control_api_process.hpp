@@ -11,8 +11,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -61,26 +64,46 @@ class ControlApiProcess {
     return c;
   }
   [[nodiscard]] httplib::Client anonymous() const { return client(false); }
-  /// Sends `request` as it is (say, headers announcing a body that never comes) and returns what
-  /// the server answers until it closes, or "" after 5 s of silence: an answer proves the server
-  /// did not wait for the body.
+  /// Sends `request` as it is (say, headers announcing a body that never comes) and returns the
+  /// server's answer: once its head and its Content-Length of body have come, or the server has
+  /// closed, or after 20 s of silence. Without an answer it returns why, in parentheses (for the
+  /// failure message). An answer proves the server did not wait for the body.
   [[nodiscard]] std::string raw_exchange(const std::string& request) const {
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_.c_str());
     std::string answer;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-        ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-            static_cast<ssize_t>(request.size())) {
-      timeval timeout{5, 0};
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      answer = std::string("(connect failed: ") + std::strerror(errno) + ")";
+    } else if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+               static_cast<ssize_t>(request.size())) {
+      answer = std::string("(send failed: ") + std::strerror(errno) + ")";
+    } else {
+      timeval timeout{20, 0};
       ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
       char buf[4096];
-      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+      ssize_t n = 0;
+      while (!complete_answer(answer) && (n = ::recv(fd, buf, sizeof buf, 0)) > 0)
         answer.append(buf, static_cast<std::size_t>(n));
+      if (answer.empty())
+        answer = n == 0 ? "(closed without an answer)"
+                        : std::string("(no answer: ") + std::strerror(errno) + ")";
     }
     ::close(fd);
     return answer;
+  }
+  /// Whether `answer` holds a whole HTTP response: its head, and as much body as its
+  /// Content-Length says (none if it says nothing).
+  static bool complete_answer(const std::string& answer) {
+    const std::size_t head_end = answer.find("\r\n\r\n");
+    if (head_end == std::string::npos) return false;
+    std::size_t body = 0;
+    const std::string head = answer.substr(0, head_end);
+    for (const char* name : {"Content-Length: ", "content-length: "})
+      if (const std::size_t at = head.find(name); at != std::string::npos)
+        body = std::strtoul(head.c_str() + at + std::strlen(name), nullptr, 10);
+    return answer.size() >= head_end + 4 + body;
   }
   [[nodiscard]] std::string stderr_text() const { return read_file(err_file_); }
   /// The log once it holds `line` (the server logs a request after answering it), or after 5 s.
