@@ -30,7 +30,7 @@ class RedisClusterStore : public ::testing::Test {
   static void TearDownTestSuite() { RedisClusterBackend::stop_server(); }
   static test::RedisClusterNodes& cluster() { return RedisClusterBackend::cluster(); }
 
-  /// Devices whose hashes are in `count` different slots.
+  /// `count` devices (the tests check the slots they need to differ).
   std::vector<DevId> devices(int count) const {
     std::vector<DevId> out;
     for (int i = 0; i < count; ++i) out.push_back(dev_id_of("dev-" + std::to_string(i)));
@@ -38,6 +38,24 @@ class RedisClusterStore : public ::testing::Test {
   }
   std::uint16_t slot_of(RedisSessionStore& store, const DevId& id) const {
     return key_slot(store.key_of(id));
+  }
+  /// Two devices named `a` and `b`, in slot order, each saved once by `edge_a`; then `edge_b`
+  /// saves the later slot's device again (generation 2), so edge A's view of it is stale.
+  std::vector<DevId> two_devices_the_later_moved_on(RedisSessionStore& edge_a,
+                                                    RedisSessionStore& edge_b, const std::string& a,
+                                                    const std::string& b) {
+    std::vector<DevId> ids = {dev_id_of(a), dev_id_of(b)};
+    std::sort(ids.begin(), ids.end(), [&](const DevId& x, const DevId& y) {
+      return slot_of(edge_a, x) < slot_of(edge_a, y);
+    });
+    EXPECT_NE(slot_of(edge_a, ids[0]), slot_of(edge_a, ids[1]));
+    for (const DevId& id : ids) {
+      std::uint64_t g = kAbsentGeneration;
+      EXPECT_TRUE(edge_a.save(id, make_rich_state(std::string(id.str())), kNow, g).ok());
+    }
+    std::uint64_t g = 1;
+    EXPECT_TRUE(edge_b.save(ids[1], make_rich_state(std::string(ids[1].str())), kNow, g).ok());
+    return ids;
   }
 
   RedisClusterBackend backend_;
@@ -140,17 +158,8 @@ TEST_F(RedisClusterStore, ThePartOfAFailedCommitThatAppliedIsRecovered) {
   auto edge_b = backend_.open_redis();
   const std::string key = edge_a->pending_key_of("edge-c");
   edge_a->set_pending_key(key);
-  std::vector<DevId> ids = {dev_id_of("partial-0"), dev_id_of("partial-1")};
-  std::sort(ids.begin(), ids.end(), [&](const DevId& x, const DevId& y) {
-    return slot_of(*edge_a, x) < slot_of(*edge_a, y);
-  });
-  ASSERT_NE(slot_of(*edge_a, ids[0]), slot_of(*edge_a, ids[1]));
-  for (const DevId& id : ids) {
-    std::uint64_t g = kAbsentGeneration;
-    ASSERT_TRUE(edge_a->save(id, make_rich_state(std::string(id.str())), kNow, g).ok());
-  }
-  std::uint64_t bump = 1;
-  ASSERT_TRUE(edge_b->save(ids[1], make_rich_state(std::string(ids[1].str())), kNow, bump).ok());
+  const std::vector<DevId> ids =
+      two_devices_the_later_moved_on(*edge_a, *edge_b, "partial-0", "partial-1");
   {
     Transaction tx(*edge_a);
     for (const DevId& id : ids) {
@@ -169,18 +178,8 @@ TEST_F(RedisClusterStore, ThePartOfAFailedCommitThatAppliedIsRecovered) {
 TEST_F(RedisClusterStore, AConflictInOneSlotLeavesTheRunsOfEarlierSlotsApplied) {
   auto edge_a = backend_.open_redis();
   auto edge_b = backend_.open_redis();
-  std::vector<DevId> ids = devices(2);
-  std::sort(ids.begin(), ids.end(), [&](const DevId& x, const DevId& y) {
-    return slot_of(*edge_a, x) < slot_of(*edge_a, y);
-  });
-  ASSERT_NE(slot_of(*edge_a, ids[0]), slot_of(*edge_a, ids[1]));
-  for (const DevId& id : ids) {
-    std::uint64_t g = kAbsentGeneration;
-    ASSERT_TRUE(edge_a->save(id, make_rich_state(std::string(id.str())), kNow, g).ok());
-  }
+  const std::vector<DevId> ids = two_devices_the_later_moved_on(*edge_a, *edge_b, "dev-0", "dev-1");
   std::uint64_t stale = 1;
-  std::uint64_t b_gen = 1;  // edge B moves the later slot's device on
-  ASSERT_TRUE(edge_b->save(ids[1], make_rich_state(std::string(ids[1].str())), kNow, b_gen).ok());
   {
     Transaction tx(*edge_a);
     std::uint64_t g0 = 1;

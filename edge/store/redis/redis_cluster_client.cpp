@@ -119,6 +119,7 @@ Reply RedisClusterClient::command(std::uint16_t slot, std::span<const std::strin
 std::vector<Reply> RedisClusterClient::pipeline(
     std::uint16_t slot, const std::vector<std::vector<std::string_view>>& commands,
     ReplicaWait wait) {
+  if (commands.empty()) return {};
   const std::string wait_timeout = std::to_string(wait.timeout_ms);
   std::int16_t ask_node = kNoNode;  // set after ASK: the next try goes there, with ASKING
   int redirects = 0;
@@ -130,16 +131,20 @@ std::vector<Reply> RedisClusterClient::pipeline(
     }
     const std::int16_t target = ask_node != kNoNode ? ask_node : owners_.at(slot);
     Node& node = nodes_[static_cast<std::size_t>(target)];
+    // The node is gone or hung: try again if the cluster has moved the slot elsewhere meanwhile
+    // (a replica promoted) or the outage handler says to wait.
+    const auto again_after_losing = [&](std::string why) {
+      if (read_slot_map() && owners_.at(slot) != target) return true;
+      last_error_ = std::move(why);
+      up_.store(false, std::memory_order_relaxed);
+      return outage_ && outage_(last_error_);
+    };
     const int known = wait.replicas > 0 ? replicas_of(node) : 0;
     if (known < 0) {
-      // Most often the node is gone: has the cluster moved the slot elsewhere meanwhile?
-      const std::string why =
-          node.address +
-          ": cannot learn its replicas (CLUSTER NODES) for WAIT: " + node.connection->last_error();
-      if (read_slot_map() && owners_.at(slot) != target) continue;
-      last_error_ = why;
-      up_.store(false, std::memory_order_relaxed);
-      if (outage_ && outage_(last_error_)) continue;
+      if (again_after_losing(node.address +
+                             ": cannot learn its replicas (CLUSTER NODES) for WAIT: " +
+                             node.connection->last_error()))
+        continue;
       return {};
     }
     const int wanted = std::min(wait.replicas, known);
@@ -154,13 +159,7 @@ std::vector<Reply> RedisClusterClient::pipeline(
     std::vector<Reply> replies = node.connection->pipeline(sent);
     ask_node = kNoNode;
     if (replies.empty()) {
-      // The node is gone or hung: has the cluster moved the slot elsewhere meanwhile?
-      last_error_ = node.address + ": " + node.connection->last_error();
-      const std::string why = last_error_;
-      if (read_slot_map() && owners_.at(slot) != target) continue;
-      last_error_ = why;
-      up_.store(false, std::memory_order_relaxed);
-      if (outage_ && outage_(last_error_)) continue;
+      if (again_after_losing(node.address + ": " + node.connection->last_error())) continue;
       return {};
     }
     up_.store(true, std::memory_order_relaxed);

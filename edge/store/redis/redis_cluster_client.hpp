@@ -79,10 +79,11 @@ class RedisClusterClient {
   /// be reached.
   Reply command(std::uint16_t slot, std::span<const std::string_view> args);
 
-  /// `commands` (keys all in `slot`) to its primary in one round trip, followed by WAIT when
-  /// `wait.replicas` > 0: their replies in order (WAIT's not among them). Empty (and
-  /// last_error()) if the primary could not be reached, or WAIT saw fewer replicas than asked
-  /// (the writes ran, but may be lost with the primary).
+  /// `commands` (keys all in `slot`) to its primary in one round trip, followed by WAIT for its
+  /// replicas (up to `wait.replicas`, see the file comment) when that is > 0: their replies in
+  /// order (WAIT's not among them). Empty (and last_error()) if there are no commands, the
+  /// primary could not be reached, or WAIT saw too few replicas (the writes ran, but may be
+  /// lost with the primary).
   std::vector<Reply> pipeline(std::uint16_t slot,
                               const std::vector<std::vector<std::string_view>>& commands,
                               ReplicaWait wait = {});
