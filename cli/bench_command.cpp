@@ -454,8 +454,8 @@ void add_bench_command(CLI::App& app) {
   auto& sc = scale_options->bench;
   CLI::App* scale = bench->add_subcommand(
       "scale",
-      "Many devices at once on one broker and one to three edges: delivery ratio, throughput, "
-      "CPU and memory, Redis work per frame");
+      "Many devices at once on one broker (or a 3-node cluster) and one to three edges: delivery "
+      "ratio, throughput, CPU and memory, Redis work per frame");
   scale->add_option("--devices", sc.devices, "Simulated devices, all connected at once")
       ->check(CLI::Range(1, 60'000))
       ->capture_default_str();
@@ -490,6 +490,10 @@ void add_bench_command(CLI::App& app) {
                    "the edges; Redis commands and round trips per frame are reported)")
       ->check(CLI::IsMember({"sqlite", "redis"}))
       ->capture_default_str();
+  scale->add_flag("--cluster", sc.cluster,
+                  "A clustered tier instead: 3 RabbitMQ nodes (devices on MQTT, one fleet per "
+                  "node; edges on AMQP) and a Redis Cluster of 3 primaries + 3 replicas as the "
+                  "store; every node's CPU and memory, and the cost per 1,000 frames/s");
   add_common_e2e_options(scale, sc.dir, sc.keep, sc.mosquitto, sc.encoding, sc.qos, sc.seed,
                          scale_options->as_json);
   scale->callback([scale_options] {

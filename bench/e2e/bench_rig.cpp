@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engines/executables.hpp"
 #include "experiment/broker.hpp"
 #include "experiment/file_watch.hpp"
 #include "experiment/interrupt.hpp"
@@ -62,26 +63,6 @@ std::string ended_message(experiment::Child& child, const experiment::ExitStatus
   return child.name() + " ended unexpectedly (" + status.describe() + "); the end of its log (" +
          child.spec().output_file + "):\n" +
          indent(experiment::file_tail(child.spec().output_file));
-}
-
-/// redis-server from /usr/bin, /usr/local/bin, /usr/sbin or PATH (Debian's redis-server package).
-std::string find_redis_server() {
-  std::vector<fs::path> candidates = {"/usr/bin/redis-server", "/usr/local/bin/redis-server",
-                                      "/usr/sbin/redis-server"};
-  if (const char* path = std::getenv("PATH")) {
-    std::string text = path;
-    for (std::size_t start = 0; start <= text.size();) {
-      const std::size_t colon = std::min(text.find(':', start), text.size());
-      if (colon > start)
-        candidates.push_back(fs::path(text.substr(start, colon - start)) / "redis-server");
-      start = colon + 1;
-    }
-  }
-  for (const fs::path& p : candidates)
-    if (::access(p.c_str(), X_OK) == 0) return p.string();
-  throw std::runtime_error(
-      "no redis-server found (/usr/bin, /usr/local/bin, /usr/sbin, PATH): install the "
-      "redis-server package (make deps)");
 }
 
 }  // namespace
@@ -174,7 +155,11 @@ void BenchRig::start_broker() {
 
 void BenchRig::start_redis() {
   if (redis_child_ != nullptr) throw std::logic_error("Redis is already running");
-  const std::string server = find_redis_server();
+  const std::string server = engines::redis_server_path();
+  if (server.empty())
+    throw std::runtime_error(
+        "no redis-server found (/usr/bin, /usr/local/bin, /usr/sbin, PATH): install the "
+        "redis-server package (make deps)");
   const fs::path redis_dir = dir_ / "redis";
   fs::create_directories(redis_dir);
   // The port was free a moment ago; another process may take it first: retry a few times.
@@ -242,7 +227,7 @@ void BenchRig::start_edges(const EdgeGroup& group) {
     c.ready_file = ready.string();
     // The edge keeps a persistent MQTT session: a fresh id per bench run and edge (the broker
     // is private to the run, so "edge-K" is fresh too).
-    c.client_id = group.redis_store
+    c.client_id = group.redis_store || group.cluster
                       ? "edge-" + std::to_string(k)
                       : "dsekp-bench-" + std::to_string(::getpid()) + "-" + std::to_string(n);
     auto argv = experiment::edge_argv(dsekp_, c);
@@ -260,6 +245,16 @@ void BenchRig::start_edges(const EdgeGroup& group) {
     if (group.redis_store)
       argv.insert(argv.end(),
                   {"--store", "redis://127.0.0.1:" + std::to_string(redis_port_) + "/bench"});
+    if (group.cluster) {
+      // Not the Mosquitto broker: the RabbitMQ nodes over AMQP (the guest login, allowed on
+      // loopback), edge K starting at node K - 1, one quorum queue for all.
+      const auto broker = std::find(argv.begin(), argv.end(), "--broker");
+      if (broker != argv.end() && broker + 1 != argv.end()) argv.erase(broker, broker + 2);
+      argv.insert(argv.end(),
+                  {"--amqp", rabbitmq_->amqp_nodes(static_cast<int>(k - 1) % rabbitmq_->size()),
+                   "--username", "guest", "--password", "guest", "--store",
+                   "redis+cluster://" + redis_cluster_->seeds() + "/bench"});
+    }
     if (!group.shared_group.empty())
       argv.insert(argv.end(), {"--shared-group", group.shared_group});
     if (group.replay_window > 0)
@@ -300,13 +295,16 @@ void BenchRig::stop_edge() {
 }
 
 void BenchRig::stop_all() {
-  fleet_child_ = nullptr;
+  fleets_.clear();
   edge_children_.clear();
   edge_logs_.clear();
   metrics_ports_.clear();
   redis_child_ = nullptr;
   broker_child_ = nullptr;
   (void)children_.stop_all(kStopGrace);
+  // The engines after their clients (the edges would otherwise log outages on the way out).
+  rabbitmq_.reset();
+  redis_cluster_.reset();
 }
 
 pid_t BenchRig::broker_pid() const {
@@ -322,6 +320,60 @@ std::vector<pid_t> BenchRig::edge_pids() const {
 }
 pid_t BenchRig::redis_pid() const {
   return redis_child_ ? redis_child_->pid() : -1;
+}
+
+std::vector<pid_t> BenchRig::broker_node_pids() const {
+  std::vector<pid_t> pids;
+  if (rabbitmq_)
+    for (int i = 0; i < rabbitmq_->size(); ++i) pids.push_back(rabbitmq_->vm_pid(i));
+  return pids;
+}
+
+std::vector<pid_t> BenchRig::redis_node_pids() const {
+  std::vector<pid_t> pids;
+  if (redis_cluster_)
+    for (int i = 0; i < redis_cluster_->size(); ++i) pids.push_back(redis_cluster_->pid(i));
+  return pids;
+}
+
+std::vector<int> BenchRig::redis_node_ports() const {
+  std::vector<int> ports;
+  if (redis_cluster_)
+    for (int i = 0; i < redis_cluster_->size(); ++i) ports.push_back(redis_cluster_->port(i));
+  return ports;
+}
+
+std::string BenchRig::cluster_mqtt(int node) const {
+  if (!rabbitmq_) throw std::logic_error("cluster_mqtt: no cluster started");
+  return "127.0.0.1:" + std::to_string(rabbitmq_->mqtt_port(node));
+}
+
+bool BenchRig::redis_node_is_primary(int node) const {
+  return redis_cluster_ &&
+         redis_cluster_->command(node, {"INFO", "replication"}).find("role:master") !=
+             std::string::npos;
+}
+
+void BenchRig::start_cluster(int broker_nodes, int redis_primaries) {
+  if (rabbitmq_ || redis_cluster_ || broker_child_ || redis_child_)
+    throw std::logic_error("start_cluster: a broker or a store is already running");
+  if (engines::RabbitMqCluster::executable().empty())
+    throw std::runtime_error(
+        "--cluster needs RabbitMQ: install the rabbitmq-server package (and its Erlang)");
+  say("starting " + std::to_string(broker_nodes) + " RabbitMQ nodes, one after the other");
+  rabbitmq_ =
+      std::make_unique<engines::RabbitMqCluster>((dir_ / "rabbitmq").string(), broker_nodes);
+  for (int i = 0; i < broker_nodes; ++i)
+    say("broker node " + std::to_string(i) + ": MQTT " + cluster_mqtt(i) +
+        ", AMQP 127.0.0.1:" + std::to_string(rabbitmq_->amqp_port(i)) + " (Erlang VM pid " +
+        std::to_string(rabbitmq_->vm_pid(i)) + ")");
+  say("starting a Redis Cluster: " + std::to_string(redis_primaries) +
+      " primaries with a replica each");
+  fs::create_directories(dir_ / "redis-cluster");
+  redis_cluster_ = std::make_unique<engines::RedisClusterNodes>((dir_ / "redis-cluster").string(),
+                                                                redis_primaries, 1);
+  say("Redis Cluster nodes " + redis_cluster_->seeds());
+  mosquitto_version_ = "RabbitMQ, " + std::to_string(broker_nodes) + " nodes (MQTT plugin)";
 }
 
 void BenchRig::tick(milliseconds step) {
@@ -357,62 +409,107 @@ std::uint64_t BenchRig::edge_rows(const std::string& mode) {
 
 void BenchRig::start_fleet(experiment::DeviceCommand c,
                            const std::vector<std::string>& extra_args) {
-  if (fleet_child_ != nullptr) throw std::logic_error("a fleet is already running");
-  const int n = ++fleets_started_;
-  const std::string name = c.mode + "-" + std::to_string(n);
-  c.broker = broker_.str();
-  if (c.credentials.empty()) c.credentials = credentials_;
-  if (c.logs_dir.empty()) c.logs_dir = logs_dir().string();
-  c.summary_json = (dir_ / "processes" / ("device-" + name + ".summary.json")).string();
-  c.progress = false;
-  auto argv = experiment::device_argv(dsekp_, c);
-  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  fleet_command_ = c;
-  rows_before_fleet_ = edge_rows(c.mode);
-  fleet_command_text_ = experiment::shell_join(argv);
-  commands_.push_back(fleet_command_text_);
+  start_fleets({std::move(c)}, extra_args);
+}
+
+void BenchRig::start_fleets(std::vector<experiment::DeviceCommand> commands,
+                            const std::vector<std::string>& extra_args) {
+  if (!fleets_.empty()) throw std::logic_error("a fleet is already running");
+  if (commands.empty()) throw std::logic_error("start_fleets: no fleet");
+  rows_before_fleet_ = edge_rows(commands.front().mode);
   fleet_started_ = Clock::now();
-  fleet_child_ = &children_.start(experiment::ChildSpec{
-      "dsekp device (" + name + ")", argv, process_log("device-" + name + ".log"), {}});
+  for (experiment::DeviceCommand& c : commands) {
+    const int n = ++fleets_started_;
+    const std::string name = c.mode + "-" + std::to_string(n);
+    if (c.broker.empty()) c.broker = broker_.str();
+    if (c.credentials.empty()) c.credentials = credentials_;
+    if (c.logs_dir.empty()) c.logs_dir = logs_dir().string();
+    c.summary_json = (dir_ / "processes" / ("device-" + name + ".summary.json")).string();
+    c.progress = false;
+    auto argv = experiment::device_argv(dsekp_, c);
+    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+    Fleet fleet;
+    fleet.command = c;
+    fleet.command_text = experiment::shell_join(argv);
+    commands_.push_back(fleet.command_text);
+    fleet.child = &children_.start(experiment::ChildSpec{
+        "dsekp device (" + name + ")", argv, process_log("device-" + name + ".log"), {}});
+    fleets_.push_back(std::move(fleet));
+  }
 }
 
 bool BenchRig::fleet_running() {
-  return fleet_child_ != nullptr && fleet_child_->running();
+  return std::any_of(fleets_.begin(), fleets_.end(),
+                     [](const Fleet& f) { return f.child->running(); });
 }
 
-FleetRun BenchRig::finish_fleet(std::chrono::seconds limit, std::chrono::seconds settle_quiet) {
-  if (fleet_child_ == nullptr) throw std::logic_error("no fleet is running");
-  experiment::Child& child = *fleet_child_;
-  FleetRun run;
-  run.command = fleet_command_text_;
-  std::optional<experiment::ExitStatus> status;
-  while (!(status = child.poll())) {
-    if (Clock::now() - fleet_started_ > limit)
-      throw std::runtime_error(child.name() + " did not finish within " +
-                               std::to_string(limit.count()) + " s; the end of its output (" +
-                               child.spec().output_file + "):\n" +
-                               indent(experiment::file_tail(child.spec().output_file)));
-    tick(milliseconds(50));
+namespace {
+
+/// Several fleets' summaries as one: the counters (numbers at the top level and in
+/// "handshakes") summed, everything else the first's.
+nlohmann::json merged_summary(const std::vector<nlohmann::json>& summaries) {
+  nlohmann::json merged = summaries.front();
+  const auto add = [](nlohmann::json& into, const nlohmann::json& from) {
+    for (auto it = from.begin(); it != from.end(); ++it) {
+      if (!it.value().is_number() || !into.contains(it.key())) continue;
+      nlohmann::json& slot = into[it.key()];
+      if (slot.is_number_unsigned() && it.value().is_number_unsigned())
+        slot = slot.get<std::uint64_t>() + it.value().get<std::uint64_t>();
+      else if (slot.is_number() && it.key() != "duration_s")
+        slot = slot.get<double>() + it.value().get<double>();
+    }
+  };
+  for (std::size_t i = 1; i < summaries.size(); ++i) {
+    if (!merged.is_object() || !summaries[i].is_object()) return nullptr;
+    add(merged, summaries[i]);
+    if (merged.contains("handshakes") && summaries[i].contains("handshakes"))
+      add(merged["handshakes"], summaries[i]["handshakes"]);
   }
-  run.wall_s = std::chrono::duration<double>(Clock::now() - fleet_started_).count();
-  const std::string output = child.spec().output_file;
-  (void)children_.stop(child, kStopGrace);  // ended already: only forgotten
-  fleet_child_ = nullptr;
-  run.exit_code = status->shell_code();
-  run.exit_text = status->describe();
-  run.summary = read_json(fleet_command_.summary_json);
-  if (status->code == 2 && status->signal == 0)
-    throw std::runtime_error("dsekp device refused its arguments or credentials (exit code 2): " +
-                             experiment::file_tail(output, 1000));
-  if (!status->success())
-    run.problems.push_back("dsekp device ended with " + status->describe() + " (see " + output +
-                           ")");
-  if (run.summary.is_null())
-    run.problems.push_back("dsekp device wrote no readable summary (" +
-                           fleet_command_.summary_json + ")");
+  return merged;
+}
+
+}  // namespace
+
+FleetRun BenchRig::finish_fleet(std::chrono::seconds limit, std::chrono::seconds settle_quiet) {
+  if (fleets_.empty()) throw std::logic_error("no fleet is running");
+  FleetRun run;
+  std::vector<nlohmann::json> summaries;
+  for (const Fleet& fleet : fleets_) {
+    experiment::Child& child = *fleet.child;
+    run.command += (run.command.empty() ? "" : "\n") + fleet.command_text;
+    std::optional<experiment::ExitStatus> status;
+    while (!(status = child.poll())) {
+      if (Clock::now() - fleet_started_ > limit)
+        throw std::runtime_error(child.name() + " did not finish within " +
+                                 std::to_string(limit.count()) + " s; the end of its output (" +
+                                 child.spec().output_file + "):\n" +
+                                 indent(experiment::file_tail(child.spec().output_file)));
+      tick(milliseconds(50));
+    }
+    run.wall_s = std::chrono::duration<double>(Clock::now() - fleet_started_).count();
+    const std::string output = child.spec().output_file;
+    (void)children_.stop(child, kStopGrace);  // ended already: only forgotten
+    if (run.exit_code == 0) {
+      run.exit_code = status->shell_code();
+      run.exit_text = status->describe();
+    }
+    summaries.push_back(read_json(fleet.command.summary_json));
+    if (status->code == 2 && status->signal == 0)
+      throw std::runtime_error("dsekp device refused its arguments or credentials (exit code 2): " +
+                               experiment::file_tail(output, 1000));
+    if (!status->success())
+      run.problems.push_back("dsekp device ended with " + status->describe() + " (see " + output +
+                             ")");
+    if (summaries.back().is_null())
+      run.problems.push_back("dsekp device wrote no readable summary (" +
+                             fleet.command.summary_json + ")");
+  }
+  const experiment::DeviceCommand fleet_command = fleets_.front().command;
+  fleets_.clear();
+  run.summary = merged_summary(summaries);
 
   // The broker has acknowledged the frames; the edge may still be working through its queue.
-  const char* counted = fleet_command_.qos == 1 ? "packets_acked" : "packets_sent";
+  const char* counted = fleet_command.qos == 1 ? "packets_acked" : "packets_sent";
   std::uint64_t expected = 0;
   if (run.summary.is_object() && run.summary.contains(counted) &&
       run.summary[counted].is_number_unsigned())
@@ -421,10 +518,10 @@ FleetRun BenchRig::finish_fleet(std::chrono::seconds limit, std::chrono::seconds
   // edges the frames are spread over their logs.
   std::vector<experiment::CsvRowCounter> counters;
   if (edge_logs_.empty()) {
-    counters.emplace_back((logs_dir() / ("server_logs_" + fleet_command_.mode + ".csv")).string());
+    counters.emplace_back((logs_dir() / ("server_logs_" + fleet_command.mode + ".csv")).string());
   } else {
     for (const fs::path& logs : edge_logs_)
-      counters.emplace_back((logs / ("server_logs_" + fleet_command_.mode + ".csv")).string());
+      counters.emplace_back((logs / ("server_logs_" + fleet_command.mode + ".csv")).string());
   }
   const auto rows = [&counters] {
     std::uint64_t total = 0;

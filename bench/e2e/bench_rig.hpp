@@ -10,6 +10,12 @@
 // state database and logs folder (logs/edge-K when there are several), as docs/SCALING.md
 // "Running several edges" prescribes.
 //
+// A clustered tier (`dsekp bench scale --cluster`, docs/SCALING.md "Per-node costs"): instead
+// of Mosquitto and one redis-server, three RabbitMQ nodes (MQTT plugin for the devices, one
+// quorum queue the edges consume over AMQP) and a Redis Cluster of three primaries with a replica
+// each (engines/), the edges on `--amqp` and `--store redis+cluster://`, and one device fleet per
+// broker node (anonymous MQTT: the private nodes have no device accounts).
+//
 // Descriptors: Mosquitto needs one per connection; its soft RLIMIT_NOFILE is whatever it
 // inherits, so the rig raises its own soft limit to the hard limit first (children inherit it).
 #pragma once
@@ -20,11 +26,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engines/rabbitmq_cluster.hpp"
+#include "engines/redis_cluster_nodes.hpp"
 #include "experiment/commands.hpp"
 #include "experiment/net.hpp"
 #include "experiment/process.hpp"
@@ -46,15 +55,18 @@ struct EdgeGroup {
   std::string shared_group;         // --shared-group (empty: plain subscriptions)
   std::uint32_t replay_window = 0;  // --replay-window (0: the edge's default)
   bool metrics = false;             // --metrics on a free loopback port (see edge_metrics_ports)
+  bool cluster = false;  // --amqp on the rig's RabbitMQ nodes, --store redis+cluster:// (see
+                         // start_cluster); edge K starts at broker node K - 1
   std::vector<std::string> extra_args;  // appended to every edge's command line
 };
 
 /// How one `dsekp device` run ended.
 struct FleetRun {
-  std::string command;
-  int exit_code = 0;  // shell convention: 128 + signal when killed
+  std::string command;  // one line per fleet
+  int exit_code = 0;    // shell convention: 128 + signal when killed
   std::string exit_text;
-  nlohmann::json summary;  // its --summary-json (null if unreadable)
+  nlohmann::json summary;  // its --summary-json (null if unreadable); several fleets' counters
+                           // summed (see finish_fleet)
   double wall_s = 0;
   std::uint64_t edge_rows = 0;  // rows the edge had logged for the mode when we stopped waiting
   std::vector<std::string> problems;
@@ -76,6 +88,10 @@ class BenchRig {
   /// dir()/redis) and waits until it accepts connections. Throws with the end of its log if it
   /// does not come up.
   void start_redis();
+  /// Starts the clustered tier instead of start_broker() and start_redis(): `broker_nodes`
+  /// RabbitMQ nodes in one cluster and a Redis Cluster of `redis_primaries` primaries with one
+  /// replica each; returns once both serve. Throws with the engines' logs otherwise.
+  void start_cluster(int broker_nodes, int redis_primaries);
   /// Starts `dsekp edge` on the broker with its logs in logs_dir() and waits for its ready file.
   /// `extra_args` are appended to the edge's command line (e.g. "--init-burst", "0").
   void start_edge(const std::vector<std::string>& extra_args);
@@ -91,10 +107,17 @@ class BenchRig {
   /// logs go to `c.logs_dir`, or to logs_dir() when that is empty) plus `extra_args`; returns at
   /// once. Only one fleet at a time.
   void start_fleet(experiment::DeviceCommand c, const std::vector<std::string>& extra_args);
+  /// The same for several `dsekp device` processes at once (one per broker node of a cluster):
+  /// each command's broker and credentials are used as given when set.
+  void start_fleets(std::vector<experiment::DeviceCommand> commands,
+                    const std::vector<std::string>& extra_args);
+  /// Whether a fleet process is still running.
   [[nodiscard]] bool fleet_running();
-  /// Waits (at most `limit`) for the fleet to end, then for the edge to log every frame the broker
-  /// acknowledged (until it logs nothing new for `settle_quiet`). Throws if the device refused its
-  /// arguments (exit code 2) or ran past `limit`; other failures are listed in FleetRun::problems.
+  /// Waits (at most `limit`) for the fleets to end, then for the edges to log every frame the
+  /// brokers acknowledged (until they log nothing new for `settle_quiet`). Throws if a device
+  /// refused its arguments (exit code 2) or ran past `limit`; other failures are listed in
+  /// FleetRun::problems. Several fleets: the summary's counters (numbers at its top level and in
+  /// "handshakes") are the sums, the rest is the first fleet's; wall_s is the longest.
   FleetRun finish_fleet(std::chrono::seconds limit,
                         std::chrono::seconds settle_quiet = std::chrono::seconds(10));
 
@@ -122,6 +145,15 @@ class BenchRig {
     return metrics_ports_;
   }
   [[nodiscard]] pid_t redis_pid() const;
+  /// The clustered tier (start_cluster): each broker node's Erlang VM and each Redis node's
+  /// process, and the Redis nodes' ports, in node order; empty without it.
+  [[nodiscard]] std::vector<pid_t> broker_node_pids() const;
+  [[nodiscard]] std::vector<pid_t> redis_node_pids() const;
+  [[nodiscard]] std::vector<int> redis_node_ports() const;
+  /// "127.0.0.1:PORT" of broker node `node`'s MQTT listener (start_cluster).
+  [[nodiscard]] std::string cluster_mqtt(int node) const;
+  /// Whether Redis node `node` is a primary now (INFO replication).
+  [[nodiscard]] bool redis_node_is_primary(int node) const;
   [[nodiscard]] std::uint16_t redis_port() const noexcept { return redis_port_; }
   [[nodiscard]] const std::string& mosquitto_version() const noexcept { return mosquitto_version_; }
   /// Every child command line so far, in order (for the report).
@@ -146,11 +178,16 @@ class BenchRig {
   std::vector<int> metrics_ports_;
   experiment::Child* redis_child_ = nullptr;
   std::uint16_t redis_port_ = 0;
-  experiment::Child* fleet_child_ = nullptr;
+  struct Fleet {
+    experiment::Child* child = nullptr;
+    experiment::DeviceCommand command;
+    std::string command_text;
+  };
+  std::vector<Fleet> fleets_;
   std::chrono::steady_clock::time_point fleet_started_;
-  std::uint64_t rows_before_fleet_ = 0;  // the mode's server log rows when the fleet started
-  experiment::DeviceCommand fleet_command_;
-  std::string fleet_command_text_;
+  std::uint64_t rows_before_fleet_ = 0;  // the mode's server log rows when the fleets started
+  std::unique_ptr<engines::RabbitMqCluster> rabbitmq_;
+  std::unique_ptr<engines::RedisClusterNodes> redis_cluster_;
   experiment::HostPort broker_;
   std::string registry_db_;
   std::string credentials_;

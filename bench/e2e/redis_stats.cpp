@@ -21,10 +21,20 @@ std::uint64_t to_u64(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+/// PING (the edges' health probe on one server), CLUSTER INFO (the same on a cluster), INFO (ours)
+/// and REPLCONF (a replica's acknowledgements to its primary): none is work for a frame.
+bool is_housekeeping(const std::string& name) {
+  return name == "ping" || name == "info" || name == "cluster|info" || name == "replconf";
+}
+
+}  // namespace
+
 std::uint64_t RedisStats::work_commands() const {
   std::uint64_t n = 0;
   for (const auto& [name, count] : calls)
-    if (name != "ping" && name != "info") n += count;
+    if (!is_housekeeping(name)) n += count;
   return n;
 }
 

@@ -3,8 +3,9 @@
 // scale --store redis` reads them before the fleet starts and after the edges have logged every
 // frame; the difference divided by the frames is the Redis work per frame.
 //
-// Housekeeping is kept apart: the edges' health probe sends a PING every 500 ms each, and the
-// readings themselves are INFO commands; `work_commands` leaves both out.
+// Housekeeping is kept apart: the edges' health probe sends a PING (CLUSTER INFO on a cluster)
+// every 500 ms each, a replica acknowledges its primary's stream with REPLCONF, and the readings
+// themselves are INFO commands; `work_commands` leaves them out.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@ struct RedisStats {
   std::string version;                         // redis_version (INFO server)
   std::uint64_t total_commands = 0;            // total_commands_processed
   std::map<std::string, std::uint64_t> calls;  // cmdstat_<name>: calls=N
-  /// Commands other than PING and INFO (the probe's and our own).
+  /// Commands other than the housekeeping ones (PING, CLUSTER INFO, INFO, REPLCONF).
   [[nodiscard]] std::uint64_t work_commands() const;
 };
 

@@ -258,9 +258,15 @@ ordered_json e2e_json(const E2eResult& r) {
 
 std::string scale_text(const ScaleResult& r) {
   const ScaleOptions& o = r.options;
-  const bool redis = o.store == "redis";
+  const bool redis = o.store == "redis" || o.cluster;
   std::string out;
-  if (o.edges == 1) {
+  if (o.cluster) {
+    out += format(
+        "Scale: %s %s devices connected at once to a %zu-node RabbitMQ cluster (one fleet per "
+        "node) and %zu edge%s (AMQP, one quorum queue)\n",
+        count(o.devices).c_str(), o.mode == "psk" ? "PSK" : "DSEKP", r.broker_nodes.size(), o.edges,
+        o.edges > 1 ? "s" : "");
+  } else if (o.edges == 1) {
     out += format("Scale: %s %s devices connected at once to one broker and one edge\n",
                   count(o.devices).c_str(), o.mode == "psk" ? "PSK" : "DSEKP");
   } else {
@@ -277,9 +283,11 @@ std::string scale_text(const ScaleResult& r) {
       o.encoding.c_str(), o.qos);
   out += "  broker: " + r.mosquitto_version + " (private, loopback, descriptor limit " +
          std::to_string(r.nofile_limit) + ")\n";
+  const char* store = o.cluster ? "Redis Cluster (3 primaries + 3 replicas, AOF fsync always"
+                      : redis   ? "Redis (private redis-server, AOF on"
+                                : "SQLite (per edge)";
   out +=
-      format("  edges: %zu, session store %s%s\n", o.edges,
-             redis ? "Redis (private redis-server, AOF on" : "SQLite (per edge)",
+      format("  edges: %zu, session store %s%s\n", o.edges, store,
              redis ? (r.redis_version.empty() ? ")" : (", " + r.redis_version + ")")).c_str() : "");
   out += load_line(r.load_before, r.load_after, r.wall_s);
 
@@ -333,13 +341,20 @@ std::string scale_text(const ScaleResult& r) {
                : std::string("\n");
   if (redis) {
     out += "\nRedis, from the fleet's start until the last frame was logged\n";
-    out += format("  commands per frame %s (%s commands without PING and INFO;",
-                  fixed(r.redis_commands_per_frame, 2).c_str(),
-                  count(r.redis_commands.work_commands()).c_str());
+    out += format(
+        "  commands per frame%s %s (%s commands without PING, INFO, CLUSTER INFO and REPLCONF;",
+        o.cluster ? " on the primaries" : "", fixed(r.redis_commands_per_frame, 2).c_str(),
+        count(r.redis_commands.work_commands()).c_str());
     for (const auto& [name, calls] : r.redis_commands.calls) out += " " + name + " " + count(calls);
     out +=
         ";\n    Redis 7 counts the commands the edges' Lua scripts run inside Redis here, as in "
         "total_commands_processed)\n";
+    if (o.cluster && r.join.server_rows > 0)
+      out += format("  on the replicas (replaying the primaries' writes): %s per frame\n",
+                    fixed(static_cast<double>(r.redis_replica_commands.work_commands()) /
+                              static_cast<double>(r.join.server_rows),
+                          2)
+                        .c_str());
     if (r.round_trips_known)
       out += format("  round trips per frame %s (%s, the edges' dsekp_store_round_trips_total)\n",
                     fixed(r.round_trips_per_frame, 2).c_str(), count(r.store_round_trips).c_str());
@@ -366,12 +381,34 @@ std::string scale_text(const ScaleResult& r) {
       proc_row("edge-" + std::to_string(k + 1), r.edges[k]);
     proc_row("edges", r.edge);
   }
-  proc_row("broker", r.broker);
-  if (redis) proc_row("redis", r.redis);
+  if (o.cluster) {
+    for (std::size_t b = 0; b < r.broker_nodes.size(); ++b)
+      proc_row("rabbit-" + std::to_string(b), r.broker_nodes[b]);
+    for (std::size_t n = 0; n < r.redis_nodes.size(); ++n)
+      proc_row(std::string("redis-") + std::to_string(n) + (r.redis_node_primary.at(n) ? "p" : "r"),
+               r.redis_nodes[n]);
+    out +=
+        "  (rabbit-K: broker node K's Erlang VM; redis-Np / redis-Nr: a primary / a replica "
+        "when the fleet ended)\n";
+  } else {
+    proc_row("broker", r.broker);
+    if (redis) proc_row("redis", r.redis);
+  }
   out += "  edge" + std::string(o.edges > 1 ? "s'" : "") +
          " RSS when ready, before any device: " + mib(r.edge_rss_before_kb) + "\n";
   if (o.edges > 1)
     out += "  (edges: the sum; its max 1 s % adds each edge's busiest second, an upper bound)\n";
+  if (!r.tier_costs.empty()) {
+    out +=
+        "\nCost per 1,000 frames/s (CPU s per frame logged x 1,000, summed over the processes: "
+        "the cores\nthat part needs for every 1,000 frames/s, at this load on this machine)\n";
+    out += format("  %-16s %9s %14s %16s %14s\n", "part", "processes", "cores/1k fps",
+                  "RSS each (final)", "RSS peak max");
+    for (const TierCost& c : r.tier_costs)
+      out += format("  %-16s %9zu %14s %16s %14s\n", c.tier.c_str(), c.processes,
+                    fixed(c.cores_per_1000_frames_per_s, 3).c_str(),
+                    mib(c.rss_final_kb_mean).c_str(), mib(c.rss_peak_kb_max).c_str());
+  }
   if (!r.rss_series.empty()) {
     out += format("\nRSS every %s s (edge%s summed)\n", fixed(o.rss_every_s, 0).c_str(),
                   o.edges > 1 ? "s" : "");
@@ -398,7 +435,7 @@ std::string scale_text(const ScaleResult& r) {
 
 ordered_json scale_json(const ScaleResult& r) {
   const ScaleOptions& o = r.options;
-  const bool redis = o.store == "redis";
+  const bool redis = o.store == "redis" || o.cluster;
   ordered_json targets = ordered_json::array();
   for (const auto& t : r.targets) targets.push_back(to_json(t));
   ordered_json edges = ordered_json::array();
@@ -428,6 +465,26 @@ ordered_json scale_json(const ScaleResult& r) {
         {"round_trips_per_frame",
          r.round_trips_known ? ordered_json(r.round_trips_per_frame) : ordered_json(nullptr)},
         {"cpu_us_per_frame", r.redis_cpu_us_per_frame}};
+  if (o.cluster && redis_json.is_object())
+    redis_json["replica_commands"] = to_json(r.redis_replica_commands);
+  ordered_json costs = ordered_json::array();
+  for (const TierCost& c : r.tier_costs)
+    costs.push_back({{"part", c.tier},
+                     {"processes", c.processes},
+                     {"cores_per_1000_frames_per_s", c.cores_per_1000_frames_per_s},
+                     {"rss_final_kib_mean", c.rss_final_kb_mean},
+                     {"rss_peak_kib_max", c.rss_peak_kb_max}});
+  ordered_json cluster = nullptr;
+  if (o.cluster) {
+    ordered_json brokers = ordered_json::array(), nodes = ordered_json::array();
+    for (const ProcSummary& b : r.broker_nodes) brokers.push_back(proc_json(b));
+    for (std::size_t n = 0; n < r.redis_nodes.size(); ++n) {
+      ordered_json node = proc_json(r.redis_nodes[n]);
+      node["role"] = r.redis_node_primary.at(n) ? "primary" : "replica";
+      nodes.push_back(node);
+    }
+    cluster = {{"broker_nodes", brokers}, {"redis_nodes", nodes}};
+  }
   return {{"benchmark", "scale"},
           {"settings",
            {{"devices", o.devices},
@@ -442,7 +499,8 @@ ordered_json scale_json(const ScaleResult& r) {
             {"qos", o.qos},
             {"seed", o.seed},
             {"edges", o.edges},
-            {"store", o.store},
+            {"store", o.cluster ? std::string("redis-cluster") : o.store},
+            {"cluster", o.cluster},
             {"rss_every_s", o.rss_every_s}}},
           {"broker", r.mosquitto_version},
           {"nofile_limit", r.nofile_limit},
@@ -464,6 +522,8 @@ ordered_json scale_json(const ScaleResult& r) {
             {"edge_cpu_us_per_frame", r.edge_cpu_us_per_frame},
             {"broker_cpu_us_per_frame", r.broker_cpu_us_per_frame}}},
           {"redis", redis_json},
+          {"cost_per_1000_frames_per_s", costs},
+          {"cluster", cluster},
           {"rss_series", series},
           {"rss_drift",
            {{"samples", d.samples},

@@ -9,6 +9,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/metrics_scrape.hpp"
 #include "experiment/interrupt.hpp"
 #include "logs/log_schema.hpp"
@@ -18,6 +20,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+// --cluster: the tier the issue asks to be measured, on loopback.
+constexpr int kClusterBrokerNodes = 3;
+constexpr int kClusterRedisPrimaries = 3;
 
 std::string number(double value, int decimals) {
   char text[64];
@@ -54,9 +60,10 @@ ProcSummary sum_of(const std::vector<ProcSummary>& parts) {
   return total;
 }
 
-/// Writes the union of several edges' server logs (same header; the first file's header once,
-/// then every file's data lines) to `out`, for the client/server join. A missing file (an edge
-/// that logged nothing yet) adds nothing. Throws if the headers differ.
+/// Writes the union of several logs of one kind, the edges' server logs or the fleets' client
+/// logs (same header; the first file's header once, then every file's data lines), to `out`, for
+/// the client/server join. A missing file (an edge that logged nothing yet) adds nothing. Throws if
+/// the headers differ.
 void concatenate_logs(const std::vector<fs::path>& logs, const fs::path& out) {
   std::ofstream union_file(out, std::ios::binary | std::ios::trunc);
   if (!union_file) throw std::runtime_error("cannot write " + out.string());
@@ -70,12 +77,67 @@ void concatenate_logs(const std::vector<fs::path>& logs, const fs::path& out) {
       header = first;
       union_file << first << '\n';
     } else if (first != header) {
-      throw std::runtime_error("the edges' server logs have different headers: " + log.string());
+      throw std::runtime_error("logs to be joined have different headers: " + log.string());
     }
     for (std::string line; std::getline(in, line);)
       if (!line.empty()) union_file << line << '\n';
   }
   if (!union_file.flush()) throw std::runtime_error("cannot write " + out.string());
+}
+
+/// The command counters of several Redis nodes added up (the version is the first's).
+RedisStats sum_of(const std::vector<RedisStats>& parts) {
+  RedisStats total;
+  for (const RedisStats& p : parts) {
+    if (total.version.empty()) total.version = p.version;
+    total.total_commands += p.total_commands;
+    for (const auto& [name, calls] : p.calls) total.calls[name] += calls;
+  }
+  return total;
+}
+
+/// Each node's counters (the cluster's nodes in order, or the one server).
+std::vector<RedisStats> read_each(const std::vector<int>& ports) {
+  std::vector<RedisStats> out;
+  for (const int port : ports) out.push_back(read_redis_stats("127.0.0.1", port));
+  return out;
+}
+
+/// Splits the fleet's credentials (a JSON array) into `parts` files of consecutive devices,
+/// `devices` in all; returns the files and how many devices each holds.
+std::vector<std::pair<std::string, std::size_t>> split_credentials(const std::string& file,
+                                                                   std::size_t devices,
+                                                                   std::size_t parts) {
+  std::ifstream in(file);
+  const nlohmann::json all = nlohmann::json::parse(in);
+  if (!all.is_array() || all.size() < devices)
+    throw std::runtime_error(file + ": fewer credentials than devices");
+  std::vector<std::pair<std::string, std::size_t>> out;
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < parts; ++k) {
+    const std::size_t count = devices / parts + (k < devices % parts ? 1 : 0);
+    nlohmann::json part = nlohmann::json::array();
+    for (std::size_t i = 0; i < count; ++i) part.push_back(all[next++]);
+    const std::string path = file + ".part-" + std::to_string(k + 1);
+    std::ofstream(path) << part.dump();
+    out.emplace_back(path, count);
+  }
+  return out;
+}
+
+TierCost tier_cost(const std::string& tier, const std::vector<ProcSummary>& processes,
+                   double frames) {
+  TierCost cost;
+  cost.tier = tier;
+  cost.processes = processes.size();
+  std::uint64_t rss_sum = 0;
+  for (const ProcSummary& p : processes) {
+    cost.cores_per_1000_frames_per_s += (p.cpu_user_s + p.cpu_sys_s) / frames * 1000.0;
+    rss_sum += p.rss_final_kb;
+    cost.rss_peak_kb_max = std::max(cost.rss_peak_kb_max, p.rss_peak_kb);
+  }
+  if (!processes.empty()) cost.rss_final_kb_mean = rss_sum / processes.size();
+  return cost;
 }
 
 /// Sum of the edges' dsekp_store_round_trips_total, or nothing if one did not answer.
@@ -128,7 +190,7 @@ std::string validate(const ScaleOptions& o) {
   if (!(o.rss_every_s >= 0) || o.rss_every_s > 86'400) return "--rss-every-s must be 0..86400";
   if (o.edges < 1 || o.edges > 3) return "--edges must be 1..3";
   if (o.store != "sqlite" && o.store != "redis") return "--store must be sqlite or redis";
-  if (o.edges > 1 && o.store != "redis")
+  if (o.edges > 1 && o.store != "redis" && !o.cluster)
     return "--edges " + std::to_string(o.edges) +
            " needs --store redis: the SQLite store keeps the session state per edge, so several "
            "edges cannot share one fleet's sessions (docs/SCALING.md)";
@@ -156,16 +218,26 @@ ScaleResult run_scale(const ScaleOptions& o, const std::function<void(const std:
     BenchRig rig(ro);
     say("provisioning " + std::to_string(o.devices) + " devices");
     rig.provision(o.devices, 0);
-    rig.start_broker();
+    const bool cluster = o.cluster;
+    const bool redis = o.store == "redis" || cluster;
+    if (cluster) {
+      rig.start_cluster(kClusterBrokerNodes, kClusterRedisPrimaries);
+    } else {
+      rig.start_broker();
+      if (redis) rig.start_redis();
+    }
     result.mosquitto_version = rig.mosquitto_version();
     result.nofile_limit = rig.nofile_limit();
-    const bool redis = o.store == "redis";
-    if (redis) rig.start_redis();
     EdgeGroup group;
     group.count = o.edges;
-    group.redis_store = redis;
+    group.redis_store = redis && !cluster;
+    group.cluster = cluster;
     group.metrics = redis;  // for dsekp_store_round_trips_total
-    if (o.edges > 1) {
+    if (cluster) {
+      // One queue, competing consumers; redeliveries after a node's trouble come late
+      // (SCALING.md "What is lost"): the widest window absorbs them.
+      group.replay_window = 1024;
+    } else if (o.edges > 1) {
       // docs/SCALING.md "Running several edges": one shared group, and a replay window that
       // reaches over the frames other edges accept meanwhile.
       group.shared_group = "bench";
@@ -176,17 +248,26 @@ ScaleResult run_scale(const ScaleOptions& o, const std::function<void(const std:
     for (const pid_t pid : edge_pids)
       if (auto r = read_proc(pid)) result.edge_rss_before_kb += r->rss_kb;
 
+    const std::vector<int> redis_ports =
+        cluster ? rig.redis_node_ports()
+                : (redis ? std::vector<int>{rig.redis_port()} : std::vector<int>{});
     std::optional<std::uint64_t> round_trips_before;
-    RedisStats redis_before;
+    std::vector<RedisStats> redis_before;
     if (redis) {
       round_trips_before = store_round_trips(rig.edge_metrics_ports());
-      redis_before = read_redis_stats("127.0.0.1", rig.redis_port());
-      result.redis_version = redis_before.version;
+      redis_before = read_each(redis_ports);
+      result.redis_version = redis_before.front().version;
     }
     std::vector<pid_t> sampled = edge_pids;
     const std::size_t broker_index = sampled.size();
-    sampled.push_back(rig.broker_pid());
-    if (redis) sampled.push_back(rig.redis_pid());
+    const std::vector<pid_t> broker_pids =
+        cluster ? rig.broker_node_pids() : std::vector<pid_t>{rig.broker_pid()};
+    sampled.insert(sampled.end(), broker_pids.begin(), broker_pids.end());
+    const std::size_t redis_index = sampled.size();
+    const std::vector<pid_t> redis_pids =
+        cluster ? rig.redis_node_pids()
+                : (redis ? std::vector<pid_t>{rig.redis_pid()} : std::vector<pid_t>{});
+    sampled.insert(sampled.end(), redis_pids.begin(), redis_pids.end());
     ProcSampler sampler(sampled);
     sampler.start();
     experiment::DeviceCommand c;
@@ -200,9 +281,31 @@ ScaleResult run_scale(const ScaleOptions& o, const std::function<void(const std:
     say(std::to_string(o.devices) + " " + o.mode + " devices, one frame every " +
         std::to_string(o.interval_ms) + " ms each, for " + number(o.duration_s, 0) + " s after a " +
         number(result.ramp_s, 1) + " s connection ramp; " + std::to_string(o.edges) + " edge" +
-        (o.edges > 1 ? "s" : "") + ", " + o.store + " store");
-    rig.start_fleet(c, {"--duration-s", seconds_arg(result.device_duration_s), "--connect-rate",
-                        number(o.connect_rate, 3)});
+        (o.edges > 1 ? "s" : "") + ", " + (cluster ? "Redis Cluster" : o.store) + " store");
+    const std::vector<std::string> fleet_args = {"--duration-s",
+                                                 seconds_arg(result.device_duration_s),
+                                                 "--connect-rate", number(o.connect_rate, 3)};
+    if (cluster) {
+      // One fleet per broker node, each with its share of the devices and of the connection
+      // rate (the rate over all stays --connect-rate), its client logs in logs/fleet-K.
+      std::vector<experiment::DeviceCommand> fleets;
+      const auto parts = split_credentials(rig.credentials(), o.devices, kClusterBrokerNodes);
+      for (std::size_t k = 0; k < parts.size(); ++k) {
+        experiment::DeviceCommand f = c;
+        f.broker = rig.cluster_mqtt(static_cast<int>(k));
+        f.credentials = parts[k].first;
+        f.devices = parts[k].second;
+        f.anonymous = true;
+        f.logs_dir = (rig.logs_dir() / ("fleet-" + std::to_string(k + 1))).string();
+        fs::create_directories(f.logs_dir);
+        fleets.push_back(f);
+      }
+      std::vector<std::string> args = fleet_args;
+      args.back() = number(o.connect_rate / static_cast<double>(parts.size()), 3);
+      rig.start_fleets(fleets, args);
+    } else {
+      rig.start_fleet(c, fleet_args);
+    }
     const auto fleet_started = Clock::now();
     const auto seconds_since_start = [&] {
       return std::chrono::duration<double>(Clock::now() - fleet_started).count();
@@ -224,9 +327,11 @@ ScaleResult run_scale(const ScaleOptions& o, const std::function<void(const std:
         p.t_s = t;
         for (const pid_t pid : edge_pids)
           if (auto r = read_proc(pid)) p.edge_kb += r->rss_kb;
-        if (auto r = read_proc(rig.broker_pid())) p.broker_kb = r->rss_kb;
-        if (redis)
-          if (auto r = read_proc(rig.redis_pid())) p.redis_kb = r->rss_kb;
+        if (auto r = read_proc(broker_pids.front())) p.broker_kb = r->rss_kb;
+        for (const pid_t pid : redis_pids)
+          if (auto r = read_proc(pid)) p.redis_kb += r->rss_kb;
+        for (std::size_t b = 1; b < broker_pids.size(); ++b)
+          if (auto r = read_proc(broker_pids[b])) p.broker_kb += r->rss_kb;
         p.edge_rows = rig.edge_rows(o.mode);
         result.rss_series.push_back(p);
         say("rss t_s=" + number(p.t_s, 0) + " edge_kb=" + std::to_string(p.edge_kb) +
@@ -258,8 +363,15 @@ ScaleResult run_scale(const ScaleOptions& o, const std::function<void(const std:
       result.delivered_frames_per_s = static_cast<double>(result.steady_frames) / result.steady_s;
     if (redis) {
       const auto round_trips_after = store_round_trips(rig.edge_metrics_ports());
-      result.redis_commands =
-          difference(read_redis_stats("127.0.0.1", rig.redis_port()), redis_before);
+      const std::vector<RedisStats> redis_after = read_each(redis_ports);
+      std::vector<RedisStats> primaries, replicas;
+      for (std::size_t n = 0; n < redis_after.size(); ++n) {
+        const bool primary = !cluster || rig.redis_node_is_primary(static_cast<int>(n));
+        result.redis_node_primary.push_back(primary);
+        (primary ? primaries : replicas).push_back(difference(redis_after[n], redis_before[n]));
+      }
+      result.redis_commands = sum_of(primaries);
+      result.redis_replica_commands = sum_of(replicas);
       if (round_trips_before && round_trips_after) {
         result.round_trips_known = true;
         result.store_round_trips = *round_trips_after - *round_trips_before;
@@ -272,8 +384,16 @@ ScaleResult run_scale(const ScaleOptions& o, const std::function<void(const std:
     for (std::size_t i = 0; i < edge_pids.size(); ++i)
       result.edges.push_back(summarize(sampler.samples(i)));
     result.edge = sum_of(result.edges);
-    result.broker = summarize(sampler.samples(broker_index));
-    if (redis) result.redis = summarize(sampler.samples(broker_index + 1));
+    for (std::size_t b = 0; b < broker_pids.size(); ++b)
+      result.broker_nodes.push_back(summarize(sampler.samples(broker_index + b)));
+    result.broker = sum_of(result.broker_nodes);
+    for (std::size_t n = 0; n < redis_pids.size(); ++n)
+      result.redis_nodes.push_back(summarize(sampler.samples(redis_index + n)));
+    if (redis) result.redis = sum_of(result.redis_nodes);
+    if (!cluster) {
+      result.broker_nodes.clear();
+      result.redis_nodes.clear();
+    }
     result.edge_frames = rig.edge_rows_each(o.mode);
     std::vector<fs::path> server_logs;
     for (std::size_t k = 1; k <= rig.edge_count(); ++k)
@@ -290,9 +410,17 @@ ScaleResult run_scale(const ScaleOptions& o, const std::function<void(const std:
       concatenate_logs(server_logs, server_log);
     }
     const Mode mode = parse_mode(o.mode).value();
-    result.join =
-        join_logs(logs / dsekp::logs::standard_file_name(dsekp::logs::LogKind::client, mode),
-                  server_log, mode);
+    const std::string client_file =
+        dsekp::logs::standard_file_name(dsekp::logs::LogKind::client, mode);
+    fs::path client_log = logs / client_file;
+    if (cluster) {
+      std::vector<fs::path> client_logs;
+      for (int k = 1; k <= kClusterBrokerNodes; ++k)
+        client_logs.push_back(logs / ("fleet-" + std::to_string(k)) / client_file);
+      client_log = logs / (client_file + ".all-fleets.csv");
+      concatenate_logs(client_logs, client_log);
+    }
+    result.join = join_logs(client_log, server_log, mode);
     result.latency_us = percentiles(result.join.latency_us);
     result.join.latency_us = {};
     result.join.idle_latency_us = {};
@@ -308,6 +436,19 @@ ScaleResult run_scale(const ScaleOptions& o, const std::function<void(const std:
         result.redis_commands_per_frame =
             static_cast<double>(result.redis_commands.work_commands()) / frames;
         result.round_trips_per_frame = static_cast<double>(result.store_round_trips) / frames;
+      }
+      result.tier_costs.push_back(tier_cost("edges", result.edges, frames));
+      result.tier_costs.push_back(tier_cost(
+          "broker", cluster ? result.broker_nodes : std::vector<ProcSummary>{result.broker},
+          frames));
+      if (cluster) {
+        std::vector<ProcSummary> primaries, replicas;
+        for (std::size_t n = 0; n < result.redis_nodes.size(); ++n)
+          (result.redis_node_primary.at(n) ? primaries : replicas).push_back(result.redis_nodes[n]);
+        result.tier_costs.push_back(tier_cost("redis primaries", primaries, frames));
+        result.tier_costs.push_back(tier_cost("redis replicas", replicas, frames));
+      } else if (redis) {
+        result.tier_costs.push_back(tier_cost("redis", {result.redis}, frames));
       }
     }
   }

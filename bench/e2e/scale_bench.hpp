@@ -19,6 +19,16 @@
 // (redis_stats.hpp) and each edge's dsekp_store_round_trips_total (metrics_scrape.hpp), and
 // samples Redis's CPU and memory beside the edges' and the broker's.
 //
+// A clustered tier (`--cluster`, docs/SCALING.md "Per-node costs"): three RabbitMQ nodes and a
+// Redis Cluster of three primaries with a replica each replace Mosquitto and redis-server
+// (bench_rig.hpp); the edges consume one quorum queue over AMQP and keep their state in the
+// cluster; the devices are split into one fleet per broker node. Every node's CPU and memory is
+// sampled on its own, Redis's counters are summed over the primaries (the replicas' are
+// reported apart: they replay the primaries' writes), and each process class's cost is also
+// given per 1,000 frames/s: the CPU seconds it used per frame times 1,000, i.e. the share of
+// one core it needs for every 1,000 frames/s (all on this one machine: the nodes share its two
+// cores, so the figures are costs, not capacities).
+//
 // Throughput: the frames the edges logged between the end of the connection ramp and the end of
 // the sending, divided by that time, and how long the edges took after the sending to log the
 // rest (a backlog: the offered load was above what they could handle).
@@ -60,6 +70,7 @@ struct ScaleOptions {
   double rss_every_s = 0;        // 0: no RSS series
   std::size_t edges = 1;         // 1..3
   std::string store = "sqlite";  // or redis
+  bool cluster = false;          // RabbitMQ ×3 + Redis Cluster (3 + 3); implies the Redis store
 };
 
 /// One point of the soak series.
@@ -86,6 +97,18 @@ struct RssDrift {
 /// Summarises `series` after `warmup_s` (no samples after it: samples = 0).
 RssDrift rss_drift(const std::vector<RssPoint>& series, double warmup_s);
 
+/// What one class of processes (the edges, the broker nodes, the Redis primaries, the Redis
+/// replicas) cost for the frames logged: CPU per 1,000 frames/s (the class's CPU seconds per
+/// frame × 1,000, summed over its processes: the cores the class needs for every 1,000
+/// frames/s) and memory per process.
+struct TierCost {
+  std::string tier;  // "edges", "broker", "redis primaries", "redis replicas"
+  std::size_t processes = 0;
+  double cores_per_1000_frames_per_s = 0;
+  std::uint64_t rss_final_kb_mean = 0;  // per process
+  std::uint64_t rss_peak_kb_max = 0;
+};
+
 struct ScaleResult {
   ScaleOptions options;
   std::string dir;
@@ -101,7 +124,11 @@ struct ScaleResult {
   ProcSummary edge, broker;        // from the fleet's start until the edge had logged everything
                                    // (edge: summed over the edges, CPU and RSS)
   std::vector<ProcSummary> edges;  // each edge
-  ProcSummary redis;               // with --store redis
+  ProcSummary redis;               // with --store redis (--cluster: summed over the nodes)
+  // --cluster: each broker node's Erlang VM and each Redis node, in node order; whether the
+  // Redis node was a primary when the fleet ended.
+  std::vector<ProcSummary> broker_nodes, redis_nodes;
+  std::vector<bool> redis_node_primary;
   std::uint64_t edge_rss_before_kb = 0;    // the edges' RSS when ready, before any device (sum)
   std::vector<std::uint64_t> edge_frames;  // server log rows per edge (the union's parts)
   // Throughput in the steady phase (the end of the ramp to the end of the sending).
@@ -113,9 +140,11 @@ struct ScaleResult {
   double edge_cpu_us_per_frame = 0;  // all edges together
   double broker_cpu_us_per_frame = 0;
   double redis_cpu_us_per_frame = 0;
+  std::vector<TierCost> tier_costs;  // every run: edges, broker, Redis (primaries, replicas)
   // Redis (--store redis): what it did while the fleet ran, and the edges' round trips to it.
   std::string redis_version;
-  RedisStats redis_commands;            // after - before
+  RedisStats redis_commands;            // after - before (--cluster: summed over the primaries)
+  RedisStats redis_replica_commands;    // --cluster: the same over the replicas
   std::uint64_t store_round_trips = 0;  // summed over the edges' metrics
   bool round_trips_known = false;       // every edge answered both scrapes
   double redis_commands_per_frame = 0;  // work commands (no PING, no INFO) / frames logged,

@@ -27,14 +27,17 @@ TEST(RedisStats, ParsesInfoSections) {
       "cmdstat_ping:calls=30,usec=10,usec_per_call=0.33,rejected_calls=0,failed_calls=0\r\n"
       "cmdstat_info:calls=3,usec=100,usec_per_call=33.33,rejected_calls=0,failed_calls=0\r\n"
       "cmdstat_client|setname:calls=2,usec=3,usec_per_call=1.50,rejected_calls=0\r\n"
+      "cmdstat_cluster|info:calls=7,usec=70,usec_per_call=10.00,rejected_calls=0\r\n"
+      "cmdstat_replconf:calls=50,usec=50,usec_per_call=1.00,rejected_calls=0\r\n"
       "not a line\r\n";
   const RedisStats s = parse_redis_info(text);
   EXPECT_EQ(s.version, "7.0.15");
   EXPECT_EQ(s.total_commands, 1234u);
-  ASSERT_EQ(s.calls.size(), 5u);
+  ASSERT_EQ(s.calls.size(), 7u);
   EXPECT_EQ(s.calls.at("evalsha"), 400u);
   EXPECT_EQ(s.calls.at("client|setname"), 2u);
-  EXPECT_EQ(s.work_commands(), 400u + 20u + 2u);  // no PING, no INFO
+  // No PING, INFO, CLUSTER INFO (the probes and our readings) or REPLCONF (replication).
+  EXPECT_EQ(s.work_commands(), 400u + 20u + 2u);
 }
 
 TEST(RedisStats, DifferenceCountsFromZeroForNewCommands) {

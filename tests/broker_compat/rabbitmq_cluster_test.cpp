@@ -23,7 +23,7 @@
 #include <thread>
 
 #include "fleet_fixture.hpp"
-#include "rabbitmq_cluster.hpp"
+#include "shared_rabbitmq_cluster.hpp"
 #include "tests/support/build_paths.hpp"
 #include "tests/support/mqtt_test_client.hpp"
 

@@ -14,7 +14,7 @@
 
 #include "fleet_fixture.hpp"
 #include "mqtt_probes.hpp"
-#include "rabbitmq_cluster.hpp"
+#include "shared_rabbitmq_cluster.hpp"
 #include "tests/support/build_paths.hpp"
 #include "tests/support/registry_bed.hpp"
 

@@ -1,5 +1,5 @@
 // RedisClusterClient (edge/store/redis/redis_cluster_client.hpp) against a real Redis Cluster of
-// 3 primaries and 3 replicas on loopback (tests/support/redis_cluster.hpp), one per test: every
+// 3 primaries and 3 replicas on loopback (engines/redis_cluster_nodes.hpp), one per test: every
 // command reaches the slot's primary; a map made stale by a slot moved to another node is mended
 // by MOVED; a slot half migrated is followed by ASK; a killed primary's slots are found on the
 // promoted replica, with the writes that WAIT confirmed still there; a write its replica does
@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "edge/store/redis/redis_cluster_client.hpp"
-#include "tests/support/redis_cluster.hpp"
+#include "engines/redis_cluster_nodes.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::redis {
 namespace {
 
-using dsekp::test::RedisClusterNodes;
+using dsekp::engines::RedisClusterNodes;
 
 std::string text_of(const Reply& r) {
   if (r == nullptr) return "(no reply)";

@@ -28,7 +28,7 @@ class RedisClusterStore : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { RedisClusterBackend::start_server(); }
   static void TearDownTestSuite() { RedisClusterBackend::stop_server(); }
-  static test::RedisClusterNodes& cluster() { return RedisClusterBackend::cluster(); }
+  static engines::RedisClusterNodes& cluster() { return RedisClusterBackend::cluster(); }
 
   /// `count` devices (the tests check the slots they need to differ).
   std::vector<DevId> devices(int count) const {
@@ -231,7 +231,7 @@ TEST_F(RedisClusterStore, MakeDurableAsksEveryPrimary) {
 // A cluster of its own: a primary is killed while commits go on.
 TEST(RedisClusterStoreFailover, CommitsGoOnAfterAPrimaryIsKilledAndNoneConfirmedIsLost) {
   test::TempDir dir;
-  test::RedisClusterNodes cluster(dir.path().string(), 3, 1);
+  engines::RedisClusterNodes cluster(dir.path().string(), 3, 1);
   RedisStoreOptions o;
   for (int i = 0; i < cluster.size(); ++i)
     o.cluster_seeds.emplace_back("127.0.0.1", cluster.port(i));

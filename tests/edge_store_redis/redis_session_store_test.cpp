@@ -10,7 +10,7 @@
 
 #include "edge/store/redis/redis_store_url.hpp"
 #include "store_backends.hpp"
-#include "tests/support/redis_server.hpp"
+#include "engines/redis_server.hpp"
 
 namespace dsekp::edge::testing {
 namespace {
@@ -321,7 +321,7 @@ TEST(RedisStoreUrl, AClusterUrlNamesItsSeedNodes) {
 // A Redis Cluster node given as one server would answer MOVED for most keys: refused at open.
 TEST(RedisStoreOpen, AClusterNodeAsOneServerIsRefused) {
   test::TempDir dir;
-  test::RedisServer node(dir.path().string(), {"--cluster-enabled", "yes", "--cluster-config-file",
+  engines::RedisServer node(dir.path().string(), {"--cluster-enabled", "yes", "--cluster-config-file",
                                                dir.file("nodes.conf")});
   RedisStoreOptions o;
   o.endpoint.port = node.port();
@@ -349,7 +349,7 @@ TEST(RedisAcl, TheStoreLogsInAsItsUserAndIsRefusedWithoutThePassword) {
   test::TempDir dir;
   std::ofstream(dir.file("users.acl")) << "user default on nopass ~* &* -@all +ping\n"
                                           "user edge-1 on >s3cret-pw ~acl:* &* +@all\n";
-  test::RedisServer server(dir.path().string(), {"--aclfile", dir.file("users.acl")});
+  engines::RedisServer server(dir.path().string(), {"--aclfile", dir.file("users.acl")});
   RedisStoreOptions o;
   o.endpoint.port = server.port();
   o.endpoint.username = "edge-1";
@@ -388,7 +388,7 @@ TEST(RedisAcl, TheStoreLogsInAsItsUserAndIsRefusedWithoutThePassword) {
 class RedisKill : public ::testing::Test {
  protected:
   test::TempDir dir_;
-  test::RedisServer server_{dir_.path().string()};
+  engines::RedisServer server_{dir_.path().string()};
   DevId id_ = dev_id_of("esp32-01");
 
   std::unique_ptr<RedisSessionStore> open() {

@@ -15,7 +15,7 @@
 #include "store_backends.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/loopback_port.hpp"
-#include "tests/support/redis_server.hpp"
+#include "engines/redis_server.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
@@ -63,7 +63,7 @@ TEST(RedisTlsTunnel, TheStoreWorksThroughAStunnelPairAndTheHopIsTls) {
   test::TempDir dir;
   std::ofstream(dir.file("users.acl")) << "user default on nopass ~* &* -@all +ping\n"
                                           "user edge-1 on >tunnel-pw ~tls:* &* +@all\n";
-  test::RedisServer redis(dir.path().string(), {"--aclfile", dir.file("users.acl")});
+  engines::RedisServer redis(dir.path().string(), {"--aclfile", dir.file("users.acl")});
   // The server's certificate (self-signed, for the name the client checks), and another one
   // that a misconfigured client trusts instead.
   for (const std::string name : {"redis", "other"}) {

@@ -18,8 +18,8 @@
 #include "edge/store/redis/redis_session_store.hpp"
 #include "edge/store/sqlite_session_store.hpp"
 #include "store_test_support.hpp"
-#include "tests/support/redis_cluster.hpp"
-#include "tests/support/redis_server.hpp"
+#include "engines/redis_cluster_nodes.hpp"
+#include "engines/redis_server.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
@@ -79,13 +79,13 @@ class RedisBackend : public RedisBackendBase {
 
   static void start_server() {
     dir_ = std::make_unique<test::TempDir>();
-    server_ = std::make_unique<test::RedisServer>(dir_->path().string());
+    server_ = std::make_unique<engines::RedisServer>(dir_->path().string());
   }
   static void stop_server() {
     server_.reset();
     dir_.reset();
   }
-  static test::RedisServer& server() { return *server_; }
+  static engines::RedisServer& server() { return *server_; }
 
   [[nodiscard]] RedisStoreOptions options() const override {
     RedisStoreOptions o;
@@ -100,7 +100,7 @@ class RedisBackend : public RedisBackendBase {
  private:
   static inline std::atomic<int> next_id_{0};
   static inline std::unique_ptr<test::TempDir> dir_;
-  static inline std::unique_ptr<test::RedisServer> server_;
+  static inline std::unique_ptr<engines::RedisServer> server_;
 };
 
 class RedisClusterBackend : public RedisBackendBase {
@@ -110,13 +110,13 @@ class RedisClusterBackend : public RedisBackendBase {
 
   static void start_server() {
     dir_ = std::make_unique<test::TempDir>();
-    cluster_ = std::make_unique<test::RedisClusterNodes>(dir_->path().string(), 3, 1);
+    cluster_ = std::make_unique<engines::RedisClusterNodes>(dir_->path().string(), 3, 1);
   }
   static void stop_server() {
     cluster_.reset();
     dir_.reset();
   }
-  static test::RedisClusterNodes& cluster() { return *cluster_; }
+  static engines::RedisClusterNodes& cluster() { return *cluster_; }
 
   [[nodiscard]] RedisStoreOptions options() const override {
     RedisStoreOptions o;
@@ -134,7 +134,7 @@ class RedisClusterBackend : public RedisBackendBase {
  private:
   static inline std::atomic<int> next_id_{0};
   static inline std::unique_ptr<test::TempDir> dir_;
-  static inline std::unique_ptr<test::RedisClusterNodes> cluster_;
+  static inline std::unique_ptr<engines::RedisClusterNodes> cluster_;
 };
 
 }  // namespace dsekp::edge::testing

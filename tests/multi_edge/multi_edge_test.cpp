@@ -43,8 +43,8 @@
 #include "tests/support/memory_secret_store.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/mqtt_test_client.hpp"
-#include "tests/support/redis_cluster.hpp"
-#include "tests/support/redis_server.hpp"
+#include "engines/redis_cluster_nodes.hpp"
+#include "engines/redis_server.hpp"
 #include "tests/support/registry_bed.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -159,10 +159,10 @@ class MultiEdgeBed {
     std::filesystem::create_directories(dir_.file("redis"));
     std::filesystem::create_directories(dir_.file("broker"));
     if (cluster) {
-      cluster_ = std::make_unique<dsekp::test::RedisClusterNodes>(dir_.file("redis"), 3, 1);
+      cluster_ = std::make_unique<dsekp::engines::RedisClusterNodes>(dir_.file("redis"), 3, 1);
       store_ = "redis+cluster://" + cluster_->seeds() + "/t:";
     } else {
-      redis_ = std::make_unique<dsekp::test::RedisServer>(dir_.file("redis"));
+      redis_ = std::make_unique<dsekp::engines::RedisServer>(dir_.file("redis"));
       store_ = "redis://127.0.0.1:" + std::to_string(redis_->port()) + "/t:";
     }
     broker_ = std::make_unique<dsekp::test::MosquittoBroker>(
@@ -312,8 +312,8 @@ class MultiEdgeBed {
   bool ratchet_ = false;
   std::string store_;  // the edges' --store
   dsekp::test::TempDir dir_;
-  std::unique_ptr<dsekp::test::RedisServer> redis_;          // one server, or
-  std::unique_ptr<dsekp::test::RedisClusterNodes> cluster_;  // a cluster
+  std::unique_ptr<dsekp::engines::RedisServer> redis_;          // one server, or
+  std::unique_ptr<dsekp::engines::RedisClusterNodes> cluster_;  // a cluster
   std::unique_ptr<dsekp::test::MosquittoBroker> broker_;
   std::vector<DeviceMaterial> materials_;
   std::vector<std::unique_ptr<GroupEdge>> edges_;

@@ -1,5 +1,5 @@
 // Starting, killing and stopping private RabbitMQ nodes (see rabbitmq_cluster.hpp).
-#include "rabbitmq_cluster.hpp"
+#include "engines/rabbitmq_cluster.hpp"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -12,23 +12,17 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tests/support/loopback_port.hpp"
+#include "engines/executables.hpp"
+#include "experiment/net.hpp"
 
-#ifndef DSEKP_RABBITMQ_SERVER_PATH
-#error "DSEKP_RABBITMQ_SERVER_PATH must name rabbitmq-server (\"\" when it is not installed)"
-#endif
-#ifndef DSEKP_EPMD_PATH
-#error "DSEKP_EPMD_PATH must name epmd (\"\" when it is not installed)"
-#endif
-
-namespace dsekp::test {
+namespace dsekp::engines {
 namespace {
 
-bool wait_for_port(int port, ChildProcess& process, std::chrono::seconds timeout) {
+bool wait_for_port(int port, experiment::Child& process, std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (!process.running()) return false;
-    if (accepts_connections(port)) return true;
+    if (experiment::accepts_tcp({"127.0.0.1", static_cast<std::uint16_t>(port)})) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
@@ -37,7 +31,7 @@ bool wait_for_port(int port, ChildProcess& process, std::chrono::seconds timeout
 }  // namespace
 
 std::string RabbitMqCluster::executable() {
-  return std::string(DSEKP_EPMD_PATH).empty() ? "" : DSEKP_RABBITMQ_SERVER_PATH;
+  return rabbitmq_server_path();
 }
 
 RabbitMqCluster::RabbitMqCluster(const std::string& dir, int nodes) : dir_(dir) {
@@ -48,23 +42,24 @@ RabbitMqCluster::RabbitMqCluster(const std::string& dir, int nodes) : dir_(dir) 
   std::ofstream(cookie) << "DSEKPTESTCOOKIE" << ::getpid();
   ::chmod(cookie.c_str(), S_IRUSR);
   std::ofstream(dir_ + "/enabled_plugins") << "[rabbitmq_mqtt].\n";
-  epmd_port_ = free_loopback_port();
-  epmd_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{DSEKP_EPMD_PATH, "-port", std::to_string(epmd_port_), "-address",
-                               "127.0.0.1"},
-      dir_ + "/epmd.out", dir_ + "/epmd.err");
+  epmd_port_ = experiment::free_loopback_port();
+  epmd_ = std::make_unique<experiment::Child>(experiment::ChildSpec{
+      "epmd",
+      {epmd_path(), "-port", std::to_string(epmd_port_), "-address", "127.0.0.1"},
+      dir_ + "/epmd.log",
+      {}});
   if (!wait_for_port(epmd_port_, *epmd_, std::chrono::seconds(10))) {
     stop();
-    throw std::runtime_error("epmd did not start: " + read_file(dir_ + "/epmd.err"));
+    throw std::runtime_error("epmd did not start: " + file_text(dir_ + "/epmd.log"));
   }
   nodes_.resize(static_cast<std::size_t>(nodes));
   for (int i = 0; i < nodes; ++i) {
     Node& n = nodes_[static_cast<std::size_t>(i)];
     n.name = "dsekp" + std::to_string(::getpid()) + "n" + std::to_string(i) + "@localhost";
     n.dir = dir_ + "/node" + std::to_string(i);
-    n.amqp_port = free_loopback_port();
-    n.mqtt_port = free_loopback_port();
-    n.dist_port = free_loopback_port();
+    n.amqp_port = experiment::free_loopback_port();
+    n.mqtt_port = experiment::free_loopback_port();
+    n.dist_port = experiment::free_loopback_port();
     for (const char* sub : {"mnesia", "log"})
       std::filesystem::create_directories(n.dir + "/" + sub);
   }
@@ -104,10 +99,10 @@ RabbitMqCluster::RabbitMqCluster(const std::string& dir, int nodes) : dir_(dir) 
   }
   if (nodes > 1) {
     // Every node serves; wait until each also sees the others (the cluster is formed).
-    const RunResult r = control(0, {"await_online_nodes", std::to_string(nodes), "--timeout", "60"},
+    const RunOutput r = control(0, {"await_online_nodes", std::to_string(nodes), "--timeout", "60"},
                                 std::chrono::seconds(90));
     if (r.exit_code != 0) {
-      const std::string text = r.out + r.err + logs();
+      const std::string text = r.output + logs();
       stop();
       throw std::runtime_error("the RabbitMQ nodes did not form one cluster:\n" + text);
     }
@@ -116,16 +111,17 @@ RabbitMqCluster::RabbitMqCluster(const std::string& dir, int nodes) : dir_(dir) 
 
 void RabbitMqCluster::launch(Node& n) {
   // Everything through the environment (the script reads it); /usr/bin/env sets it for the child.
-  n.server = std::make_unique<ChildProcess>(
-      std::vector<std::string>{
-          "/usr/bin/env", "HOME=" + dir_ + "/home", "RABBITMQ_NODENAME=" + n.name,
-          "RABBITMQ_NODE_IP_ADDRESS=127.0.0.1", "RABBITMQ_DIST_PORT=" + std::to_string(n.dist_port),
-          "ERL_EPMD_PORT=" + std::to_string(epmd_port_), "ERL_EPMD_ADDRESS=127.0.0.1",
-          "RABBITMQ_MNESIA_BASE=" + n.dir + "/mnesia", "RABBITMQ_LOG_BASE=" + n.dir + "/log",
-          "RABBITMQ_CONFIG_FILE=" + n.dir + "/rabbitmq.conf",
-          "RABBITMQ_ENABLED_PLUGINS_FILE=" + dir_ + "/enabled_plugins",
-          "RABBITMQ_PID_FILE=" + n.dir + "/rabbit.pid", executable()},
-      n.dir + "/rabbit.out", n.dir + "/rabbit.err");
+  n.server = std::make_unique<experiment::Child>(experiment::ChildSpec{
+      n.name,
+      {"/usr/bin/env", "HOME=" + dir_ + "/home", "RABBITMQ_NODENAME=" + n.name,
+       "RABBITMQ_NODE_IP_ADDRESS=127.0.0.1", "RABBITMQ_DIST_PORT=" + std::to_string(n.dist_port),
+       "ERL_EPMD_PORT=" + std::to_string(epmd_port_), "ERL_EPMD_ADDRESS=127.0.0.1",
+       "RABBITMQ_MNESIA_BASE=" + n.dir + "/mnesia", "RABBITMQ_LOG_BASE=" + n.dir + "/log",
+       "RABBITMQ_CONFIG_FILE=" + n.dir + "/rabbitmq.conf",
+       "RABBITMQ_ENABLED_PLUGINS_FILE=" + dir_ + "/enabled_plugins",
+       "RABBITMQ_PID_FILE=" + n.dir + "/rabbit.pid", executable()},
+      n.dir + "/rabbit.out",
+      {}});
 }
 
 std::string RabbitMqCluster::serving(Node& n, int timeout_s) {
@@ -144,10 +140,9 @@ std::string RabbitMqCluster::serving(Node& n, int timeout_s) {
   return "";
 }
 
-RunResult RabbitMqCluster::control(int via, const std::vector<std::string>& args,
+RunOutput RabbitMqCluster::control(int via, const std::vector<std::string>& args,
                                    std::chrono::seconds timeout) {
-  const std::string ctl =
-      std::filesystem::path(executable()).parent_path().string() + "/rabbitmqctl";
+  const std::string ctl = rabbitmqctl_path();
   std::vector<std::string> argv = {"/usr/bin/env",
                                    "HOME=" + dir_ + "/home",
                                    "ERL_EPMD_PORT=" + std::to_string(epmd_port_),
@@ -155,17 +150,17 @@ RunResult RabbitMqCluster::control(int via, const std::vector<std::string>& args
                                    "-n",
                                    nodes_.at(static_cast<std::size_t>(via)).name};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_command(argv, dir_, timeout);
+  return run_to_end(argv, dir_, timeout);
 }
 
 void RabbitMqCluster::await_whole(int via) {
   if (size() < 2) return;
-  const RunResult r =
+  const RunOutput r =
       control(via, {"await_online_nodes", std::to_string(size()), "--timeout", "120"},
               std::chrono::seconds(150));
   if (r.exit_code != 0)
-    throw std::runtime_error("the RabbitMQ cluster is not whole before the next fault:\n" + r.out +
-                             r.err + logs());
+    throw std::runtime_error("the RabbitMQ cluster is not whole before the next fault:\n" +
+                             r.output + logs());
 }
 
 std::string RabbitMqCluster::amqp_nodes(int first) const {
@@ -190,8 +185,8 @@ void RabbitMqCluster::start(int node) {
   launch(n);
   if (const std::string why = serving(n, 180); !why.empty())
     throw std::runtime_error("RabbitMQ node " + n.name + " did not restart (" + why +
-                             "); its output:\n" + read_file(n.dir + "/rabbit.out") +
-                             read_file(n.dir + "/rabbit.err") + "\nits log:\n" + log(node));
+                             "); its output:\n" + file_text(n.dir + "/rabbit.out") +
+                             "\nits log:\n" + log(node));
 }
 
 void RabbitMqCluster::restart(int node) {
@@ -201,7 +196,7 @@ void RabbitMqCluster::restart(int node) {
 }
 
 pid_t RabbitMqCluster::vm_of(const Node& n) const {
-  const std::string pid_text = read_file(n.dir + "/rabbit.pid");
+  const std::string pid_text = file_text(n.dir + "/rabbit.pid");
   pid_t vm = 0;
   try {
     vm = pid_text.empty() ? 0 : static_cast<pid_t>(std::stol(pid_text));
@@ -210,7 +205,7 @@ pid_t RabbitMqCluster::vm_of(const Node& n) const {
   }
   // Only if that pid is still this node's VM (its environment names the node: the command line
   // does not), never another process.
-  const std::string environment = read_file("/proc/" + std::to_string(vm) + "/environ");
+  const std::string environment = file_text("/proc/" + std::to_string(vm) + "/environ");
   const std::string name_entry = "RABBITMQ_NODENAME=" + n.name;
   const bool is_node = vm > 1 && environment.find(name_entry + '\0') != std::string::npos;
   return is_node ? vm : 0;
@@ -233,7 +228,7 @@ void RabbitMqCluster::stop_node(Node& n, bool graceful) {
   // it outlives the script (or at once, for a crash). A frozen VM is let go on first.
   const pid_t vm = vm_of(n);
   if (vm > 0) ::kill(vm, graceful ? SIGCONT : SIGKILL);
-  if (n.server) n.server->stop(std::chrono::milliseconds(graceful ? 15000 : 3000));
+  if (n.server) (void)n.server->stop(std::chrono::milliseconds(graceful ? 15000 : 3000));
   n.server.reset();
   if (vm > 0 && vm_of(n) == vm) ::kill(vm, SIGKILL);
 }
@@ -241,7 +236,7 @@ void RabbitMqCluster::stop_node(Node& n, bool graceful) {
 void RabbitMqCluster::stop() {
   // Nothing of a test's nodes is kept: killed, not shut down (seconds per node saved).
   for (Node& n : nodes_) stop_node(n, false);
-  if (epmd_) epmd_->stop();
+  if (epmd_) (void)epmd_->stop(std::chrono::milliseconds(3000));
   epmd_.reset();
 }
 
@@ -251,7 +246,7 @@ RabbitMqCluster::~RabbitMqCluster() {
 
 std::string RabbitMqCluster::log(int node) const {
   const Node& n = nodes_.at(static_cast<std::size_t>(node));
-  return read_file(n.dir + "/log/" + n.name + ".log");
+  return file_text(n.dir + "/log/" + n.name + ".log");
 }
 
 std::string RabbitMqCluster::logs(std::size_t lines) const {
@@ -267,4 +262,4 @@ std::string RabbitMqCluster::logs(std::size_t lines) const {
   return out;
 }
 
-}  // namespace dsekp::test
+}  // namespace dsekp::engines

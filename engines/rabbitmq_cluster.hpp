@@ -1,31 +1,29 @@
-// Private RabbitMQ nodes with the MQTT plugin, one or a cluster of several, on loopback: their
-// own epmd (a child process on a free loopback port, so no system-wide epmd is started or left
-// behind), one Erlang cookie written before any node starts, each node's name, Mnesia and log
-// dirs in the given dir, an AMQP and an MQTT listener on free loopback ports, anonymous MQTT
-// logins (the guest account, allowed on loopback) and MQTT sessions in quorum queues. Several
-// nodes form one cluster by themselves (peer discovery from the configured node list); the
-// constructor returns once every node serves and the cluster has them all. A node can be killed
-// (SIGKILL of its Erlang VM) and started again with its data. Stopped on destruction (SIGTERM,
-// then SIGKILL for what is left). A node takes 10-25 s to start here, so a suite shares them.
+// Private RabbitMQ nodes with the MQTT plugin (for the tests and `dsekp bench scale --cluster`),
+// one or a cluster of several, on loopback: their own epmd (a child process on a free loopback
+// port, so no system-wide epmd is started or left behind), one Erlang cookie written before any
+// node starts, each node's name, Mnesia and log dirs in the given dir, an AMQP and an MQTT listener
+// on free loopback ports, anonymous MQTT logins (the guest account, allowed on loopback) and MQTT
+// sessions in quorum queues. Several nodes form one cluster by themselves (peer discovery from the
+// configured node list); the constructor returns once every node serves and the cluster has them
+// all. A node can be killed (SIGKILL of its Erlang VM) and started again with its data. Stopped on
+// destruction (SIGTERM, then SIGKILL for what is left). A node takes 10-25 s to start here.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
-#include <cstdio>
-#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "tests/support/child_process.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "engines/run_to_end.hpp"
+#include "experiment/process.hpp"
 
-namespace dsekp::test {
+namespace dsekp::engines {
 
 class RabbitMqCluster {
  public:
-  /// The rabbitmq-server script found at configure time, or "" (the tests then skip).
+  /// The rabbitmq-server script (rabbitmq_server_path()), or "" if RabbitMQ is not installed.
   static std::string executable();
 
   /// Starts `nodes` nodes and waits (at most 120 s) until each serves MQTT and AMQP and all are
@@ -38,6 +36,8 @@ class RabbitMqCluster {
   [[nodiscard]] int size() const noexcept { return static_cast<int>(nodes_.size()); }
   [[nodiscard]] int mqtt_port(int node) const { return nodes_.at(node).mqtt_port; }
   [[nodiscard]] int amqp_port(int node) const { return nodes_.at(node).amqp_port; }
+  /// The node's Erlang VM (beam.smp), or 0 if it is not running.
+  [[nodiscard]] pid_t vm_pid(int node) const { return vm_of(nodes_.at(node)); }
   /// "127.0.0.1:PORT,..." of the AMQP listeners, node `first` first (for `dsekp edge --amqp`).
   [[nodiscard]] std::string amqp_nodes(int first = 0) const;
   /// Throws unless every node is in the cluster, as seen from node `via`, within two minutes
@@ -67,14 +67,14 @@ class RabbitMqCluster {
     int amqp_port = 0;
     int mqtt_port = 0;
     int dist_port = 0;
-    std::unique_ptr<ChildProcess> server;
+    std::unique_ptr<experiment::Child> server;
   };
   void launch(Node& node);
   /// Waits (one deadline) until the node's MQTT and AMQP listeners accept connections; "" if
   /// they do, else why not (the VM exited, or the time ran out) and after how long.
   std::string serving(Node& node, int timeout_s);
   /// rabbitmqctl `args` against node `via` (the suite's cookie and epmd).
-  RunResult control(int via, const std::vector<std::string>& args, std::chrono::seconds timeout);
+  RunOutput control(int via, const std::vector<std::string>& args, std::chrono::seconds timeout);
   void stop_node(Node& node, bool graceful);
   // The node's Erlang VM (from its pid file, checked against its command line), or 0.
   pid_t vm_of(const Node& node) const;
@@ -82,47 +82,8 @@ class RabbitMqCluster {
 
   std::string dir_;
   int epmd_port_ = 0;
-  std::unique_ptr<ChildProcess> epmd_;
+  std::unique_ptr<experiment::Child> epmd_;
   std::vector<Node> nodes_;
 };
 
-/// The nodes a whole test program shares (they take seconds to start): created by the first test
-/// that asks, stopped by reset() (a suite's TearDownTestSuite). A start that fails is tried once
-/// more in a fresh directory (the first failure printed): forming the cluster is the tests'
-/// set-up, not what they test, and RabbitMQ 3.10's MQTT plugin has been seen to wait minutes
-/// for a Raft leader of its own on a fresh cluster. get() is null after two failed starts, with
-/// error() saying why.
-template <int Nodes>
-class SharedRabbitMqCluster {
- public:
-  static RabbitMqCluster* get() {
-    if (!tried_) {
-      tried_ = true;
-      for (int attempt = 0; attempt < 2 && cluster_ == nullptr; ++attempt) {
-        dir_ = std::make_unique<TempDir>();
-        try {
-          cluster_ = std::make_unique<RabbitMqCluster>(dir_->file("rabbitmq"), Nodes);
-        } catch (const std::exception& e) {
-          error_ = e.what();
-          if (attempt == 0)
-            std::fprintf(stderr, "RabbitMQ cluster start failed, trying once more: %s\n",
-                         error_.c_str());
-        }
-      }
-    }
-    return cluster_.get();
-  }
-  static const std::string& error() { return error_; }
-  static void reset() {
-    cluster_.reset();
-    dir_.reset();
-  }
-
- private:
-  static inline bool tried_ = false;
-  static inline std::string error_;
-  static inline std::unique_ptr<TempDir> dir_;
-  static inline std::unique_ptr<RabbitMqCluster> cluster_;
-};
-
-}  // namespace dsekp::test
+}  // namespace dsekp::engines

@@ -1,6 +1,7 @@
-// Starting, joining, killing and inspecting a test Redis Cluster (see redis_cluster.hpp). The
-// nodes' views are read from CLUSTER NODES (text: one line per node, its flags and slot ranges).
-#include "tests/support/redis_cluster.hpp"
+// Starting, joining, killing and inspecting a private Redis Cluster (see redis_cluster_nodes.hpp).
+// The nodes' views are read from CLUSTER NODES (text: one line per node, its flags and slot
+// ranges).
+#include "engines/redis_cluster_nodes.hpp"
 
 #include <filesystem>
 #include <map>
@@ -9,10 +10,11 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tests/support/child_process.hpp"
-#include "tests/support/loopback_port.hpp"
+#include "engines/executables.hpp"
+#include "engines/run_to_end.hpp"
+#include "experiment/net.hpp"
 
-namespace dsekp::test {
+namespace dsekp::engines {
 namespace {
 
 struct NodeLine {
@@ -64,22 +66,22 @@ RedisClusterNodes::RedisClusterNodes(const std::string& dir, int primaries, int 
     std::filesystem::create_directories(node_dir);
     // The bus port is given (client port + 10,000, Redis's default, may not exist).
     nodes_.push_back(std::make_unique<RedisServer>(
-        node_dir,
-        std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file",
-                                 node_dir + "/nodes.conf", "--cluster-node-timeout", "1000",
-                                 "--cluster-port", std::to_string(free_loopback_port())}));
+        node_dir, std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file",
+                                           node_dir + "/nodes.conf", "--cluster-node-timeout",
+                                           "1000", "--cluster-port",
+                                           std::to_string(experiment::free_loopback_port())}));
     alive_.push_back(true);
   }
-  std::vector<std::string> create = {
-      (std::filesystem::path(DSEKP_REDIS_SERVER_PATH).parent_path() / "redis-cli").string(),
-      "--cluster", "create"};
+  if (redis_cli_path().empty())
+    throw std::runtime_error("no redis-cli found: install the redis-tools package");
+  std::vector<std::string> create = {redis_cli_path(), "--cluster", "create"};
   for (const auto& n : nodes_) create.push_back("127.0.0.1:" + std::to_string(n->port()));
   for (const std::string& a :
        {std::string("--cluster-replicas"), std::to_string(replicas), std::string("--cluster-yes")})
     create.push_back(a);
-  const RunResult r = run_command(create, dir_, std::chrono::seconds(60));
+  const RunOutput r = run_to_end(create, dir_, std::chrono::seconds(60));
   if (r.exit_code != 0)
-    throw std::runtime_error("redis-cli --cluster create failed:\n" + r.out + r.err + logs());
+    throw std::runtime_error("redis-cli --cluster create failed:\n" + r.output + logs());
   if (!wait_until_ok(std::chrono::seconds(60)))
     throw std::runtime_error("the Redis Cluster did not become ready:\n" + logs());
 }
@@ -182,4 +184,4 @@ std::string RedisClusterNodes::logs() const {
   return out;
 }
 
-}  // namespace dsekp::test
+}  // namespace dsekp::engines

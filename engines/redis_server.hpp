@@ -1,28 +1,31 @@
-// A real redis-server for one test or test suite: started on a free loopback port with AOF
-// persistence in a given directory (`--save '' --appendonly yes`), killed on destruction. It can
-// be killed (SIGKILL, no shutdown save) and restarted on the same port and directory, which is
-// how the tests check that the store fails closed and that committed state survives in the AOF.
+// A private redis-server (for a test, a test suite or a measurement): started on a free loopback
+// port with AOF persistence in a given directory (`--save '' --appendonly yes --appendfsync
+// always`), killed on destruction. It can be killed (SIGKILL, no shutdown save) and restarted on
+// the same port and directory, which is how the tests check that the store fails closed and that
+// committed state survives in the AOF.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "tests/support/child_process.hpp"
+#include "experiment/process.hpp"
 
-namespace dsekp::test {
+namespace dsekp::engines {
 
 class RedisServer {
  public:
-  /// Starts redis-server (DSEKP_REDIS_SERVER_PATH) with its files in `dir` and `extra_args`
+  /// Starts redis-server (redis_server_path()) with its files in `dir` and `extra_args`
   /// (e.g. ACL users; the default user must still be allowed PING) and waits until it answers
-  /// PING. Throws with its log if it does not come up within 10 s.
+  /// PING. Throws with its log if it does not come up within 10 s (or is not installed).
   explicit RedisServer(std::string dir, std::vector<std::string> extra_args = {});
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
 
   [[nodiscard]] int port() const noexcept { return port_; }
+  /// The process id of its latest start.
+  [[nodiscard]] pid_t pid() const noexcept;
   /// SIGKILL and reap: no shutdown, no final save; only what the AOF has survives.
   void kill();
   /// SIGSTOP / SIGCONT: a server that hangs with its connections open.
@@ -41,7 +44,7 @@ class RedisServer {
   std::string dir_;
   std::vector<std::string> extra_args_;
   int port_ = 0;
-  std::unique_ptr<ChildProcess> process_;
+  std::unique_ptr<experiment::Child> process_;
 };
 
-}  // namespace dsekp::test
+}  // namespace dsekp::engines

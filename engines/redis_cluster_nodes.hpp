@@ -1,8 +1,9 @@
-// A real Redis Cluster for the tests: `primaries` redis-server nodes in cluster mode, each with
-// `replicas` replicas, on loopback ports of their own (client and cluster bus), joined with
-// `redis-cli --cluster create`, AOF on (appendfsync always) and a short node timeout (1 s) so a
-// killed primary's replica is promoted within a few seconds. Nodes can be killed (SIGKILL) and
-// started again on the same ports and directories; everything is killed on destruction.
+// A private Redis Cluster (for the tests and `dsekp bench scale --cluster`): `primaries`
+// redis-server nodes in cluster mode, each with `replicas` replicas, on loopback ports of their own
+// (client and cluster bus), joined with `redis-cli --cluster create`, AOF on (appendfsync always)
+// and a short node timeout (1 s) so a killed primary's replica is promoted within a few seconds.
+// Nodes can be killed (SIGKILL) and started again on the same ports and directories; everything is
+// killed on destruction.
 #pragma once
 
 #include <chrono>
@@ -11,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/redis_server.hpp"
+#include "engines/redis_server.hpp"
 
-namespace dsekp::test {
+namespace dsekp::engines {
 
 class RedisClusterNodes {
  public:
@@ -27,6 +28,8 @@ class RedisClusterNodes {
 
   [[nodiscard]] int size() const noexcept { return static_cast<int>(nodes_.size()); }
   [[nodiscard]] int port(int node) const { return nodes_.at(index(node))->port(); }
+  /// The node's process id (of its latest start).
+  [[nodiscard]] pid_t pid(int node) const { return nodes_.at(index(node))->pid(); }
   /// "127.0.0.1:P1,127.0.0.1:P2,...": every node, for a client's seed list.
   [[nodiscard]] std::string seeds() const;
   /// The node (index) that a live node's slot map names as the primary of `slot`; -1 if none
@@ -60,4 +63,4 @@ class RedisClusterNodes {
   std::vector<bool> alive_;
 };
 
-}  // namespace dsekp::test
+}  // namespace dsekp::engines

@@ -1,5 +1,5 @@
-// Starting, killing and restarting a redis-server for the tests (see redis_server.hpp).
-#include "tests/support/redis_server.hpp"
+// Starting, killing and restarting a private redis-server (see redis_server.hpp).
+#include "engines/redis_server.hpp"
 
 #include <arpa/inet.h>
 #include <hiredis/hiredis.h>
@@ -12,13 +12,11 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tests/support/loopback_port.hpp"
+#include "engines/executables.hpp"
+#include "engines/run_to_end.hpp"
+#include "experiment/net.hpp"
 
-#ifndef DSEKP_REDIS_SERVER_PATH
-#error "DSEKP_REDIS_SERVER_PATH must name the redis-server binary"
-#endif
-
-namespace dsekp::test {
+namespace dsekp::engines {
 namespace {
 
 std::string run(int port, const std::vector<std::string>& args) {
@@ -58,15 +56,23 @@ std::string run(int port, const std::vector<std::string>& args) {
 
 RedisServer::RedisServer(std::string dir, std::vector<std::string> extra_args)
     : dir_(std::move(dir)), extra_args_(std::move(extra_args)) {
+  if (redis_server_path().empty())
+    throw std::runtime_error(
+        "no redis-server found (/usr/bin, /usr/local/bin, /usr/sbin, PATH): "
+        "install the redis-server package");
   for (int attempt = 0; attempt < 3; ++attempt) {
-    port_ = free_loopback_port();
+    port_ = experiment::free_loopback_port();
     if (start_once()) return;
   }
   throw std::runtime_error("redis-server did not start; its log:\n" + log());
 }
 
 RedisServer::~RedisServer() {
-  if (process_) process_->signal(SIGKILL);
+  if (process_) process_->send(SIGKILL);  // nothing kept: a private server's end
+}
+
+pid_t RedisServer::pid() const noexcept {
+  return process_ ? process_->pid() : 0;
 }
 
 bool RedisServer::start_once() {
@@ -74,7 +80,7 @@ bool RedisServer::start_once() {
   // the restart. With the default (everysec) Redis may postpone writing its AOF buffer while a
   // background fsync is slow, and still answer, so a SIGKILL can lose an acknowledged write (seen
   // once on a loaded machine: RedisKill lost the last commit).
-  std::vector<std::string> argv = {DSEKP_REDIS_SERVER_PATH,
+  std::vector<std::string> argv = {redis_server_path(),
                                    "--port",
                                    std::to_string(port_),
                                    "--bind",
@@ -92,7 +98,9 @@ bool RedisServer::start_once() {
                                    "--logfile",
                                    ""};
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
-  process_ = std::make_unique<ChildProcess>(argv, dir_ + "/redis.stdout", dir_ + "/redis.stderr");
+  process_.reset();  // a killed or failed start: reaped before its successor
+  process_ = std::make_unique<experiment::Child>(
+      experiment::ChildSpec{"redis-server", argv, dir_ + "/redis.log", {}});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
     if (!process_->running()) return false;  // e.g. the port was taken meanwhile
@@ -100,21 +108,21 @@ bool RedisServer::start_once() {
     if (run(port_, {"PING"}) == "PONG") return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  process_->stop();
+  (void)process_->stop(std::chrono::milliseconds(1000));
   return false;
 }
 
 void RedisServer::kill() {
-  process_->signal(SIGKILL);
+  process_->send(SIGKILL);
   (void)process_->wait_for(std::chrono::milliseconds(5000));
 }
 
 void RedisServer::freeze() {
-  process_->signal(SIGSTOP);
+  process_->send(SIGSTOP);
 }
 
 void RedisServer::thaw() {
-  process_->signal(SIGCONT);
+  process_->send(SIGCONT);
 }
 
 void RedisServer::restart() {
@@ -126,7 +134,7 @@ std::string RedisServer::command(const std::vector<std::string>& args) const {
 }
 
 std::string RedisServer::log() const {
-  return read_file(dir_ + "/redis.stdout") + read_file(dir_ + "/redis.stderr");
+  return file_text(dir_ + "/redis.log");
 }
 
-}  // namespace dsekp::test
+}  // namespace dsekp::engines
