@@ -119,7 +119,11 @@ void RabbitMqCluster::launch(Node& n) {
        "RABBITMQ_MNESIA_BASE=" + n.dir + "/mnesia", "RABBITMQ_LOG_BASE=" + n.dir + "/log",
        "RABBITMQ_CONFIG_FILE=" + n.dir + "/rabbitmq.conf",
        "RABBITMQ_ENABLED_PLUGINS_FILE=" + dir_ + "/enabled_plugins",
-       "RABBITMQ_PID_FILE=" + n.dir + "/rabbit.pid", executable()},
+       "RABBITMQ_PID_FILE=" + n.dir + "/rabbit.pid",
+       // No scheduler busy-waiting: an Erlang scheduler out of work spins a while before it
+       // sleeps, which on a machine shared with the edges and the other nodes takes their CPU
+       // and is counted as the node's own (docs/SCALING.md "Per-node costs").
+       "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=+sbwt none +sbwtdcpu none +sbwtdio none", executable()},
       n.dir + "/rabbit.out",
       {}});
 }

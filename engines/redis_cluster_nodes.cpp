@@ -58,7 +58,8 @@ bool failed(const NodeLine& n) {
 
 }  // namespace
 
-RedisClusterNodes::RedisClusterNodes(const std::string& dir, int primaries, int replicas)
+RedisClusterNodes::RedisClusterNodes(const std::string& dir, int primaries, int replicas,
+                                     const std::vector<ServerPlacement>& placements)
     : dir_(dir) {
   const int count = primaries * (1 + replicas);
   for (int i = 0; i < count; ++i) {
@@ -66,16 +67,18 @@ RedisClusterNodes::RedisClusterNodes(const std::string& dir, int primaries, int 
     std::filesystem::create_directories(node_dir);
     // The bus port is given (client port + 10,000, Redis's default, may not exist).
     nodes_.push_back(std::make_unique<RedisServer>(
-        node_dir, std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file",
-                                           node_dir + "/nodes.conf", "--cluster-node-timeout",
-                                           "1000", "--cluster-port",
-                                           std::to_string(experiment::free_loopback_port())}));
+        node_dir,
+        std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file",
+                                 node_dir + "/nodes.conf", "--cluster-node-timeout", "1000",
+                                 "--cluster-port",
+                                 std::to_string(experiment::free_loopback_port())},
+        index(i) < placements.size() ? placements[index(i)] : ServerPlacement{}));
     alive_.push_back(true);
   }
   if (redis_cli_path().empty())
     throw std::runtime_error("no redis-cli found: install the redis-tools package");
   std::vector<std::string> create = {redis_cli_path(), "--cluster", "create"};
-  for (const auto& n : nodes_) create.push_back("127.0.0.1:" + std::to_string(n->port()));
+  for (const auto& n : nodes_) create.push_back(n->host() + ":" + std::to_string(n->port()));
   for (const std::string& a :
        {std::string("--cluster-replicas"), std::to_string(replicas), std::string("--cluster-yes")})
     create.push_back(a);
@@ -91,7 +94,7 @@ RedisClusterNodes::~RedisClusterNodes() = default;  // each RedisServer kills it
 std::string RedisClusterNodes::seeds() const {
   std::string out;
   for (const auto& n : nodes_)
-    out += (out.empty() ? "" : ",") + ("127.0.0.1:" + std::to_string(n->port()));
+    out += (out.empty() ? "" : ",") + (n->host() + ":" + std::to_string(n->port()));
   return out;
 }
 
@@ -111,6 +114,16 @@ int RedisClusterNodes::primary_of(std::uint16_t slot) const {
     }
   }
   return -1;
+}
+
+bool RedisClusterNodes::is_primary(int node) const {
+  for (int i = 0; i < size(); ++i) {
+    if (!alive(i)) continue;
+    for (const NodeLine& n : parse_cluster_nodes(command(i, {"CLUSTER", "NODES"})))
+      if (n.port == port(node)) return !failed(n) && n.flags.find("master") != std::string::npos;
+    return false;
+  }
+  return false;
 }
 
 std::vector<int> RedisClusterNodes::replicas_of(int primary) const {

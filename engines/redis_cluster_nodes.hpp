@@ -21,7 +21,10 @@ class RedisClusterNodes {
   /// Starts and joins the nodes in `dir`; returns once every slot is served and every replica
   /// has synchronised with its primary. Throws with the nodes' logs if that does not happen
   /// within 60 s.
-  RedisClusterNodes(const std::string& dir, int primaries = 3, int replicas = 1);
+  /// `placements`: where each node listens (node i at placements[i]; default: all on
+  /// 127.0.0.1 in this network namespace).
+  RedisClusterNodes(const std::string& dir, int primaries = 3, int replicas = 1,
+                    const std::vector<ServerPlacement>& placements = {});
   ~RedisClusterNodes();
   RedisClusterNodes(const RedisClusterNodes&) = delete;
   RedisClusterNodes& operator=(const RedisClusterNodes&) = delete;
@@ -30,11 +33,14 @@ class RedisClusterNodes {
   [[nodiscard]] int port(int node) const { return nodes_.at(index(node))->port(); }
   /// The node's process id (of its latest start).
   [[nodiscard]] pid_t pid(int node) const { return nodes_.at(index(node))->pid(); }
-  /// "127.0.0.1:P1,127.0.0.1:P2,...": every node, for a client's seed list.
+  [[nodiscard]] const std::string& host(int node) const { return nodes_.at(index(node))->host(); }
+  /// "HOST1:P1,HOST2:P2,...": every node, for a client's seed list.
   [[nodiscard]] std::string seeds() const;
   /// The node (index) that a live node's slot map names as the primary of `slot`; -1 if none
   /// answers.
   [[nodiscard]] int primary_of(std::uint16_t slot) const;
+  /// Whether the live nodes' view has `node` as a primary (not failed).
+  [[nodiscard]] bool is_primary(int node) const;
   /// The node's replicas according to the live nodes' view; empty if none answers.
   [[nodiscard]] std::vector<int> replicas_of(int primary) const;
   /// SIGKILL of one node: no shutdown, only its AOF survives.

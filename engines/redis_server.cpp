@@ -19,9 +19,9 @@
 namespace dsekp::engines {
 namespace {
 
-std::string run(int port, const std::vector<std::string>& args) {
+std::string run(const std::string& host, int port, const std::vector<std::string>& args) {
   timeval tv{1, 0};
-  redisContext* c = redisConnectWithTimeout("127.0.0.1", port, tv);
+  redisContext* c = redisConnectWithTimeout(host.c_str(), port, tv);
   if (c == nullptr || c->err != 0) {
     if (c != nullptr) redisFree(c);
     return "ERR connect";
@@ -54,8 +54,9 @@ std::string run(int port, const std::vector<std::string>& args) {
 
 }  // namespace
 
-RedisServer::RedisServer(std::string dir, std::vector<std::string> extra_args)
-    : dir_(std::move(dir)), extra_args_(std::move(extra_args)) {
+RedisServer::RedisServer(std::string dir, std::vector<std::string> extra_args,
+                         ServerPlacement placement)
+    : dir_(std::move(dir)), extra_args_(std::move(extra_args)), placement_(std::move(placement)) {
   if (redis_server_path().empty())
     throw std::runtime_error(
         "no redis-server found (/usr/bin, /usr/local/bin, /usr/sbin, PATH): "
@@ -84,7 +85,7 @@ bool RedisServer::start_once() {
                                    "--port",
                                    std::to_string(port_),
                                    "--bind",
-                                   "127.0.0.1",
+                                   placement_.host,
                                    "--save",
                                    "",
                                    "--appendonly",
@@ -97,7 +98,17 @@ bool RedisServer::start_once() {
                                    "no",
                                    "--logfile",
                                    ""};
+  if (placement_.host != "127.0.0.1") {
+    // Without a password Redis refuses clients not on loopback ("protected mode"); a server
+    // placed elsewhere is on a private network a partition test made for it.
+    argv.insert(argv.end(), {"--protected-mode", "no"});
+  }
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+  if (!placement_.netns.empty()) {
+    // `ip netns exec` enters the namespace and execs the server: the child is still the server.
+    const std::string ip = find_executable("ip", "/usr/sbin:/sbin:/usr/bin:/bin");
+    argv.insert(argv.begin(), {ip, "netns", "exec", placement_.netns});
+  }
   process_.reset();  // a killed or failed start: reaped before its successor
   process_ = std::make_unique<experiment::Child>(
       experiment::ChildSpec{"redis-server", argv, dir_ + "/redis.log", {}});
@@ -105,7 +116,7 @@ bool RedisServer::start_once() {
   while (std::chrono::steady_clock::now() < deadline) {
     if (!process_->running()) return false;  // e.g. the port was taken meanwhile
     // PONG only once the AOF is loaded (until then Redis answers LOADING).
-    if (run(port_, {"PING"}) == "PONG") return true;
+    if (run(placement_.host, port_, {"PING"}) == "PONG") return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   (void)process_->stop(std::chrono::milliseconds(1000));
@@ -130,7 +141,7 @@ void RedisServer::restart() {
 }
 
 std::string RedisServer::command(const std::vector<std::string>& args) const {
-  return run(port_, args);
+  return run(placement_.host, port_, args);
 }
 
 std::string RedisServer::log() const {

@@ -13,17 +13,26 @@
 
 namespace dsekp::engines {
 
+/// Where a server listens: its address and, for partition tests, the network namespace it runs
+/// in (`ip netns exec`; empty: this process's).
+struct ServerPlacement {
+  std::string host = "127.0.0.1";
+  std::string netns;
+};
+
 class RedisServer {
  public:
   /// Starts redis-server (redis_server_path()) with its files in `dir` and `extra_args`
   /// (e.g. ACL users; the default user must still be allowed PING) and waits until it answers
   /// PING. Throws with its log if it does not come up within 10 s (or is not installed).
-  explicit RedisServer(std::string dir, std::vector<std::string> extra_args = {});
+  explicit RedisServer(std::string dir, std::vector<std::string> extra_args = {},
+                       ServerPlacement placement = {});
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
 
   [[nodiscard]] int port() const noexcept { return port_; }
+  [[nodiscard]] const std::string& host() const noexcept { return placement_.host; }
   /// The process id of its latest start.
   [[nodiscard]] pid_t pid() const noexcept;
   /// SIGKILL and reap: no shutdown, no final save; only what the AOF has survives.
@@ -43,6 +52,7 @@ class RedisServer {
 
   std::string dir_;
   std::vector<std::string> extra_args_;
+  ServerPlacement placement_;
   int port_ = 0;
   std::unique_ptr<experiment::Child> process_;
 };

@@ -445,25 +445,34 @@ bool BenchRig::fleet_running() {
 
 namespace {
 
-/// Several fleets' summaries as one: the counters (numbers at the top level and in
-/// "handshakes") summed, everything else the first's.
+/// Adds one fleet's summary into another: whole numbers summed (counters), other numbers (the
+/// times) and the exit code the largest, objects merged the same way, everything else kept.
+void add_summary(nlohmann::json& into, const nlohmann::json& from) {
+  for (auto it = from.begin(); it != from.end(); ++it) {
+    if (!into.contains(it.key())) continue;
+    nlohmann::json& slot = into[it.key()];
+    const nlohmann::json& value = it.value();
+    if (slot.is_object() && value.is_object()) {
+      add_summary(slot, value);
+    } else if (!value.is_number()) {
+      continue;
+    } else if (!slot.is_number()) {
+      slot = value;  // e.g. a time one fleet did not have (null)
+    } else if (it.key() == "exit_code" || !slot.is_number_unsigned() ||
+               !value.is_number_unsigned()) {
+      if (value.get<double>() > slot.get<double>()) slot = value;
+    } else {
+      slot = slot.get<std::uint64_t>() + value.get<std::uint64_t>();
+    }
+  }
+}
+
+/// Several fleets' summaries as one (add_summary); null if one is not an object.
 nlohmann::json merged_summary(const std::vector<nlohmann::json>& summaries) {
   nlohmann::json merged = summaries.front();
-  const auto add = [](nlohmann::json& into, const nlohmann::json& from) {
-    for (auto it = from.begin(); it != from.end(); ++it) {
-      if (!it.value().is_number() || !into.contains(it.key())) continue;
-      nlohmann::json& slot = into[it.key()];
-      if (slot.is_number_unsigned() && it.value().is_number_unsigned())
-        slot = slot.get<std::uint64_t>() + it.value().get<std::uint64_t>();
-      else if (slot.is_number() && it.key() != "duration_s")
-        slot = slot.get<double>() + it.value().get<double>();
-    }
-  };
   for (std::size_t i = 1; i < summaries.size(); ++i) {
     if (!merged.is_object() || !summaries[i].is_object()) return nullptr;
-    add(merged, summaries[i]);
-    if (merged.contains("handshakes") && summaries[i].contains("handshakes"))
-      add(merged["handshakes"], summaries[i]["handshakes"]);
+    add_summary(merged, summaries[i]);
   }
   return merged;
 }

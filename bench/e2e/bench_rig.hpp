@@ -116,8 +116,9 @@ class BenchRig {
   /// Waits (at most `limit`) for the fleets to end, then for the edges to log every frame the
   /// brokers acknowledged (until they log nothing new for `settle_quiet`). Throws if a device
   /// refused its arguments (exit code 2) or ran past `limit`; other failures are listed in
-  /// FleetRun::problems. Several fleets: the summary's counters (numbers at its top level and in
-  /// "handshakes") are the sums, the rest is the first fleet's; wall_s is the longest.
+  /// FleetRun::problems. Several fleets: the summary's counters (its whole numbers, nested ones
+  /// too) are the sums, its times and exit code the largest, the rest the first fleet's; wall_s
+  /// is the longest.
   FleetRun finish_fleet(std::chrono::seconds limit,
                         std::chrono::seconds settle_quiet = std::chrono::seconds(10));
 

@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -37,14 +38,15 @@
 #include "dsekp/device_ratchet.hpp"
 #include "edge/store/redis/redis_key_slot.hpp"
 #include "edge/store/redis/redis_session_store.hpp"
+#include "engines/redis_cluster_nodes.hpp"
+#include "engines/redis_server.hpp"
 #include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/daemon_test_support.hpp"
+#include "tests/support/host_network.hpp"
 #include "tests/support/memory_secret_store.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/mqtt_test_client.hpp"
-#include "engines/redis_cluster_nodes.hpp"
-#include "engines/redis_server.hpp"
 #include "tests/support/registry_bed.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -152,14 +154,20 @@ struct Device {
 class MultiEdgeBed {
  public:
   /// `edge_args`: more flags for every edge; `ratchet`: the devices ratchet their secrets;
-  /// `cluster`: the store is a Redis Cluster of 3 primaries and 3 replicas, not one server.
+  /// `cluster`: the store is a Redis Cluster of 3 primaries and 3 replicas, not one server;
+  /// `hosts`: its node i runs in hosts' namespace i (partition tests), else all on loopback.
   explicit MultiEdgeBed(int devices, const std::vector<std::string>& edge_args = {},
-                        bool ratchet = false, bool cluster = false)
+                        bool ratchet = false, bool cluster = false,
+                        const dsekp::test::HostNetwork* hosts = nullptr)
       : ratchet_(ratchet) {
     std::filesystem::create_directories(dir_.file("redis"));
     std::filesystem::create_directories(dir_.file("broker"));
     if (cluster) {
-      cluster_ = std::make_unique<dsekp::engines::RedisClusterNodes>(dir_.file("redis"), 3, 1);
+      std::vector<dsekp::engines::ServerPlacement> placements;
+      for (int i = 0; hosts != nullptr && i < hosts->size(); ++i)
+        placements.push_back({hosts->address(i), hosts->netns(i)});
+      cluster_ =
+          std::make_unique<dsekp::engines::RedisClusterNodes>(dir_.file("redis"), 3, 1, placements);
       store_ = "redis+cluster://" + cluster_->seeds() + "/t:";
     } else {
       redis_ = std::make_unique<dsekp::engines::RedisServer>(dir_.file("redis"));
@@ -659,14 +667,14 @@ TEST(MultiEdge, RedisRestartPausesEveryEdgeThenAllContinue) {
   for (auto& e : bed.edges_) EXPECT_EQ(e->terminate(), std::optional<int>(0)) << e->stderr_text();
 }
 
-// Three edges on a Redis Cluster; the primary serving dev-0's slot is SIGKILLed mid-stream. Its
-// replica is promoted within a few seconds (node timeout 1 s); meanwhile the edges pause on
-// that slot (a burst with dev-0's frames waits, fail closed), then every frame of every device
-// is in the union exactly once.
-TEST(MultiEdge, OnARedisClusterAPrimaryKilledMidStreamLosesAndDoublesNothing) {
+/// Four devices streaming through three edges on a Redis Cluster; after a third of the frames,
+/// `fault(victim)` strikes the primary serving dev-0's slot. Asserts that dev-0's frames are
+/// recorded again within 30 s (and prints after how long), that every frame of every device is in
+/// the union of the edges' sinks exactly once, and that no edge exited.
+void expect_a_primary_fault_survived(MultiEdgeBed& bed, const char* what,
+                                     const std::function<void(int victim)>& fault) {
   constexpr int kDevices = 4;
   constexpr int kFrames = 90;
-  MultiEdgeBed bed(kDevices, {}, false, /*cluster=*/true);
   ASSERT_TRUE(bed.start_edges());
   ASSERT_TRUE(bed.connect_devices());
   int i = 0;
@@ -680,10 +688,10 @@ TEST(MultiEdge, OnARedisClusterAPrimaryKilledMidStreamLosesAndDoublesNothing) {
   const int victim = bed.cluster_->primary_of(redis::key_slot("t:dev2:{dev-0}"));
   ASSERT_GE(victim, 0);
   const std::size_t before = bed.total_rows();
-  const auto killed = std::chrono::steady_clock::now();
-  bed.cluster_->kill(victim);
+  const auto struck = std::chrono::steady_clock::now();
+  fault(victim);
   for (; i < 2 * kFrames / 3;) send_round();
-  // dev-0's frames are recorded again once the replica serves the slot.
+  // dev-0's frames are recorded again once another node serves the slot.
   const auto dev0_rows = [&] {
     std::size_t n = 0;
     for (const auto& rows : bed.readings())
@@ -693,17 +701,47 @@ TEST(MultiEdge, OnARedisClusterAPrimaryKilledMidStreamLosesAndDoublesNothing) {
   const std::size_t dev0_before = static_cast<std::size_t>(kFrames / 3);
   EXPECT_TRUE(wait_until([&] { return dev0_rows() > dev0_before; }, std::chrono::seconds(30)))
       << bed.all_stderr();
-  std::printf(
-      "dev-0's frames recorded again %lld ms after its primary was killed (%zu rows "
-      "before)\n",
-      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::steady_clock::now() - killed)
-                                 .count()),
-      before);
+  std::printf("dev-0's frames recorded again %lld ms after its primary was %s (%zu rows before)\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - struck)
+                                         .count()),
+              what, before);
   for (; i < kFrames;) send_round();
   bed.expect_all_recorded_once(kFrames);
   for (const auto& e : bed.edges_)
     EXPECT_TRUE(e->running()) << "an edge exited: " << e->stderr_text();
+}
+
+// Three edges on a Redis Cluster; the primary serving dev-0's slot is SIGKILLed mid-stream. Its
+// replica is promoted within a few seconds (node timeout 1 s); meanwhile the edges pause on
+// that slot (a burst with dev-0's frames waits, fail closed), then every frame of every device
+// is in the union exactly once.
+TEST(MultiEdge, OnARedisClusterAPrimaryKilledMidStreamLosesAndDoublesNothing) {
+  MultiEdgeBed bed(4, {}, false, /*cluster=*/true);
+  expect_a_primary_fault_survived(bed, "killed", [&](int victim) { bed.cluster_->kill(victim); });
+  for (auto& e : bed.edges_) EXPECT_EQ(e->terminate(), std::optional<int>(0)) << e->stderr_text();
+}
+
+// The same with the primary cut off instead: each Redis node runs in a network namespace of its
+// own, and the victim's link is dropped both ways mid-stream. Unlike a kill, it keeps running and
+// the edges' connections to it hang (no reset): the edges must give up on it by their command
+// timeout, find the promoted replica through the other nodes, and not have had a write confirmed
+// that only the cut-off primary holds (WAIT for its replica cannot succeed across the cut). Once
+// the link is back, the old primary rejoins as a replica of the promoted one.
+TEST(MultiEdge, OnARedisClusterAPrimaryCutOffMidStreamLosesAndDoublesNothing) {
+  if (const std::string why = dsekp::test::HostNetwork::unavailable_reason(); !why.empty())
+    GTEST_SKIP() << why;
+  dsekp::test::HostNetwork hosts(6);
+  MultiEdgeBed bed(4, {}, false, /*cluster=*/true, &hosts);
+  int cut = -1;
+  expect_a_primary_fault_survived(bed, "cut off", [&](int victim) {
+    cut = victim;
+    hosts.cut(victim);
+  });
+  ASSERT_GE(cut, 0);
+  hosts.heal(cut);
+  EXPECT_TRUE(bed.cluster_->wait_until_ok(std::chrono::seconds(60))) << bed.cluster_->logs();
+  EXPECT_FALSE(bed.cluster_->is_primary(cut)) << "the cut-off primary is still a primary";
   for (auto& e : bed.edges_) EXPECT_EQ(e->terminate(), std::optional<int>(0)) << e->stderr_text();
 }
 
