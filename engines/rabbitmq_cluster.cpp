@@ -18,11 +18,12 @@
 namespace dsekp::engines {
 namespace {
 
-bool wait_for_port(int port, experiment::Child& process, std::chrono::seconds timeout) {
+bool wait_for_port(const std::string& host, int port, experiment::Child& process,
+                   std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (!process.running()) return false;
-    if (experiment::accepts_tcp({"127.0.0.1", static_cast<std::uint16_t>(port)})) return true;
+    if (experiment::accepts_tcp({host, static_cast<std::uint16_t>(port)})) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
@@ -34,7 +35,9 @@ std::string RabbitMqCluster::executable() {
   return rabbitmq_server_path();
 }
 
-RabbitMqCluster::RabbitMqCluster(const std::string& dir, int nodes) : dir_(dir) {
+RabbitMqCluster::RabbitMqCluster(const std::string& dir, int nodes,
+                                 const std::vector<ServerPlacement>& placements)
+    : dir_(dir), long_names_(!placements.empty()) {
   if (executable().empty()) throw std::runtime_error("rabbitmq-server is not installed");
   std::filesystem::create_directories(dir_ + "/home");
   // One cookie for every node and the CLI, written before any node could make its own.
@@ -48,14 +51,16 @@ RabbitMqCluster::RabbitMqCluster(const std::string& dir, int nodes) : dir_(dir) 
       {epmd_path(), "-port", std::to_string(epmd_port_), "-address", "127.0.0.1"},
       dir_ + "/epmd.log",
       {}});
-  if (!wait_for_port(epmd_port_, *epmd_, std::chrono::seconds(10))) {
+  if (!wait_for_port("127.0.0.1", epmd_port_, *epmd_, std::chrono::seconds(10))) {
     stop();
     throw std::runtime_error("epmd did not start: " + file_text(dir_ + "/epmd.log"));
   }
   nodes_.resize(static_cast<std::size_t>(nodes));
   for (int i = 0; i < nodes; ++i) {
     Node& n = nodes_[static_cast<std::size_t>(i)];
-    n.name = "dsekp" + std::to_string(::getpid()) + "n" + std::to_string(i) + "@localhost";
+    if (static_cast<std::size_t>(i) < placements.size()) n.place = placements[i];
+    n.name = "dsekp" + std::to_string(::getpid()) + "n" + std::to_string(i) + "@" +
+             (long_names_ ? n.place.host : std::string("localhost"));
     n.dir = dir_ + "/node" + std::to_string(i);
     n.amqp_port = experiment::free_loopback_port();
     n.mqtt_port = experiment::free_loopback_port();
@@ -65,8 +70,8 @@ RabbitMqCluster::RabbitMqCluster(const std::string& dir, int nodes) : dir_(dir) 
   }
   for (Node& n : nodes_) {
     std::ofstream conf(n.dir + "/rabbitmq.conf");
-    conf << "listeners.tcp.1 = 127.0.0.1:" << n.amqp_port << "\n"
-         << "mqtt.listeners.tcp.1 = 127.0.0.1:" << n.mqtt_port << "\n"
+    conf << "listeners.tcp.1 = " << n.place.host << ":" << n.amqp_port << "\n"
+         << "mqtt.listeners.tcp.1 = " << n.place.host << ":" << n.mqtt_port << "\n"
          << "mqtt.allow_anonymous = true\n"
          << "mqtt.durable_queue_type = quorum\n"
          << "loopback_users = none\n"
@@ -110,22 +115,33 @@ RabbitMqCluster::RabbitMqCluster(const std::string& dir, int nodes) : dir_(dir) 
 }
 
 void RabbitMqCluster::launch(Node& n) {
+  if (long_names_ && !n.epmd) {
+    // A placed node's peers ask the epmd of its address for its distribution port: one epmd in
+    // each namespace (on every address there, 127.0.0.1 for the node itself included).
+    n.epmd = std::make_unique<experiment::Child>(experiment::ChildSpec{
+        "epmd " + n.place.netns,
+        placed_argv(n.place, {epmd_path(), "-port", std::to_string(epmd_port_)}),
+        n.dir + "/epmd.log",
+        {}});
+  }
   // Everything through the environment (the script reads it); /usr/bin/env sets it for the child.
-  n.server = std::make_unique<experiment::Child>(experiment::ChildSpec{
-      n.name,
-      {"/usr/bin/env", "HOME=" + dir_ + "/home", "RABBITMQ_NODENAME=" + n.name,
-       "RABBITMQ_NODE_IP_ADDRESS=127.0.0.1", "RABBITMQ_DIST_PORT=" + std::to_string(n.dist_port),
-       "ERL_EPMD_PORT=" + std::to_string(epmd_port_), "ERL_EPMD_ADDRESS=127.0.0.1",
-       "RABBITMQ_MNESIA_BASE=" + n.dir + "/mnesia", "RABBITMQ_LOG_BASE=" + n.dir + "/log",
-       "RABBITMQ_CONFIG_FILE=" + n.dir + "/rabbitmq.conf",
-       "RABBITMQ_ENABLED_PLUGINS_FILE=" + dir_ + "/enabled_plugins",
-       "RABBITMQ_PID_FILE=" + n.dir + "/rabbit.pid",
-       // No scheduler busy-waiting: an Erlang scheduler out of work spins a while before it
-       // sleeps, which on a machine shared with the edges and the other nodes takes their CPU
-       // and is counted as the node's own (docs/SCALING.md "Per-node costs").
-       "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=+sbwt none +sbwtdcpu none +sbwtdio none", executable()},
-      n.dir + "/rabbit.out",
-      {}});
+  std::vector<std::string> argv = {
+      "/usr/bin/env", "HOME=" + dir_ + "/home", "RABBITMQ_NODENAME=" + n.name,
+      "RABBITMQ_NODE_IP_ADDRESS=" + n.place.host,
+      "RABBITMQ_DIST_PORT=" + std::to_string(n.dist_port),
+      "ERL_EPMD_PORT=" + std::to_string(epmd_port_), "RABBITMQ_MNESIA_BASE=" + n.dir + "/mnesia",
+      "RABBITMQ_LOG_BASE=" + n.dir + "/log", "RABBITMQ_CONFIG_FILE=" + n.dir + "/rabbitmq.conf",
+      "RABBITMQ_ENABLED_PLUGINS_FILE=" + dir_ + "/enabled_plugins",
+      "RABBITMQ_PID_FILE=" + n.dir + "/rabbit.pid",
+      // No scheduler busy-waiting: an Erlang scheduler out of work spins a while before it
+      // sleeps, which on a machine shared with the edges and the other nodes takes their CPU
+      // and is counted as the node's own (docs/SCALING.md "Per-node costs").
+      "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=+sbwt none +sbwtdcpu none +sbwtdio none"};
+  // A node on loopback finds the suite's epmd there (and would start none elsewhere).
+  argv.push_back(long_names_ ? "RABBITMQ_USE_LONGNAME=true" : "ERL_EPMD_ADDRESS=127.0.0.1");
+  argv.push_back(executable());
+  n.server = std::make_unique<experiment::Child>(
+      experiment::ChildSpec{n.name, placed_argv(n.place, argv), n.dir + "/rabbit.out", {}});
 }
 
 std::string RabbitMqCluster::serving(Node& n, int timeout_s) {
@@ -134,7 +150,8 @@ std::string RabbitMqCluster::serving(Node& n, int timeout_s) {
   for (int port : {n.mqtt_port, n.amqp_port}) {
     const auto left = std::chrono::duration_cast<std::chrono::seconds>(
         deadline - std::chrono::steady_clock::now());
-    if (wait_for_port(port, *n.server, std::max(left, std::chrono::seconds(1)))) continue;
+    if (wait_for_port(n.place.host, port, *n.server, std::max(left, std::chrono::seconds(1))))
+      continue;
     const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - start);
     return std::string(n.server->running() ? "no listener on port "
@@ -147,12 +164,11 @@ std::string RabbitMqCluster::serving(Node& n, int timeout_s) {
 RunOutput RabbitMqCluster::control(int via, const std::vector<std::string>& args,
                                    std::chrono::seconds timeout) {
   const std::string ctl = rabbitmqctl_path();
-  std::vector<std::string> argv = {"/usr/bin/env",
-                                   "HOME=" + dir_ + "/home",
-                                   "ERL_EPMD_PORT=" + std::to_string(epmd_port_),
-                                   ctl,
-                                   "-n",
-                                   nodes_.at(static_cast<std::size_t>(via)).name};
+  std::vector<std::string> argv = {"/usr/bin/env", "HOME=" + dir_ + "/home",
+                                   "ERL_EPMD_PORT=" + std::to_string(epmd_port_)};
+  if (long_names_) argv.push_back("RABBITMQ_USE_LONGNAME=true");
+  argv.insert(argv.end(), {ctl, "-n", nodes_.at(static_cast<std::size_t>(via)).name});
+  if (long_names_) argv.push_back("--longnames");
   argv.insert(argv.end(), args.begin(), args.end());
   return run_to_end(argv, dir_, timeout);
 }
@@ -172,7 +188,8 @@ std::string RabbitMqCluster::amqp_nodes(int first) const {
   for (int k = 0; k < size(); ++k) {
     const int i = (first + k) % size();
     if (!out.empty()) out += ",";
-    out += "127.0.0.1:" + std::to_string(nodes_.at(static_cast<std::size_t>(i)).amqp_port);
+    const Node& n = nodes_.at(static_cast<std::size_t>(i));
+    out += n.place.host + ":" + std::to_string(n.amqp_port);
   }
   return out;
 }
@@ -239,7 +256,11 @@ void RabbitMqCluster::stop_node(Node& n, bool graceful) {
 
 void RabbitMqCluster::stop() {
   // Nothing of a test's nodes is kept: killed, not shut down (seconds per node saved).
-  for (Node& n : nodes_) stop_node(n, false);
+  for (Node& n : nodes_) {
+    stop_node(n, false);
+    if (n.epmd) (void)n.epmd->stop(std::chrono::milliseconds(3000));
+    n.epmd.reset();
+  }
   if (epmd_) (void)epmd_->stop(std::chrono::milliseconds(3000));
   epmd_.reset();
 }

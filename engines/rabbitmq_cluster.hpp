@@ -7,6 +7,8 @@
 // configured node list); the constructor returns once every node serves and the cluster has them
 // all. A node can be killed (SIGKILL of its Erlang VM) and started again with its data. Stopped on
 // destruction (SIGTERM, then SIGKILL for what is left). A node takes 10-25 s to start here.
+// For partition tests the nodes can instead each run in a network namespace of their own, on an
+// address there (see the constructor).
 #pragma once
 
 #include <sys/types.h>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "engines/run_to_end.hpp"
+#include "engines/server_placement.hpp"
 #include "experiment/process.hpp"
 
 namespace dsekp::engines {
@@ -28,17 +31,22 @@ class RabbitMqCluster {
 
   /// Starts `nodes` nodes and waits (at most 120 s) until each serves MQTT and AMQP and all are
   /// in one cluster; throws with their logs otherwise.
-  RabbitMqCluster(const std::string& dir, int nodes);
+  /// `placements` (partition tests): node i listens on placements[i].host and runs in its
+  /// network namespace, with a long node name (name@address) and an epmd of its own there;
+  /// default: every node on 127.0.0.1 in this namespace.
+  RabbitMqCluster(const std::string& dir, int nodes,
+                  const std::vector<ServerPlacement>& placements = {});
   ~RabbitMqCluster();
   RabbitMqCluster(const RabbitMqCluster&) = delete;
   RabbitMqCluster& operator=(const RabbitMqCluster&) = delete;
 
   [[nodiscard]] int size() const noexcept { return static_cast<int>(nodes_.size()); }
+  [[nodiscard]] const std::string& host(int node) const { return nodes_.at(node).place.host; }
   [[nodiscard]] int mqtt_port(int node) const { return nodes_.at(node).mqtt_port; }
   [[nodiscard]] int amqp_port(int node) const { return nodes_.at(node).amqp_port; }
   /// The node's Erlang VM (beam.smp), or 0 if it is not running.
   [[nodiscard]] pid_t vm_pid(int node) const { return vm_of(nodes_.at(node)); }
-  /// "127.0.0.1:PORT,..." of the AMQP listeners, node `first` first (for `dsekp edge --amqp`).
+  /// "HOST:PORT,..." of the AMQP listeners, node `first` first (for `dsekp edge --amqp`).
   [[nodiscard]] std::string amqp_nodes(int first = 0) const;
   /// Throws unless every node is in the cluster, as seen from node `via`, within two minutes
   /// (rabbitmqctl await_online_nodes). Tests call it before their faults, restart() before
@@ -67,7 +75,9 @@ class RabbitMqCluster {
     int amqp_port = 0;
     int mqtt_port = 0;
     int dist_port = 0;
+    ServerPlacement place;
     std::unique_ptr<experiment::Child> server;
+    std::unique_ptr<experiment::Child> epmd;  // placed nodes only: the epmd of its namespace
   };
   void launch(Node& node);
   /// Waits (one deadline) until the node's MQTT and AMQP listeners accept connections; "" if
@@ -82,6 +92,7 @@ class RabbitMqCluster {
 
   std::string dir_;
   int epmd_port_ = 0;
+  bool long_names_ = false;  // placed nodes: name@address
   std::unique_ptr<experiment::Child> epmd_;
   std::vector<Node> nodes_;
 };

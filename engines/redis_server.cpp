@@ -104,14 +104,9 @@ bool RedisServer::start_once() {
     argv.insert(argv.end(), {"--protected-mode", "no"});
   }
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
-  if (!placement_.netns.empty()) {
-    // `ip netns exec` enters the namespace and execs the server: the child is still the server.
-    const std::string ip = find_executable("ip", "/usr/sbin:/sbin:/usr/bin:/bin");
-    argv.insert(argv.begin(), {ip, "netns", "exec", placement_.netns});
-  }
   process_.reset();  // a killed or failed start: reaped before its successor
-  process_ = std::make_unique<experiment::Child>(
-      experiment::ChildSpec{"redis-server", argv, dir_ + "/redis.log", {}});
+  process_ = std::make_unique<experiment::Child>(experiment::ChildSpec{
+      "redis-server", placed_argv(placement_, argv), dir_ + "/redis.log", {}});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
     if (!process_->running()) return false;  // e.g. the port was taken meanwhile

@@ -9,16 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "engines/server_placement.hpp"
 #include "experiment/process.hpp"
 
 namespace dsekp::engines {
-
-/// Where a server listens: its address and, for partition tests, the network namespace it runs
-/// in (`ip netns exec`; empty: this process's).
-struct ServerPlacement {
-  std::string host = "127.0.0.1";
-  std::string netns;
-};
 
 class RedisServer {
  public:

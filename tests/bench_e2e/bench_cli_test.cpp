@@ -27,9 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include "leftover_processes.hpp"
 #include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/leftover_processes.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace {

@@ -14,9 +14,9 @@
 #include <string>
 
 #include "engines/rabbitmq_cluster.hpp"
-#include "leftover_processes.hpp"
 #include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/leftover_processes.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace {

@@ -49,11 +49,13 @@ inline std::string log_tail(const std::string& s, std::size_t n) {
 
 class FleetTest : public ::testing::Test {
  protected:
-  /// The broker's MQTT port on loopback, and its log for failure messages.
+  /// The broker's MQTT address (loopback unless a subclass places it elsewhere) and port, and
+  /// its log for failure messages.
+  [[nodiscard]] virtual std::string broker_host() const { return "127.0.0.1"; }
   [[nodiscard]] virtual int broker_port() const = 0;
   [[nodiscard]] virtual std::string broker_log() const = 0;
   [[nodiscard]] std::string broker_address() const {
-    return "127.0.0.1:" + std::to_string(broker_port());
+    return broker_host() + ":" + std::to_string(broker_port());
   }
 
   void TearDown() override {
@@ -77,7 +79,7 @@ class FleetTest : public ::testing::Test {
       edge::DeviceMaterial m;
       ASSERT_TRUE(registry->add(name, m).ok());
       array.push_back(json::parse(
-          edge::material_json(m, {"127.0.0.1", static_cast<std::uint16_t>(broker_port())},
+          edge::material_json(m, {broker_host(), static_cast<std::uint16_t>(broker_port())},
                               edge::MaterialMode::with_psk_baseline)));
     }
     std::ofstream(credentials_) << array.dump(2);

@@ -24,6 +24,7 @@
 
 #include "tests/support/build_paths.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/leftover_processes.hpp"
 #include "tests/support/mosquitto_broker.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -37,44 +38,6 @@ nlohmann::json read_json(const fs::path& path) {
   std::ifstream in(path);
   if (!in) return nullptr;
   return nlohmann::json::parse(in, nullptr, false);
-}
-
-/// Processes (not zombies) whose command line mentions `marker`: what the experiment started
-/// always has the results folder in its arguments (mosquitto -c DIR/..., edge --db DIR/...).
-std::vector<std::string> processes_mentioning(const std::string& marker) {
-  std::vector<std::string> found;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string pid = entry.path().filename();
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (std::stoi(pid) == ::getpid()) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const auto paren = line.rfind(')');
-    if (paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] == 'Z') continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline(std::istreambuf_iterator<char>(in), {});
-    for (auto& c : cmdline)
-      if (c == '\0') c = ' ';
-    if (cmdline.find(marker) != std::string::npos) found.push_back(pid + ": " + cmdline);
-  }
-  return found;
-}
-
-/// Nothing mentioning `marker` within a few seconds (children may still be exiting).
-void expect_nothing_left(const std::string& marker) {
-  std::vector<std::string> left;
-  for (int i = 0; i < 100; ++i) {
-    left = processes_mentioning(marker);
-    if (left.empty()) return;
-    std::this_thread::sleep_for(50ms);
-  }
-  ADD_FAILURE() << "processes left behind:\n"
-                << [&] {
-                     std::string s;
-                     for (const auto& p : left) s += "  " + p + "\n";
-                     return s;
-                   }();
 }
 
 bool accepts_tcp(int port) {

@@ -1,0 +1,16 @@
+// Running a server in its placement's network namespace (see server_placement.hpp).
+#include "engines/server_placement.hpp"
+
+#include "engines/executables.hpp"
+
+namespace dsekp::engines {
+
+std::vector<std::string> placed_argv(const ServerPlacement& placement,
+                                     std::vector<std::string> argv) {
+  if (placement.netns.empty()) return argv;
+  argv.insert(argv.begin(), {find_executable("ip", "/usr/sbin:/sbin:/usr/bin:/bin"), "netns",
+                             "exec", placement.netns});
+  return argv;
+}
+
+}  // namespace dsekp::engines
