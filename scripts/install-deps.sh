@@ -20,6 +20,8 @@ packages=(
   # (tests/broker_compat: three RabbitMQ nodes with the MQTT plugin); nats-server, another
   # clusterable MQTT broker the compatibility tests run on
   librabbitmq-dev rabbitmq-server nats-server
+  # the partition tests: Redis and RabbitMQ nodes in network namespaces (tests/support/host_network)
+  iproute2
   # libFuzzer smoke runs in `make test` (fuzz/, scripts/fuzz.sh)
   clang-14 libclang-rt-14-dev llvm-14
   clang-format python3

@@ -56,6 +56,14 @@ void remove_leftovers() {
 std::string HostNetwork::unavailable_reason() {
   if (::geteuid() != 0) return "partition tests need root (network namespaces)";
   if (ip_path().empty()) return "partition tests need iproute2's `ip`";
+  // Root may still lack the capability (a container without CAP_NET_ADMIN): try one.
+  const std::string probe = "dsekp-" + std::to_string(::getpid()) + "-probe";
+  try {
+    ip({"netns", "add", probe});
+  } catch (const std::exception& e) {
+    return std::string("partition tests cannot make a network namespace here: ") + e.what();
+  }
+  ip_quietly({"netns", "delete", probe});
   return "";
 }
 

@@ -17,7 +17,8 @@ namespace dsekp::test {
 
 class HostNetwork {
  public:
-  /// Why partition tests cannot run here ("" if they can): not root, or no `ip`.
+  /// Why partition tests cannot run here ("" if they can): not root, no `ip`, or no namespace
+  /// can be made (tried once).
   static std::string unavailable_reason();
 
   /// Creates the bridge and `hosts` namespaces; throws std::runtime_error with `ip`'s message if
