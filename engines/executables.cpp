@@ -53,6 +53,10 @@ std::string rabbitmqctl_path() {
   return find_executable("rabbitmqctl", "/usr/lib/rabbitmq/bin:/usr/sbin");
 }
 
+std::string ip_path() {
+  return find_executable("ip", "/usr/sbin:/sbin:/usr/bin:/bin");
+}
+
 std::string epmd_path() {
   return find_executable("epmd", "/usr/bin:/usr/lib/erlang/bin");
 }

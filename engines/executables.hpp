@@ -13,10 +13,12 @@ std::string find_executable(const std::string& name, const std::string& preferre
 /// redis-server and redis-cli (package redis-server / redis-tools); "" if not installed.
 std::string redis_server_path();
 std::string redis_cli_path();
-/// rabbitmq-server and rabbitmqctl (package rabbitmq-server) and epmd (Erlang); "" unless all
-/// three are installed.
+/// rabbitmq-server ("" unless epmd, from Erlang, is installed too), rabbitmqctl (package
+/// rabbitmq-server) and epmd; "" if not installed.
 std::string rabbitmq_server_path();
 std::string rabbitmqctl_path();
 std::string epmd_path();
+/// iproute2's `ip` (network namespaces for partition tests); "" if not installed.
+std::string ip_path();
 
 }  // namespace dsekp::engines

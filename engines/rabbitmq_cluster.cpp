@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "engines/executables.hpp"
+#include "experiment/interrupt.hpp"
 #include "experiment/net.hpp"
 
 namespace dsekp::engines {
@@ -24,6 +25,7 @@ bool wait_for_port(const std::string& host, int port, experiment::Child& process
   while (std::chrono::steady_clock::now() < deadline) {
     if (!process.running()) return false;
     if (experiment::accepts_tcp({host, static_cast<std::uint16_t>(port)})) return true;
+    experiment::throw_if_interrupted();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
@@ -123,6 +125,11 @@ void RabbitMqCluster::launch(Node& n) {
         placed_argv(n.place, {epmd_path(), "-port", std::to_string(epmd_port_)}),
         n.dir + "/epmd.log",
         {}});
+    // Up before the node, or the node's erl would start a daemon epmd of its own (outside our
+    // children).
+    if (!wait_for_port(n.place.host, epmd_port_, *n.epmd, std::chrono::seconds(10)))
+      throw std::runtime_error("epmd did not start in " + n.place.netns + ": " +
+                               file_text(n.dir + "/epmd.log"));
   }
   // Everything through the environment (the script reads it); /usr/bin/env sets it for the child.
   std::vector<std::string> argv = {
@@ -136,7 +143,11 @@ void RabbitMqCluster::launch(Node& n) {
       // No scheduler busy-waiting: an Erlang scheduler out of work spins a while before it
       // sleeps, which on a machine shared with the edges and the other nodes takes their CPU
       // and is counted as the node's own (docs/SCALING.md "Per-node costs").
-      "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=+sbwt none +sbwtdcpu none +sbwtdio none"};
+      "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=+sbwt none +sbwtdcpu none +sbwtdio none",
+      // The start script then execs the VM instead of running it in the background behind a
+      // shell: the VM is our child itself, gets our SIGTERM (a clean stop) and keeps the
+      // parent-death signal, so it dies with us even if we are SIGKILLed.
+      "RUNNING_UNDER_SYSTEMD=true"};
   // A node on loopback finds the suite's epmd there (and would start none elsewhere).
   argv.push_back(long_names_ ? "RABBITMQ_USE_LONGNAME=true" : "ERL_EPMD_ADDRESS=127.0.0.1");
   argv.push_back(executable());

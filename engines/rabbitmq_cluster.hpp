@@ -86,7 +86,7 @@ class RabbitMqCluster {
   /// rabbitmqctl `args` against node `via` (the suite's cookie and epmd).
   RunOutput control(int via, const std::vector<std::string>& args, std::chrono::seconds timeout);
   void stop_node(Node& node, bool graceful);
-  // The node's Erlang VM (from its pid file, checked against its command line), or 0.
+  // The node's Erlang VM (from its pid file, checked against its environment), or 0.
   pid_t vm_of(const Node& node) const;
   void stop();
 

@@ -116,16 +116,6 @@ int RedisClusterNodes::primary_of(std::uint16_t slot) const {
   return -1;
 }
 
-bool RedisClusterNodes::is_primary(int node) const {
-  for (int i = 0; i < size(); ++i) {
-    if (!alive(i)) continue;
-    for (const NodeLine& n : parse_cluster_nodes(command(i, {"CLUSTER", "NODES"})))
-      if (n.port == port(node)) return !failed(n) && n.flags.find("master") != std::string::npos;
-    return false;
-  }
-  return false;
-}
-
 std::vector<int> RedisClusterNodes::replicas_of(int primary) const {
   std::vector<int> out;
   for (int i = 0; i < size(); ++i) {

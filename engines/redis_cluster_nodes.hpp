@@ -39,8 +39,6 @@ class RedisClusterNodes {
   /// The node (index) that a live node's slot map names as the primary of `slot`; -1 if none
   /// answers.
   [[nodiscard]] int primary_of(std::uint16_t slot) const;
-  /// Whether the live nodes' view has `node` as a primary (not failed).
-  [[nodiscard]] bool is_primary(int node) const;
   /// The node's replicas according to the live nodes' view; empty if none answers.
   [[nodiscard]] std::vector<int> replicas_of(int primary) const;
   /// SIGKILL of one node: no shutdown, only its AOF survives.

@@ -14,6 +14,7 @@
 
 #include "engines/executables.hpp"
 #include "engines/run_to_end.hpp"
+#include "experiment/interrupt.hpp"
 #include "experiment/net.hpp"
 
 namespace dsekp::engines {
@@ -113,6 +114,7 @@ bool RedisServer::start_once() {
     // PONG only once the AOF is loaded (until then Redis answers LOADING).
     if (run(placement_.host, port_, {"PING"}) == "PONG") return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    experiment::throw_if_interrupted();
   }
   (void)process_->stop(std::chrono::milliseconds(1000));
   return false;

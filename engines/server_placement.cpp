@@ -8,8 +8,7 @@ namespace dsekp::engines {
 std::vector<std::string> placed_argv(const ServerPlacement& placement,
                                      std::vector<std::string> argv) {
   if (placement.netns.empty()) return argv;
-  argv.insert(argv.begin(), {find_executable("ip", "/usr/sbin:/sbin:/usr/bin:/bin"), "netns",
-                             "exec", placement.netns});
+  argv.insert(argv.begin(), {ip_path(), "netns", "exec", placement.netns});
   return argv;
 }
 

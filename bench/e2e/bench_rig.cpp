@@ -345,7 +345,7 @@ std::vector<int> BenchRig::redis_node_ports() const {
 
 std::string BenchRig::cluster_mqtt(int node) const {
   if (!rabbitmq_) throw std::logic_error("cluster_mqtt: no cluster started");
-  return "127.0.0.1:" + std::to_string(rabbitmq_->mqtt_port(node));
+  return rabbitmq_->host(node) + ":" + std::to_string(rabbitmq_->mqtt_port(node));
 }
 
 bool BenchRig::redis_node_is_primary(int node) const {
@@ -364,8 +364,8 @@ void BenchRig::start_cluster(int broker_nodes, int redis_primaries) {
   rabbitmq_ =
       std::make_unique<engines::RabbitMqCluster>((dir_ / "rabbitmq").string(), broker_nodes);
   for (int i = 0; i < broker_nodes; ++i)
-    say("broker node " + std::to_string(i) + ": MQTT " + cluster_mqtt(i) +
-        ", AMQP 127.0.0.1:" + std::to_string(rabbitmq_->amqp_port(i)) + " (Erlang VM pid " +
+    say("broker node " + std::to_string(i) + ": MQTT " + cluster_mqtt(i) + ", AMQP " +
+        rabbitmq_->host(i) + ":" + std::to_string(rabbitmq_->amqp_port(i)) + " (Erlang VM pid " +
         std::to_string(rabbitmq_->vm_pid(i)) + ")");
   say("starting a Redis Cluster: " + std::to_string(redis_primaries) +
       " primaries with a replica each");
@@ -446,7 +446,8 @@ bool BenchRig::fleet_running() {
 namespace {
 
 /// Adds one fleet's summary into another: whole numbers summed (counters), other numbers (the
-/// times) and the exit code the largest, objects merged the same way, everything else kept.
+/// times) and the exit code the largest, a null (a time one fleet could not give) kept, flags
+/// or-ed, objects merged the same way, everything else the first's.
 void add_summary(nlohmann::json& into, const nlohmann::json& from) {
   for (auto it = from.begin(); it != from.end(); ++it) {
     if (!into.contains(it.key())) continue;
@@ -454,10 +455,12 @@ void add_summary(nlohmann::json& into, const nlohmann::json& from) {
     const nlohmann::json& value = it.value();
     if (slot.is_object() && value.is_object()) {
       add_summary(slot, value);
-    } else if (!value.is_number()) {
+    } else if (slot.is_null() || value.is_null()) {
+      slot = nullptr;
+    } else if (slot.is_boolean() && value.is_boolean()) {
+      slot = slot.get<bool>() || value.get<bool>();
+    } else if (!slot.is_number() || !value.is_number()) {
       continue;
-    } else if (!slot.is_number()) {
-      slot = value;  // e.g. a time one fleet did not have (null)
     } else if (it.key() == "exit_code" || !slot.is_number_unsigned() ||
                !value.is_number_unsigned()) {
       if (value.get<double>() > slot.get<double>()) slot = value;

@@ -117,8 +117,8 @@ class BenchRig {
   /// brokers acknowledged (until they log nothing new for `settle_quiet`). Throws if a device
   /// refused its arguments (exit code 2) or ran past `limit`; other failures are listed in
   /// FleetRun::problems. Several fleets: the summary's counters (its whole numbers, nested ones
-  /// too) are the sums, its times and exit code the largest, the rest the first fleet's; wall_s
-  /// is the longest.
+  /// too) are the sums, its times and exit code the largest (null if one fleet's is), its flags
+  /// or-ed, the rest the first fleet's; wall_s is the longest.
   FleetRun finish_fleet(std::chrono::seconds limit,
                         std::chrono::seconds settle_quiet = std::chrono::seconds(10));
 

@@ -400,8 +400,9 @@ std::string scale_text(const ScaleResult& r) {
     out += "  (edges: the sum; its max 1 s % adds each edge's busiest second, an upper bound)\n";
   if (!r.tier_costs.empty()) {
     out +=
-        "\nCost per 1,000 frames/s (CPU s per frame logged x 1,000, summed over the processes: "
-        "the cores\nthat part needs for every 1,000 frames/s, at this load on this machine)\n";
+        "\nCost per 1,000 frames/s at this load (CPU s per frame logged x 1,000, summed over the "
+        "processes:\nthe cores that part used for every 1,000 frames/s, its fixed part included: "
+        "runs at two\nrates separate the two; docs/SCALING.md \"Per-node costs\")\n";
     out += format("  %-16s %9s %14s %16s %14s\n", "part", "processes", "cores/1k fps",
                   "RSS each (final)", "RSS peak max");
     for (const TierCost& c : r.tier_costs)

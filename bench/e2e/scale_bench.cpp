@@ -21,7 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// --cluster: the tier the issue asks to be measured, on loopback.
+// --cluster: three broker nodes (a majority survives one lost) and three primaries with a
+// replica each, on loopback.
 constexpr int kClusterBrokerNodes = 3;
 constexpr int kClusterRedisPrimaries = 3;
 
@@ -42,8 +43,8 @@ std::string kb_as_mib(std::uint64_t kb) {
   return number(static_cast<double>(kb) / 1024.0, 1) + " MiB";
 }
 
-/// The edges' CPU and memory as one process: sums (the busiest second too: an upper bound, the
-/// edges' busiest seconds need not coincide).
+/// Several processes' CPU and memory (the edges, the broker nodes, the Redis nodes) as one:
+/// sums (the busiest second too: an upper bound, their busiest seconds need not coincide).
 ProcSummary sum_of(const std::vector<ProcSummary>& parts) {
   ProcSummary total;
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -190,6 +191,9 @@ std::string validate(const ScaleOptions& o) {
   if (!(o.rss_every_s >= 0) || o.rss_every_s > 86'400) return "--rss-every-s must be 0..86400";
   if (o.edges < 1 || o.edges > 3) return "--edges must be 1..3";
   if (o.store != "sqlite" && o.store != "redis") return "--store must be sqlite or redis";
+  if (o.cluster && o.devices < static_cast<std::size_t>(kClusterBrokerNodes))
+    return "--cluster needs at least " + std::to_string(kClusterBrokerNodes) +
+           " devices (one fleet per broker node)";
   if (o.edges > 1 && o.store != "redis" && !o.cluster)
     return "--edges " + std::to_string(o.edges) +
            " needs --store redis: the SQLite store keeps the session state per edge, so several "

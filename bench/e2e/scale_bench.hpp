@@ -25,9 +25,9 @@
 // cluster; the devices are split into one fleet per broker node. Every node's CPU and memory is
 // sampled on its own, Redis's counters are summed over the primaries (the replicas' are
 // reported apart: they replay the primaries' writes), and each process class's cost is also
-// given per 1,000 frames/s: the CPU seconds it used per frame times 1,000, i.e. the share of
-// one core it needs for every 1,000 frames/s (all on this one machine: the nodes share its two
-// cores, so the figures are costs, not capacities).
+// given per 1,000 frames/s: the CPU seconds it used per frame times 1,000, i.e. the cores it
+// used for every 1,000 frames/s at that load, fixed costs included (all on this one machine:
+// the nodes share its cores, so the figures are costs, not capacities).
 //
 // Throughput: the frames the edges logged between the end of the connection ramp and the end of
 // the sending, divided by that time, and how long the edges took after the sending to log the
@@ -99,8 +99,8 @@ RssDrift rss_drift(const std::vector<RssPoint>& series, double warmup_s);
 
 /// What one class of processes (the edges, the broker nodes, the Redis primaries, the Redis
 /// replicas) cost for the frames logged: CPU per 1,000 frames/s (the class's CPU seconds per
-/// frame × 1,000, summed over its processes: the cores the class needs for every 1,000
-/// frames/s) and memory per process.
+/// frame × 1,000, summed over its processes: the cores it used for every 1,000 frames/s at this
+/// load, its fixed part, e.g. idle connections, included) and memory per process.
 struct TierCost {
   std::string tier;  // "edges", "broker", "redis primaries", "redis replicas"
   std::size_t processes = 0;

@@ -266,7 +266,9 @@ TEST(BenchE2eCli, ScaleSeveralEdgesNeedRedis) {
   EXPECT_FALSE(fs::exists(work));  // refused before anything started
   for (const auto& args : std::vector<std::vector<std::string>>{
            {::dsekp::test::cli_path(), "bench", "scale", "--edges", "4", "--store", "redis"},
-           {::dsekp::test::cli_path(), "bench", "scale", "--store", "postgres"}}) {
+           {::dsekp::test::cli_path(), "bench", "scale", "--store", "postgres"},
+           // one fleet per broker node: fewer devices than nodes is refused before any starts
+           {::dsekp::test::cli_path(), "bench", "scale", "--cluster", "--devices", "2"}}) {
     const auto bad = run_command(args, dir.path().string(), 20s);
     EXPECT_EQ(bad.exit_code, 2) << args[3] << " " << args[4] << "\n" << bad.err;
   }

@@ -1,6 +1,6 @@
 // `dsekp bench scale --cluster` run as a child process, small (30 devices, 10 s, 2 edges): three
 // RabbitMQ nodes and a Redis Cluster of 3 primaries + 3 replicas started by the bench itself. It
-// asserts what the issue asks the bench for: every frame exactly once over the edges' union, a
+// asserts what the bench is for: every frame exactly once over the edges' union, a
 // CPU and memory reading for each of the 3 broker nodes and 6 Redis nodes (3 primaries, 3
 // replicas), the cost per 1,000 frames/s of each part, Redis work and round trips per frame,
 // the three fleets' counters summed, and nothing left running. Figures are not asserted (the

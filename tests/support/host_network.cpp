@@ -13,13 +13,9 @@
 namespace dsekp::test {
 namespace {
 
-std::string ip_path() {
-  return engines::find_executable("ip", "/usr/sbin:/sbin:/usr/bin:/bin");
-}
-
 /// Runs `ip args...`; throws with its output on failure.
 void ip(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {ip_path()};
+  std::vector<std::string> argv = {engines::ip_path()};
   argv.insert(argv.end(), args.begin(), args.end());
   const engines::RunOutput r = engines::run_to_end(argv, "/tmp", std::chrono::seconds(10));
   if (r.exit_code != 0) {
@@ -55,7 +51,7 @@ void remove_leftovers() {
 
 std::string HostNetwork::unavailable_reason() {
   if (::geteuid() != 0) return "partition tests need root (network namespaces)";
-  if (ip_path().empty()) return "partition tests need iproute2's `ip`";
+  if (engines::ip_path().empty()) return "partition tests need iproute2's `ip`";
   // Root may still lack the capability (a container without CAP_NET_ADMIN): try one.
   const std::string probe = "dsekp-" + std::to_string(::getpid()) + "-probe";
   try {

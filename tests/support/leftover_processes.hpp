@@ -1,5 +1,6 @@
 // Whether a command left processes behind: the live processes whose command line names its
-// working folder (a broker, an edge, a device fleet, an Erlang VM of a cluster node).
+// working folder or that run in it (a broker, an edge, a device fleet, an Erlang VM of a cluster
+// node; a Redis node, which rewrites its command line, by its working directory).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,7 +15,8 @@
 
 namespace dsekp::test {
 
-/// Live processes whose command line mentions `marker` (our working folder).
+/// Live processes whose command line or working directory mentions `marker` (our working
+/// folder).
 inline std::vector<std::string> processes_mentioning(const std::string& marker) {
   std::vector<std::string> found;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
@@ -30,7 +32,10 @@ inline std::vector<std::string> processes_mentioning(const std::string& marker) 
     std::string cmdline(std::istreambuf_iterator<char>(in), {});
     for (auto& ch : cmdline)
       if (ch == '\0') ch = ' ';
-    if (cmdline.find(marker) != std::string::npos) found.push_back(pid + ": " + cmdline);
+    std::error_code ec;
+    const std::string cwd = std::filesystem::read_symlink(entry.path() / "cwd", ec).string();
+    if (cmdline.find(marker) != std::string::npos || (!ec && cwd.find(marker) != std::string::npos))
+      found.push_back(pid + ": " + cmdline + " (in " + cwd + ")");
   }
   return found;
 }
