@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "edge/store/redis/redis_store_url.hpp"
-#include "store_backends.hpp"
 #include "engines/redis_server.hpp"
+#include "store_backends.hpp"
 
 namespace dsekp::edge::testing {
 namespace {
@@ -321,8 +321,8 @@ TEST(RedisStoreUrl, AClusterUrlNamesItsSeedNodes) {
 // A Redis Cluster node given as one server would answer MOVED for most keys: refused at open.
 TEST(RedisStoreOpen, AClusterNodeAsOneServerIsRefused) {
   test::TempDir dir;
-  engines::RedisServer node(dir.path().string(), {"--cluster-enabled", "yes", "--cluster-config-file",
-                                               dir.file("nodes.conf")});
+  engines::RedisServer node(dir.path().string(), {"--cluster-enabled", "yes",
+                                                  "--cluster-config-file", dir.file("nodes.conf")});
   RedisStoreOptions o;
   o.endpoint.port = node.port();
   std::string error;

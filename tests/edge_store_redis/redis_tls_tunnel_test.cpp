@@ -12,10 +12,10 @@
 #include <thread>
 
 #include "edge/store/redis/redis_session_store.hpp"
+#include "engines/redis_server.hpp"
 #include "store_backends.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/loopback_port.hpp"
-#include "engines/redis_server.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {

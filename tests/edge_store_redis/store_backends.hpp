@@ -17,9 +17,9 @@
 #include "edge/store/redis/redis_key_slot.hpp"
 #include "edge/store/redis/redis_session_store.hpp"
 #include "edge/store/sqlite_session_store.hpp"
-#include "store_test_support.hpp"
 #include "engines/redis_cluster_nodes.hpp"
 #include "engines/redis_server.hpp"
+#include "store_test_support.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace dsekp::edge::testing {
