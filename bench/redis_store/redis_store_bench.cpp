@@ -22,6 +22,7 @@
 #include "bench/work_dir.hpp"
 #include "edge/store/redis/redis_session_store.hpp"
 #include "edge/store/sqlite_session_store.hpp"
+#include "engines/executables.hpp"
 
 namespace {
 
@@ -102,7 +103,7 @@ int main(int argc, char** argv) {
   std::size_t devices = 1000;
   std::size_t cycles = 20000;
   int port = 0;
-  std::string redis_server = DSEKP_REDIS_SERVER_PATH;
+  std::string redis_server = dsekp::engines::redis_server_path();
   std::string appendfsync = "everysec";
   app.add_option("--devices", devices, "devices visited round robin")
       ->check(CLI::Range(1, 1000000));
@@ -114,6 +115,11 @@ int main(int argc, char** argv) {
   app.add_option("--appendfsync", appendfsync, "AOF fsync policy of the private server")
       ->check(CLI::IsMember({"everysec", "always", "no"}));
   CLI11_PARSE(app, argc, argv);
+  if (port == 0 && redis_server.empty()) {
+    std::fprintf(
+        stderr, "no redis-server found: install the redis-server package or give --redis-server\n");
+    return 2;
+  }
 
   try {
     // Removed however this ends; the Redis server below, declared later, stops before it is.
