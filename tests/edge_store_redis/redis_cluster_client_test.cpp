@@ -3,11 +3,13 @@
 // command reaches the slot's primary; a map made stale by a slot moved to another node is mended
 // by MOVED; a slot half migrated is followed by ASK; a killed primary's slots are found on the
 // promoted replica, with the writes that WAIT confirmed still there; a write its replica does
-// not confirm in time fails the call.
+// not confirm in time fails the call; batches for many slots go to all primaries at once, one
+// round trip each, and a batch whose slot moved follows the move while the others stand.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -206,6 +208,67 @@ TEST_F(RedisClusterClientTest, AWriteItsReplicaConfirmsLateIsWaitedForThroughThe
   ASSERT_GE(reasons.size(), 2u);
   EXPECT_NE(reasons.front().find("WAIT saw 0 of 1 replicas"), std::string::npos) << reasons.front();
   EXPECT_EQ(cluster_->command(cluster_->primary_of(key_slot(key)), {"GET", key}), "1");
+}
+
+// Batches for many slots at once: each primary gets its batches in one write (with one WAIT),
+// all primaries are written to before any reply is read.
+TEST_F(RedisClusterClientTest, ManySlotsAtOnceCostOneRoundTripPerPrimary) {
+  std::vector<std::string> keys;
+  std::set<int> primaries;
+  for (int i = 0; i < 30; ++i) {
+    keys.push_back("{batch-device-" + std::to_string(i) + "}");
+    primaries.insert(cluster_->primary_of(key_slot(keys.back())));
+  }
+  ASSERT_EQ(primaries.size(), 3u);
+  const auto batches_of = [&](const std::string& value) {
+    std::vector<SlotBatch> batches;
+    for (const std::string& key : keys)
+      batches.push_back({key_slot(key), {{"SET", key, value}, {"GET", key}}});
+    return batches;
+  };
+  // The first call also learns each primary's replicas (CLUSTER NODES) for WAIT.
+  ASSERT_EQ(client_->pipeline_slots(batches_of("first"), ReplicaWait{1, 1000}).size(), keys.size());
+  const std::uint64_t before = client_->round_trips();
+  const std::vector<std::vector<Reply>> replies =
+      client_->pipeline_slots(batches_of("second"), ReplicaWait{1, 1000});
+  EXPECT_EQ(client_->round_trips() - before, 3u);
+  ASSERT_EQ(replies.size(), keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(replies[i].size(), 2u) << keys[i] << ": " << client_->last_error();
+    EXPECT_EQ(text_of(replies[i][0]), "OK");
+    EXPECT_EQ(text_of(replies[i][1]), "second");
+    const int primary = cluster_->primary_of(key_slot(keys[i]));
+    EXPECT_EQ(cluster_->command(primary, {"GET", keys[i]}), "second");
+  }
+  EXPECT_EQ(client_->redirects(), 0u);
+}
+
+// A batch whose slot moved since the map was read goes again on its own, to the new owner;
+// the other batches are answered from the first round.
+TEST_F(RedisClusterClientTest, ABatchForAMovedSlotFollowsTheMoveAndTheOthersStand) {
+  const std::string moved = "{moved-batch-device}";
+  const std::uint16_t slot = key_slot(moved);
+  ASSERT_EQ(set(moved, "before"), "OK");
+  const int from = cluster_->primary_of(slot);
+  const int to = other_primary(from);
+  ASSERT_GE(to, 0);
+  migrate_key(slot, from, to, moved);
+  for (int node = 0; node < cluster_->size(); ++node)
+    (void)cluster_->command(node, {"CLUSTER", "SETSLOT", std::to_string(slot), "NODE", to_id_});
+  std::vector<SlotBatch> batches;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 10; ++i) keys.push_back("{stays-device-" + std::to_string(i) + "}");
+  keys.insert(keys.begin() + 5, moved);
+  for (const std::string& key : keys) batches.push_back({key_slot(key), {{"APPEND", key, "+"}}});
+  const std::vector<std::vector<Reply>> replies = client_->pipeline_slots(batches);
+  ASSERT_EQ(replies.size(), keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(replies[i].size(), 1u) << keys[i] << ": " << client_->last_error();
+    EXPECT_EQ(text_of(replies[i][0]), keys[i] == moved ? "7" : "1") << keys[i];
+  }
+  EXPECT_GE(client_->redirects(), 1u);
+  EXPECT_EQ(client_->owner_of(slot), "127.0.0.1:" + std::to_string(cluster_->port(to)));
+  EXPECT_EQ(cluster_->command(to, {"GET", moved}), "before+");
 }
 
 }  // namespace

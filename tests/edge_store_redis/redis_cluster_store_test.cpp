@@ -1,11 +1,12 @@
 // RedisSessionStore on a real Redis Cluster (3 primaries + 3 replicas on loopback) beyond the
 // shared contract (store_contract_test.cpp runs that here too): a transaction over devices in
-// many slots commits one script run per slot; the write-ahead rows go to this edge's list in each
-// device's slot and are read back and cleared from all of them; a conflict in one slot leaves
-// the runs of the slots before it applied (what the daemon's recovery relies on: the commit
-// fails as a whole); a commit its replica does not confirm (WAIT) fails; make_durable() asks
-// every primary; commits go on through a primary's SIGKILL once its replica is promoted (which
-// then commits without a replica), and every commit that was confirmed is still there.
+// many slots commits one script run per slot, one round trip per primary; the write-ahead rows
+// go to this edge's list in each device's slot and are read back and cleared from all of them;
+// a conflict in one slot leaves the other slots' runs applied (what the daemon's recovery relies
+// on: the commit fails as a whole); a commit its replica does not confirm (WAIT) fails;
+// make_durable() asks every primary; commits go on through a primary's SIGKILL once its replica is
+// promoted (which then commits without a replica), and every commit that was confirmed is still
+// there.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,10 +41,11 @@ class RedisClusterStore : public ::testing::Test {
     return key_slot(store.key_of(id));
   }
   /// Two devices named `a` and `b`, in slot order, each saved once by `edge_a`; then `edge_b`
-  /// saves the later slot's device again (generation 2), so edge A's view of it is stale.
-  std::vector<DevId> two_devices_the_later_moved_on(RedisSessionStore& edge_a,
-                                                    RedisSessionStore& edge_b, const std::string& a,
-                                                    const std::string& b) {
+  /// saves the device at `moved` (0: the earlier slot's, 1: the later's) again (generation 2),
+  /// so edge A's view of it is stale.
+  std::vector<DevId> two_devices_one_moved_on(RedisSessionStore& edge_a, RedisSessionStore& edge_b,
+                                              const std::string& a, const std::string& b,
+                                              std::size_t moved = 1) {
     std::vector<DevId> ids = {dev_id_of(a), dev_id_of(b)};
     std::sort(ids.begin(), ids.end(), [&](const DevId& x, const DevId& y) {
       return slot_of(edge_a, x) < slot_of(edge_a, y);
@@ -54,41 +56,57 @@ class RedisClusterStore : public ::testing::Test {
       EXPECT_TRUE(edge_a.save(id, make_rich_state(std::string(id.str())), kNow, g).ok());
     }
     std::uint64_t g = 1;
-    EXPECT_TRUE(edge_b.save(ids[1], make_rich_state(std::string(ids[1].str())), kNow, g).ok());
+    EXPECT_TRUE(
+        edge_b.save(ids[moved], make_rich_state(std::string(ids[moved].str())), kNow, g).ok());
     return ids;
   }
 
   RedisClusterBackend backend_;
 };
 
-TEST_F(RedisClusterStore, ATransactionOverManySlotsCommitsOneRunPerSlot) {
+TEST_F(RedisClusterStore, ATransactionOverManySlotsCommitsInOneRoundTripPerPrimary) {
   auto store = backend_.open_redis();
-  const std::vector<DevId> ids = devices(20);
-  std::set<std::uint16_t> slots;
-  for (const DevId& id : ids) slots.insert(slot_of(*store, id));
-  ASSERT_GT(slots.size(), 10u);
-  const std::uint64_t before = store->round_trips();
-  {
+  const std::string key = store->pending_key_of("edge-trips");
+  store->set_pending_key(key);
+  const auto commit_saves = [&](const std::vector<DevId>& ids) {
     Transaction tx(*store);
     for (const DevId& id : ids) {
-      std::uint64_t g = kAbsentGeneration;
+      std::uint64_t g = kAnyGeneration;
       ASSERT_TRUE(store->save(id, make_rich_state(std::string(id.str())), kNow, g).ok());
+      ASSERT_TRUE(store->stage_pending_row(id.str(), "row of " + std::string(id.str())).ok());
     }
     ASSERT_TRUE(tx.commit().ok()) << store->last_error();
+  };
+  const std::vector<DevId> ids = devices(20);
+  std::set<std::uint16_t> slots;
+  std::set<int> primaries;
+  for (const DevId& id : ids) {
+    slots.insert(slot_of(*store, id));
+    primaries.insert(cluster().primary_of(slot_of(*store, id)));
   }
-  // One script run per slot; on each of the 3 primaries, once, the first run also loads the
-  // script there (NOSCRIPT, SCRIPT LOAD, the run again) and asks for its replicas (WAIT's).
-  const std::uint64_t trips = store->round_trips() - before;
-  EXPECT_GE(trips, slots.size());
-  EXPECT_LE(trips, slots.size() + 3 * 3);
+  ASSERT_GT(slots.size(), 10u);
+  ASSERT_EQ(primaries.size(), 3u);
+  // The first commit also loads the script on each primary (NOSCRIPT, SCRIPT LOAD, the run
+  // again), learns each one's replicas for WAIT and notes the lists' slots (one SADD).
+  commit_saves(ids);
+  const std::uint64_t before = store->round_trips();
+  commit_saves(ids);
+  // One script run per slot, each primary's runs and its WAIT in one round trip.
+  EXPECT_EQ(store->round_trips() - before, primaries.size());
   auto other = backend_.open_redis();
   for (const DevId& id : ids) {
     EdgeDeviceState out;
     std::uint64_t g = 0;
     ASSERT_TRUE(other->load(id, out, g).ok());
-    EXPECT_EQ(g, 1u) << id.str();
+    EXPECT_EQ(g, 2u) << id.str();
     expect_same_state(out, make_rich_state(std::string(id.str())));
   }
+  std::vector<std::string> rows;
+  const std::uint64_t before_read = store->round_trips();
+  ASSERT_TRUE(store->read_pending(key, rows).ok()) << store->last_error();
+  EXPECT_EQ(rows.size(), ids.size());
+  // The set of slots, then every slot's list at once.
+  EXPECT_EQ(store->round_trips() - before_read, 1 + primaries.size());
 }
 
 TEST_F(RedisClusterStore, RowsGoToTheListInTheirDevicesSlotAndAreReadBackAndCleared) {
@@ -154,45 +172,55 @@ TEST_F(RedisClusterStore, OnlyTheNewestCommitsRowsAreRecovered) {
 
 // After a commit that failed half way, the recovery finds the rows of the runs that applied.
 TEST_F(RedisClusterStore, ThePartOfAFailedCommitThatAppliedIsRecovered) {
-  auto edge_a = backend_.open_redis();
-  auto edge_b = backend_.open_redis();
-  const std::string key = edge_a->pending_key_of("edge-c");
-  edge_a->set_pending_key(key);
-  const std::vector<DevId> ids =
-      two_devices_the_later_moved_on(*edge_a, *edge_b, "partial-0", "partial-1");
-  {
-    Transaction tx(*edge_a);
-    for (const DevId& id : ids) {
-      std::uint64_t stale = 1;
-      ASSERT_TRUE(edge_a->save(id, make_rich_state(std::string(id.str())), kNow, stale).ok());
-      ASSERT_TRUE(edge_a->stage_pending_row(id.str(), "row of " + std::string(id.str())).ok());
+  for (std::size_t moved : {0u, 1u}) {
+    auto edge_a = backend_.open_redis();
+    auto edge_b = backend_.open_redis();
+    const std::string tag = "partial-" + std::to_string(moved);
+    const std::string key = edge_a->pending_key_of("edge-c" + std::to_string(moved));
+    edge_a->set_pending_key(key);
+    const std::vector<DevId> ids =
+        two_devices_one_moved_on(*edge_a, *edge_b, tag + "-a", tag + "-b", moved);
+    {
+      Transaction tx(*edge_a);
+      for (const DevId& id : ids) {
+        std::uint64_t stale = 1;
+        ASSERT_TRUE(edge_a->save(id, make_rich_state(std::string(id.str())), kNow, stale).ok());
+        ASSERT_TRUE(edge_a->stage_pending_row(id.str(), "row of " + std::string(id.str())).ok());
+      }
+      EXPECT_EQ(tx.commit().status, StoreStatus::generation_conflict);
     }
-    EXPECT_EQ(tx.commit().status, StoreStatus::generation_conflict);
+    std::vector<std::string> rows;
+    ASSERT_TRUE(edge_a->read_pending(key, rows).ok()) << edge_a->last_error();
+    EXPECT_EQ(rows, std::vector<std::string>{"row of " + std::string(ids[1 - moved].str())});
   }
-  std::vector<std::string> rows;
-  ASSERT_TRUE(edge_a->read_pending(key, rows).ok()) << edge_a->last_error();
-  EXPECT_EQ(rows, std::vector<std::string>{"row of " + std::string(ids[0].str())});
 }
 
-// What a conflicting slot leaves: the slots' runs go in slot order and stop at the conflict.
-TEST_F(RedisClusterStore, AConflictInOneSlotLeavesTheRunsOfEarlierSlotsApplied) {
-  auto edge_a = backend_.open_redis();
-  auto edge_b = backend_.open_redis();
-  const std::vector<DevId> ids = two_devices_the_later_moved_on(*edge_a, *edge_b, "dev-0", "dev-1");
-  std::uint64_t stale = 1;
-  {
-    Transaction tx(*edge_a);
-    std::uint64_t g0 = 1;
-    ASSERT_TRUE(edge_a->save(ids[0], make_rich_state(std::string(ids[0].str())), kNow, g0).ok());
-    ASSERT_TRUE(edge_a->save(ids[1], make_rich_state(std::string(ids[1].str())), kNow, stale).ok());
-    EXPECT_EQ(tx.commit().status, StoreStatus::generation_conflict);
+// What a conflicting slot leaves: every slot's run goes, whichever conflicts; the others apply.
+TEST_F(RedisClusterStore, AConflictInOneSlotLeavesTheOtherSlotsRunsApplied) {
+  for (std::size_t moved : {0u, 1u}) {
+    SCOPED_TRACE("the device that moved on: the " + std::string(moved == 0 ? "earlier" : "later") +
+                 " slot's");
+    auto edge_a = backend_.open_redis();
+    auto edge_b = backend_.open_redis();
+    const std::string tag = "conflict-" + std::to_string(moved);
+    const std::vector<DevId> ids =
+        two_devices_one_moved_on(*edge_a, *edge_b, tag + "-a", tag + "-b", moved);
+    {
+      Transaction tx(*edge_a);
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        std::uint64_t g = 1;  // stale for ids[moved]
+        ASSERT_TRUE(edge_a->save(ids[i], make_rich_state(std::string(ids[i].str())), kNow, g).ok());
+      }
+      EXPECT_EQ(tx.commit().status, StoreStatus::generation_conflict);
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      EdgeDeviceState out;
+      std::uint64_t g = 0;
+      ASSERT_TRUE(edge_b->load(ids[i], out, g).ok());
+      // The other slot's run applied (generation 2); the moved device keeps edge B's save (2).
+      EXPECT_EQ(g, 2u) << ids[i].str();
+    }
   }
-  EdgeDeviceState out;
-  std::uint64_t g = 0;
-  ASSERT_TRUE(edge_b->load(ids[0], out, g).ok());
-  EXPECT_EQ(g, 2u);  // the earlier slot's run applied
-  ASSERT_TRUE(edge_b->load(ids[1], out, g).ok());
-  EXPECT_EQ(g, 2u);  // edge B's save, not edge A's
 }
 
 TEST_F(RedisClusterStore, ACommitItsReplicaDoesNotConfirmFails) {

@@ -24,6 +24,22 @@ std::vector<Reply> RedisClient::pipeline(std::string_view key,
   return server_->pipeline(commands);
 }
 
+std::vector<std::vector<Reply>> RedisClient::pipeline_slots(const std::vector<SlotBatch>& batches,
+                                                            ReplicaWait wait) {
+  if (cluster_) return cluster_->pipeline_slots(batches, wait);
+  std::vector<std::vector<std::string_view>> commands;
+  for (const SlotBatch& b : batches)
+    commands.insert(commands.end(), b.commands.begin(), b.commands.end());
+  std::vector<Reply> replies = server_->pipeline(commands);
+  std::vector<std::vector<Reply>> out(batches.size());
+  if (replies.empty()) return out;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < batches.size(); ++i)
+    for (std::size_t k = 0; k < batches[i].commands.size(); ++k)
+      out[i].push_back(std::move(replies[at++]));
+  return out;
+}
+
 bool RedisClient::for_each_primary(const std::function<bool(RedisConnection&)>& fn) {
   return cluster_ ? cluster_->for_each_primary(fn) : fn(*server_);
 }

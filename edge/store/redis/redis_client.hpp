@@ -39,6 +39,10 @@ class RedisClient {
   std::vector<Reply> pipeline(std::string_view key,
                               const std::vector<std::vector<std::string_view>>& commands,
                               ReplicaWait wait = {});
+  /// Many batches at once (RedisClusterClient::pipeline_slots); on one server all of them in
+  /// one pipeline, the slots not used. Each batch's replies, empty for one that failed.
+  std::vector<std::vector<Reply>> pipeline_slots(const std::vector<SlotBatch>& batches,
+                                                 ReplicaWait wait = {});
   /// `fn` on every primary's connection (the one server's, or each one's in the cluster's
   /// current map), e.g. for configuration checks; stops at the first false.
   bool for_each_primary(const std::function<bool(RedisConnection&)>& fn);

@@ -206,6 +206,89 @@ std::vector<Reply> RedisClusterClient::pipeline(
   }
 }
 
+std::vector<std::vector<Reply>> RedisClusterClient::pipeline_slots(
+    const std::vector<SlotBatch>& batches, ReplicaWait wait) {
+  std::vector<std::vector<Reply>> out(batches.size());
+  std::vector<bool> alone(batches.size(), false);  // to go through pipeline() on its own
+  struct Primary {
+    std::int16_t node = kNoNode;
+    std::vector<std::size_t> batches;  // indices into `batches`, in order
+    int wanted = 0;                    // replicas WAIT asks for
+    std::string wanted_text;
+    std::size_t sent = 0;  // commands written, WAIT included
+    bool written = false;
+  };
+  std::vector<Primary> primaries;
+  const auto unmapped = [&](const SlotBatch& b) { return owners_.at(b.slot) == kNoNode; };
+  if (std::any_of(batches.begin(), batches.end(), unmapped)) (void)read_slot_map();
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    if (batches[i].commands.empty()) continue;
+    const std::int16_t owner = owners_.at(batches[i].slot);
+    if (owner == kNoNode) {
+      alone[i] = true;
+      continue;
+    }
+    auto p = std::find_if(primaries.begin(), primaries.end(),
+                          [&](const Primary& q) { return q.node == owner; });
+    if (p == primaries.end()) {
+      p = primaries.emplace(primaries.end());
+      p->node = owner;
+    }
+    p->batches.push_back(i);
+  }
+  const auto send_alone = [&](const Primary& p) {
+    for (std::size_t i : p.batches) alone[i] = true;
+  };
+  const std::string wait_timeout = std::to_string(wait.timeout_ms);
+  for (Primary& p : primaries) {
+    Node& node = nodes_[static_cast<std::size_t>(p.node)];
+    const int known = wait.replicas > 0 ? replicas_of(node) : 0;
+    if (known < 0) {
+      send_alone(p);
+      continue;
+    }
+    p.wanted = std::min(wait.replicas, known);
+    p.wanted_text = std::to_string(p.wanted);
+    std::vector<std::vector<std::string_view>> sent;
+    for (std::size_t i : p.batches)
+      sent.insert(sent.end(), batches[i].commands.begin(), batches[i].commands.end());
+    if (p.wanted > 0) sent.push_back({"WAIT", p.wanted_text, wait_timeout});
+    p.sent = sent.size();
+    p.written = node.connection->send(sent);
+    if (!p.written) send_alone(p);
+  }
+  for (Primary& p : primaries) {
+    if (!p.written) continue;
+    Node& node = nodes_[static_cast<std::size_t>(p.node)];
+    std::vector<Reply> replies = node.connection->receive(p.sent);
+    if (replies.empty()) {
+      send_alone(p);
+      continue;
+    }
+    up_.store(true, std::memory_order_relaxed);
+    std::size_t at = 0;
+    bool ran = false;
+    for (std::size_t i : p.batches) {
+      const std::size_t count = batches[i].commands.size();
+      // Redirects and CLUSTERDOWN come for the slot, so for every command of the batch alike.
+      const Reply& first = replies[at];
+      if (is_error(first, "MOVED ") || is_error(first, "ASK ") || is_error(first, "TRYAGAIN") ||
+          is_error(first, "CLUSTERDOWN")) {
+        alone[i] = true;
+      } else {
+        ran = true;
+        for (std::size_t k = 0; k < count; ++k) out[i].push_back(std::move(replies[at + k]));
+      }
+      at += count;
+    }
+    if (p.wanted > 0 && ran && !replicated(node, std::move(replies.back()), p.wanted, wait))
+      for (std::size_t i : p.batches) out[i].clear();
+  }
+  for (std::size_t i = 0; i < batches.size(); ++i)
+    if (alone[i]) out[i] = pipeline(batches[i].slot, batches[i].commands, wait);
+  return out;
+}
+
 bool RedisClusterClient::replicated(Node& node, Reply acked, int wanted, ReplicaWait wait) {
   const std::string timeout = std::to_string(wait.timeout_ms);
   for (;;) {

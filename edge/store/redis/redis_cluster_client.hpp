@@ -59,6 +59,12 @@ struct ReplicaWait {
   int timeout_ms = 100;
 };
 
+/// Commands whose keys are all in `slot`.
+struct SlotBatch {
+  std::uint16_t slot = 0;
+  std::vector<std::vector<std::string_view>> commands;
+};
+
 class RedisClusterClient {
  public:
   static constexpr int kMaxRedirects = 5;
@@ -87,6 +93,18 @@ class RedisClusterClient {
   std::vector<Reply> pipeline(std::uint16_t slot,
                               const std::vector<std::vector<std::string_view>>& commands,
                               ReplicaWait wait = {});
+
+  /// Each batch (keys all in its slot; slots may repeat) to its slot's primary as pipeline()
+  /// sends it, but every primary's batches in one write with one WAIT after them, and every
+  /// primary written to before any reply is read: the primaries work at once, so the call
+  /// takes about one round trip however many slots and primaries it touches. The replies of
+  /// each batch in order. A batch that is redirected, whose primary cannot be reached, is hung
+  /// or answers CLUSTERDOWN is then sent again on its own through pipeline() (redirects, map
+  /// reads and the outage handler as there; its commands may have run once already, as after
+  /// any lost reply). Empty replies for a batch that failed (last_error() says why); the
+  /// others' stand: some batches can succeed where others fail.
+  std::vector<std::vector<Reply>> pipeline_slots(const std::vector<SlotBatch>& batches,
+                                                 ReplicaWait wait = {});
 
   /// `fn` on the connection of each primary in the current map; stops at the first false.
   bool for_each_primary(const std::function<bool(RedisConnection&)>& fn);

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "edge/store/redis/redis_commit_script.hpp"
+#include "edge/store/redis/redis_key_slot.hpp"
 
 namespace dsekp::edge::redis {
 namespace {
@@ -48,37 +49,98 @@ StoreResult CommitScript::run(const std::vector<CommitOp>& ops, std::string_view
                               const std::vector<std::string>& rows,
                               std::vector<std::uint64_t>& generations, std::size_t& conflicting,
                               ReplicaWait wait) {
-  conflicting = ops.size();
+  std::vector<const CommitOp*> pointers;
+  pointers.reserve(ops.size());
+  for (const CommitOp& op : ops) pointers.push_back(&op);
+  return run_one(pointers, pending_key, rows, generations, conflicting, wait);
+}
+
+void CommitScript::build(Arguments& out, const std::vector<const CommitOp*>& ops,
+                         std::string_view pending_key, const std::vector<std::string>& rows) const {
   const bool with_rows = !pending_key.empty();
-  const std::string op_count = std::to_string(ops.size());
-  const std::string key_count = std::to_string(ops.size() + (with_rows ? 1 : 0));
-  std::vector<std::string_view> args;
+  out.op_count = std::to_string(ops.size());
+  out.key_count = std::to_string(ops.size() + (with_rows ? 1 : 0));
+  std::vector<std::string_view>& args = out.args;
+  args.clear();
   args.reserve(5 + ops.size() * 5 + (with_rows ? rows.size() : 0));
-  args.insert(args.end(), {"EVALSHA", sha_, key_count});
-  for (const CommitOp& op : ops) args.push_back(op.key);
+  args.insert(args.end(), {"EVALSHA", sha_, out.key_count});
+  for (const CommitOp* op : ops) args.push_back(op->key);
   if (with_rows) args.push_back(pending_key);
-  args.push_back(op_count);
-  for (const CommitOp& op : ops)
-    args.insert(args.end(),
-                {kind_name(op.kind), op.expected, op.updated_ms,
-                 std::string_view(reinterpret_cast<const char*>(op.blob.data()), op.blob.size())});
+  args.push_back(out.op_count);
+  for (const CommitOp* op : ops)
+    args.insert(args.end(), {kind_name(op->kind), op->expected, op->updated_ms,
+                             std::string_view(reinterpret_cast<const char*>(op->blob.data()),
+                                              op->blob.size())});
   if (with_rows)
     for (const std::string& row : rows) args.push_back(row);
-  const std::string_view route = ops.empty() ? pending_key : std::string_view(ops.front().key);
+}
+
+namespace {
+
+std::string_view route_of(const std::vector<const CommitOp*>& ops, std::string_view pending_key) {
+  return ops.empty() ? pending_key : std::string_view(ops.front()->key);
+}
+
+bool is_noscript(const Reply& r) {
+  return r != nullptr && r->type == REDIS_REPLY_ERROR &&
+         std::string_view(r->str, r->len).starts_with("NOSCRIPT");
+}
+
+}  // namespace
+
+StoreResult CommitScript::run_one(const std::vector<const CommitOp*>& ops,
+                                  std::string_view pending_key,
+                                  const std::vector<std::string>& rows,
+                                  std::vector<std::uint64_t>& generations, std::size_t& conflicting,
+                                  ReplicaWait wait) {
+  conflicting = ops.size();
+  Arguments a;
+  build(a, ops, pending_key, rows);
+  const std::string_view route = route_of(ops, pending_key);
   const auto send = [&]() -> Reply {
-    if (wait.replicas <= 0) return client_.command(route, args);
+    if (wait.replicas <= 0) return client_.command(route, a.args);
     std::vector<std::vector<std::string_view>> commands(1);
-    commands.front().assign(args.begin(), args.end());
+    commands.front().assign(a.args.begin(), a.args.end());
     std::vector<Reply> replies = client_.pipeline(route, commands, wait);
     return replies.empty() ? nullptr : std::move(replies.front());
   };
   Reply r = send();
-  if (r != nullptr && r->type == REDIS_REPLY_ERROR &&
-      std::string_view(r->str, r->len).starts_with("NOSCRIPT")) {
+  if (is_noscript(r)) {
     if (StoreResult loaded = load(route); !loaded.ok()) return loaded;
-    args[1] = sha_;
+    a.args[1] = sha_;
     r = send();
   }
+  return read_reply(r, ops.size(), generations, conflicting);
+}
+
+void CommitScript::run_all(std::vector<CommitRun>& runs, ReplicaWait wait) {
+  std::vector<Arguments> arguments(runs.size());
+  std::vector<SlotBatch> batches(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    build(arguments[i], runs[i].ops, runs[i].pending_key, runs[i].rows);
+    batches[i].slot = key_slot(route_of(runs[i].ops, runs[i].pending_key));
+    batches[i].commands.push_back(arguments[i].args);
+  }
+  std::vector<std::vector<Reply>> replies = client_.pipeline_slots(batches, wait);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    CommitRun& run = runs[i];
+    const Reply r = replies[i].empty() ? nullptr : std::move(replies[i].front());
+    if (is_noscript(r)) {  // a primary that had not loaded the script yet (or restarted)
+      const std::string_view route = route_of(run.ops, run.pending_key);
+      run.result = load(route);
+      if (run.result.ok())
+        run.result =
+            run_one(run.ops, run.pending_key, run.rows, run.generations, run.conflicting, wait);
+      continue;
+    }
+    run.conflicting = run.ops.size();
+    run.result = read_reply(r, run.ops.size(), run.generations, run.conflicting);
+  }
+}
+
+StoreResult CommitScript::read_reply(const Reply& r, std::size_t op_count,
+                                     std::vector<std::uint64_t>& generations,
+                                     std::size_t& conflicting) const {
   if (r == nullptr) return storage_failure(client_.last_error());
   if (r->type == REDIS_REPLY_ERROR) return storage_failure("commit script: " + reply_text(*r));
   if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 ||
@@ -87,12 +149,11 @@ StoreResult CommitScript::run(const std::vector<CommitOp>& ops, std::string_view
   if (r->element[0]->integer == 0) {
     // {0, i}: operation i (from 1) conflicted.
     if (r->elements == 2 && r->element[1]->type == REDIS_REPLY_INTEGER &&
-        r->element[1]->integer >= 1 &&
-        static_cast<std::size_t>(r->element[1]->integer) <= ops.size())
+        r->element[1]->integer >= 1 && static_cast<std::size_t>(r->element[1]->integer) <= op_count)
       conflicting = static_cast<std::size_t>(r->element[1]->integer) - 1;
     return StoreResult{StoreStatus::generation_conflict};
   }
-  if (r->elements != ops.size() + 1) return storage_failure("commit script: unexpected reply");
+  if (r->elements != op_count + 1) return storage_failure("commit script: unexpected reply");
   generations.clear();
   for (std::size_t i = 1; i < r->elements; ++i) {
     const redisReply& g = *r->element[i];

@@ -32,6 +32,17 @@ struct CommitOp {
                                      // kinds: the value); wiped by its owner
 };
 
+/// One run of the script for run_all(): operations (the caller's, which must outlive the call)
+/// and optionally a pending list with its rows, as for run(); then what came of it.
+struct CommitRun {
+  std::vector<const CommitOp*> ops;
+  std::string pending_key;
+  std::vector<std::string> rows;
+  StoreResult result;
+  std::vector<std::uint64_t> generations;
+  std::size_t conflicting = 0;  // as run()'s
+};
+
 class CommitScript {
  public:
   /// `client` must outlive this object.
@@ -49,8 +60,31 @@ class CommitScript {
   StoreResult run(const std::vector<CommitOp>& ops, std::string_view pending_key,
                   const std::vector<std::string>& rows, std::vector<std::uint64_t>& generations,
                   std::size_t& conflicting, ReplicaWait wait = {});
+  /// Every run at once (RedisClient::pipeline_slots): the keys of each in one slot, `wait` after
+  /// each primary's runs. Each run's result as run() would give it; a run answered NOSCRIPT
+  /// (nothing ran) goes again on its own after SCRIPT LOAD on its primary. Runs are atomic each,
+  /// not together: some may apply where others conflict or fail.
+  void run_all(std::vector<CommitRun>& runs, ReplicaWait wait = {});
 
  private:
+  /// EVALSHA's arguments for one run; they point into this object and the run's strings.
+  struct Arguments {
+    Arguments() = default;
+    Arguments(const Arguments&) = delete;
+    Arguments& operator=(const Arguments&) = delete;
+    std::string op_count;
+    std::string key_count;
+    std::vector<std::string_view> args;
+  };
+  void build(Arguments& out, const std::vector<const CommitOp*>& ops, std::string_view pending_key,
+             const std::vector<std::string>& rows) const;
+  StoreResult run_one(const std::vector<const CommitOp*>& ops, std::string_view pending_key,
+                      const std::vector<std::string>& rows, std::vector<std::uint64_t>& generations,
+                      std::size_t& conflicting, ReplicaWait wait);
+  /// The script's reply to a run of `op_count` operations (null: the call failed).
+  StoreResult read_reply(const Reply& r, std::size_t op_count,
+                         std::vector<std::uint64_t>& generations, std::size_t& conflicting) const;
+
   RedisClient& client_;
   std::string sha_;
 };

@@ -129,8 +129,12 @@ Reply RedisConnection::command(std::span<const std::string_view> args) {
 
 std::vector<Reply> RedisConnection::pipeline(
     const std::vector<std::vector<std::string_view>>& commands) {
-  std::vector<Reply> replies;
-  if (commands.empty() || !ensure_connected()) return replies;
+  if (!send(commands)) return {};
+  return receive(commands.size());
+}
+
+bool RedisConnection::send(const std::vector<std::vector<std::string_view>>& commands) {
+  if (commands.empty() || !ensure_connected()) return false;
   const SigpipeGuard no_sigpipe;
   for (const std::vector<std::string_view>& args : commands) {
     std::vector<const char*> argv;
@@ -142,12 +146,26 @@ std::vector<Reply> RedisConnection::pipeline(
     if (redisAppendCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.data(),
                                lengths.data()) != REDIS_OK) {
       drop(std::string("redis: ") + context_->errstr);
-      return {};
+      return false;
     }
   }
   ++round_trips_;
-  replies.reserve(commands.size());
-  for (std::size_t i = 0; i < commands.size(); ++i) {
+  // Written now (hiredis would write at the first read): the server starts on them while the
+  // caller writes to the next one.
+  for (int done = 0; done == 0;)
+    if (redisBufferWrite(context_.get(), &done) != REDIS_OK) {
+      drop(std::string("redis: ") + context_->errstr);
+      return false;
+    }
+  return true;
+}
+
+std::vector<Reply> RedisConnection::receive(std::size_t count) {
+  std::vector<Reply> replies;
+  if (context_ == nullptr) return replies;
+  const SigpipeGuard no_sigpipe;
+  replies.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
     void* raw = nullptr;
     if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) {
       drop(std::string("redis: ") + (context_->errstr[0] != '\0' ? context_->errstr : "no reply"));

@@ -70,6 +70,11 @@ class RedisConnection {
   /// is then dropped, as for command(); some of the commands may have run). Not retried by the
   /// outage handler: the caller decides what a partial run means.
   std::vector<Reply> pipeline(const std::vector<std::vector<std::string_view>>& commands);
+  /// pipeline() in two halves, so that several servers can work on their commands at once:
+  /// send() writes `commands` (false, dropped, last_error() if it cannot); receive() then reads
+  /// `count` replies (empty, dropped, last_error() as pipeline()). One round trip per send().
+  bool send(const std::vector<std::vector<std::string_view>>& commands);
+  std::vector<Reply> receive(std::size_t count);
 
   [[nodiscard]] bool connected() const noexcept { return context_ != nullptr; }
   [[nodiscard]] const RedisEndpoint& endpoint() const noexcept { return endpoint_; }

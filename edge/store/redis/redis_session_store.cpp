@@ -193,18 +193,21 @@ std::string RedisSessionStore::pending_slots_key(const std::string& key) {
   return key + ":slots";
 }
 
-StoreResult RedisSessionStore::note_pending_slot(std::uint16_t slot) {
-  if (pending_slots_noted_.at(slot)) return StoreResult{};
+StoreResult RedisSessionStore::note_pending_slots(const std::vector<std::uint16_t>& slots) {
+  std::vector<std::string> members;
+  for (std::uint16_t slot : slots)
+    if (!pending_slots_noted_.at(slot)) members.push_back(std::to_string(slot));
+  if (members.empty()) return StoreResult{};
   const std::string set_key = pending_slots_key(pending_key_);
-  const std::string member = std::to_string(slot);
-  // Confirmed by the replicas like a commit: a set that lost this slot in a failover would hide
-  // the list from the recovery.
-  const std::vector<Reply> replies =
-      client_.pipeline(set_key, {{"SADD", set_key, member}}, cluster_wait_);
+  std::vector<std::string_view> add{"SADD", set_key};
+  add.insert(add.end(), members.begin(), members.end());
+  // Confirmed by the replicas like a commit: a set that lost a slot in a failover would hide
+  // its list from the recovery.
+  const std::vector<Reply> replies = client_.pipeline(set_key, {add}, cluster_wait_);
   if (replies.empty()) return failure(client_.last_error());
   if (is_error(replies.front()))
     return failure("SADD " + set_key + ": " + reply_text(*replies.front()));
-  pending_slots_noted_[slot] = true;
+  for (std::uint16_t slot : slots) pending_slots_noted_[slot] = true;
   return StoreResult{};
 }
 
@@ -235,11 +238,15 @@ StoreResult RedisSessionStore::read_pending(const std::string& key,
   rows.clear();
   std::vector<std::string> lists;
   if (StoreResult listed = pending_lists(key, lists); !listed.ok()) return listed;
+  std::vector<redis::SlotBatch> batches;
+  for (const std::string& list : lists)
+    batches.push_back({redis::key_slot(list), {{"LRANGE", list, "0", "-1"}}});
+  std::vector<std::vector<Reply>> replies = client_.pipeline_slots(batches);
   std::uint64_t newest = 0;  // on a cluster: the newest unit mark seen, whose rows are kept
-  for (const std::string& list : lists) {
-    const std::array<std::string_view, 4> args{"LRANGE", list, "0", "-1"};
-    const Reply r = client_.command(list, args);
-    if (r == nullptr) return failure(client_.last_error());
+  for (std::size_t l = 0; l < lists.size(); ++l) {
+    const std::string& list = lists[l];
+    if (replies[l].empty()) return failure(client_.last_error());
+    const Reply& r = replies[l].front();
     if (is_error(r)) return failure("LRANGE " + list + ": " + reply_text(*r));
     if (r->type != REDIS_REPLY_ARRAY) return failure("LRANGE: unexpected reply");
     std::size_t first = 0;
@@ -267,11 +274,13 @@ StoreResult RedisSessionStore::clear_pending(const std::string& key) {
   // On a cluster the set of slots stays: it only has to be a superset of the lists.
   std::vector<std::string> lists;
   if (StoreResult listed = pending_lists(key, lists); !listed.ok()) return listed;
-  for (const std::string& list : lists) {
-    const std::array<std::string_view, 2> args{"DEL", list};
-    const Reply r = client_.command(list, args);
-    if (r == nullptr) return failure(client_.last_error());
-    if (is_error(r)) return failure("DEL " + list + ": " + reply_text(*r));
+  std::vector<redis::SlotBatch> batches;
+  for (const std::string& list : lists) batches.push_back({redis::key_slot(list), {{"DEL", list}}});
+  const std::vector<std::vector<Reply>> replies = client_.pipeline_slots(batches);
+  for (std::size_t l = 0; l < lists.size(); ++l) {
+    if (replies[l].empty()) return failure(client_.last_error());
+    if (is_error(replies[l].front()))
+      return failure("DEL " + lists[l] + ": " + reply_text(*replies[l].front()));
   }
   return StoreResult{};
 }
@@ -752,7 +761,7 @@ void RedisSessionStore::restore_after_failed_commit() noexcept {
   for (const Staged& op : staged_)
     if (op.kind == Kind::save || op.kind == Kind::remove || op.kind == Kind::cred)
       uplink_.erase(op.key);
-  if (!conflict_key_.empty()) uplink_.erase(conflict_key_);
+  for (const std::string& key : conflict_keys_) uplink_.erase(key);
 }
 
 void RedisSessionStore::forget_touched(std::size_t staged_from, std::size_t touched_from) noexcept {
@@ -773,7 +782,7 @@ void RedisSessionStore::discard_staged() noexcept {
 StoreResult RedisSessionStore::run_script(const std::vector<Staged>& ops,
                                           std::vector<std::uint64_t>& generations,
                                           const std::vector<std::string>* rows) {
-  conflict_key_.clear();
+  conflict_keys_.clear();
   if (client_.clustered()) return recorded(run_script_in_slots(ops, generations, rows));
   static const std::vector<std::string> kNoRows;
   std::size_t conflicting = ops.size();
@@ -781,7 +790,7 @@ StoreResult RedisSessionStore::run_script(const std::vector<Staged>& ops,
       script_.run(ops, rows != nullptr ? std::string_view(pending_key_) : std::string_view(),
                   rows != nullptr ? *rows : kNoRows, generations, conflicting);
   // The device whose operation conflicted is the one whose cached view was stale.
-  if (conflicting < ops.size()) conflict_key_ = ops[conflicting].key;
+  if (conflicting < ops.size()) conflict_keys_.push_back(ops[conflicting].key);
   return recorded(r);
 }
 
@@ -790,13 +799,13 @@ StoreResult RedisSessionStore::run_script(const std::vector<Staged>& ops,
 namespace dsekp::edge {
 
 // A multi-key script must stay in one slot, so on a cluster the transaction's operations go
-// in one run per slot, in slot order, each with the rows of that slot's devices into this edge's
-// list in that slot (and a WAIT for the replicas in the same round trip). Atomic per slot, hence
-// per device and per message (a message touches one device), not per transaction: a run that
-// conflicts or fails ends the commit there, and the runs before it stay applied. The commit then
-// fails as a whole (the daemon handles its messages again, finding the applied ones' frames in
-// their windows, and the recovery re-inserts their rows from the per-slot lists), as after a
-// lost reply on one server.
+// in one run per slot, each with the rows of that slot's devices into this edge's list in that
+// slot, all of them sent at once (each primary's runs in one write, a WAIT for its replicas
+// after them: about one round trip for the whole commit). Atomic per slot, hence per device and
+// per message (a message touches one device), not per transaction: runs that conflict or fail
+// leave the others applied. The commit then fails as a whole (the daemon handles its messages
+// again, finding the applied ones' frames in their windows, and the recovery re-inserts their
+// rows from the per-slot lists), as after a lost reply on one server.
 StoreResult RedisSessionStore::run_script_in_slots(const std::vector<Staged>& ops,
                                                    std::vector<std::uint64_t>& generations,
                                                    const std::vector<std::string>* rows) {
@@ -809,35 +818,42 @@ StoreResult RedisSessionStore::run_script_in_slots(const std::vector<Staged>& op
       op_slots.try_emplace(pending_row_slots_.at(i));
     }
   generations.assign(ops.size(), 0);
-  std::vector<Staged> slot_ops;
-  std::vector<std::uint64_t> slot_generations;
   // Each list starts with this commit's unit mark: a slot's list is replaced only when a later
   // commit touches that slot, so the lists hold rows of many commits, and only the newest
   // commit's can be missing locally (read_pending keeps only those).
   const std::string mark = std::string(kUnitMark) + std::to_string(++unit_);
-  for (const auto& [slot, indices] : op_slots) {
-    std::string list;
-    std::vector<std::string> list_rows;
-    if (rows != nullptr) {
-      if (StoreResult noted = note_pending_slot(slot); !noted.ok()) return noted;
-      list = pending_key_in_slot(pending_key_, slot);
-      list_rows.push_back(mark);
-      if (const auto found = row_slots.find(slot); found != row_slots.end())
-        list_rows.insert(list_rows.end(), found->second.begin(), found->second.end());
-    }
-    slot_ops.clear();
-    for (std::size_t i : indices) slot_ops.push_back(ops[i]);
-    std::size_t conflicting = slot_ops.size();
-    const StoreResult r =
-        script_.run(slot_ops, list, list_rows, slot_generations, conflicting, cluster_wait_);
-    for (Staged& op : slot_ops) secure_wipe(op.blob);
-    if (!r.ok()) {
-      if (conflicting < indices.size()) conflict_key_ = ops[indices[conflicting]].key;
-      return r;
-    }
-    for (std::size_t k = 0; k < indices.size(); ++k) generations[indices[k]] = slot_generations[k];
+  if (rows != nullptr) {
+    // The set of slots names every list before the list exists (read_pending finds them there).
+    std::vector<std::uint16_t> slots;
+    for (const auto& entry : op_slots) slots.push_back(entry.first);
+    if (StoreResult noted = note_pending_slots(slots); !noted.ok()) return noted;
   }
-  return StoreResult{};
+  std::vector<redis::CommitRun> runs;
+  runs.reserve(op_slots.size());
+  for (const auto& [slot, indices] : op_slots) {
+    redis::CommitRun& run = runs.emplace_back();
+    for (std::size_t i : indices) run.ops.push_back(&ops[i]);
+    if (rows == nullptr) continue;
+    run.pending_key = pending_key_in_slot(pending_key_, slot);
+    run.rows.push_back(mark);
+    if (const auto found = row_slots.find(slot); found != row_slots.end())
+      run.rows.insert(run.rows.end(), found->second.begin(), found->second.end());
+  }
+  script_.run_all(runs, cluster_wait_);
+  StoreResult outcome;
+  std::size_t k = 0;
+  for (const auto& [slot, indices] : op_slots) {
+    const redis::CommitRun& run = runs[k++];
+    if (run.result.ok()) {
+      for (std::size_t j = 0; j < indices.size(); ++j) generations[indices[j]] = run.generations[j];
+      continue;
+    }
+    if (run.conflicting < indices.size())
+      conflict_keys_.push_back(ops[indices[run.conflicting]].key);
+    // A failure to store outweighs a conflict: the daemon then waits for the store, as it must.
+    if (outcome.ok() || run.result.status == StoreStatus::storage_failure) outcome = run.result;
+  }
+  return outcome;
 }
 
 }  // namespace dsekp::edge

@@ -226,8 +226,9 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
   /// The lists that hold the rows of the edge whose pending key is `key`: that key on one
   /// server, the per-slot lists its set names on a cluster.
   StoreResult pending_lists(const std::string& key, std::vector<std::string>& lists);
-  /// Adds `slot` to this edge's set of pending-list slots unless already done in this process.
-  StoreResult note_pending_slot(std::uint16_t slot);
+  /// Adds those of `slots` not yet added by this process to this edge's set of pending-list
+  /// slots (one SADD).
+  StoreResult note_pending_slots(const std::vector<std::uint16_t>& slots);
   StoreResult failure(std::string why);
   /// `r`, with its message kept as last_error() if it is a storage_failure.
   StoreResult recorded(StoreResult r);
@@ -286,7 +287,8 @@ class RedisSessionStore final : public SessionStore, public UplinkSessionCache {
     ReplayWindow window;
   };
   std::vector<WindowBefore> windows_before_;
-  std::string conflict_key_;  // the device whose operation conflicted in the last script run
+  // The devices whose operations conflicted in the last commit (one per slot's run at most).
+  std::vector<std::string> conflict_keys_;
 };
 
 /// Checks a key prefix: printable ASCII without spaces or braces, at most 128 bytes ("" is
