@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,6 +28,7 @@
 #include "edge/broker_admin/dynsec_connection.hpp"
 #include "edge/broker_admin/dynsec_sync.hpp"
 #include "edge/broker_admin/fleet_change.hpp"
+#include "edge/broker_admin/rabbitmq_definitions.hpp"
 #include "edge/control_api/device_json.hpp"
 #include "edge/daemon/state_inspect.hpp"
 #include "edge/daemon/state_reset.hpp"
@@ -88,6 +91,8 @@ struct KeysOptions {
   std::string import_format;                // json, csv; empty: by the file's extension
   std::optional<std::string> broker_group;  // unset: "mosquitto" where that group exists
   std::string dynamic_security;             // HOST:PORT of a broker with the plugin
+  std::string rabbitmq_definitions;         // broker-config: RabbitMQ definitions to this file
+  std::string amqp_queue = "dsekp-uplink";  // broker-config: the edges' --amqp-queue
   std::string admin_user;                   // the plugin's admin
   std::string admin_password_file;          // else DSEKP_BROKER_ADMIN_PASSWORD
   bool reset_passwords = false;
@@ -595,13 +600,53 @@ void run_dynamic_security_config(const KeysOptions& options, DeviceRegistry& reg
   if (options.reveal) print_account_passwords(registry);
 }
 
+void run_rabbitmq_config(const KeysOptions& options, DeviceRegistry& registry) {
+  edge::broker_admin::RabbitMqDefinitionsOptions rabbit;
+  rabbit.edge_user = options.edge_user;
+  rabbit.scope = {options.prefix, options.psk_baseline, edge::UplinkTopics::per_device,
+                  options.home_assistant, options.republish_topic};
+  rabbit.edge_queue = options.amqp_queue;
+  edge::broker_admin::RabbitMqDefinitionsFile file;
+  check(edge::broker_admin::write_rabbitmq_definitions(registry, options.rabbitmq_definitions,
+                                                       rabbit, file));
+  std::cout << file.conf_lines;
+  std::fprintf(stderr,
+               "dsekp keys: wrote %s (%zu devices + %zu other accounts). Load it with "
+               "`rabbitmqctl import_definitions %s` (on any node: definitions are "
+               "cluster-wide); an import never deletes, so then remove the accounts the "
+               "registry no longer has: `rabbitmqctl -q list_users --formatter json | dsekp keys "
+               "rabbitmq-stale-users --definitions %s | xargs -r -n1 rabbitmqctl delete_user`. "
+               "The edge logs in as %s with the password stored in the registry%s.\n",
+               file.path.c_str(), file.devices, file.accounts.size(), file.path.c_str(),
+               file.path.c_str(), file.edge.username.c_str(),
+               options.reveal ? "" : " (--reveal prints the accounts' passwords)");
+  if (options.reveal) print_account_passwords(registry);
+}
+
+// Reads `rabbitmqctl list_users --formatter json` on stdin; prints the dsekp-tagged users the
+// definitions file does not have, one per line.
+void run_rabbitmq_stale_users(const KeysOptions& options) {
+  std::ifstream file(options.rabbitmq_definitions);
+  if (!file) throw UsageError("--definitions: cannot read " + options.rabbitmq_definitions);
+  const auto definitions = nlohmann::ordered_json::parse(file, nullptr, false);
+  if (definitions.is_discarded())
+    throw UsageError("--definitions: " + options.rabbitmq_definitions + " is not JSON");
+  const std::string listed((std::istreambuf_iterator<char>(std::cin)),
+                           std::istreambuf_iterator<char>());
+  std::vector<std::string> stale;
+  check(edge::broker_admin::stale_rabbitmq_users(listed, definitions, stale));
+  for (const std::string& user : stale) std::cout << user << "\n";
+}
+
 void run_broker_config(const KeysOptions& given) {
   if (const std::string why = edge::topic_prefix_problem(given.prefix); !why.empty())
     throw UsageError("--prefix: " + why);
-  if (given.out_dir.empty() == given.dynamic_security.empty())
+  if (int{!given.out_dir.empty()} + int{!given.dynamic_security.empty()} +
+          int{!given.rabbitmq_definitions.empty()} !=
+      1)
     throw UsageError(
-        "broker-config: give either --out-dir (password and ACL files) or "
-        "--dynamic-security HOST:PORT (the broker's plugin)");
+        "broker-config: give one of --out-dir (Mosquitto's password and ACL files), "
+        "--dynamic-security HOST:PORT (Mosquitto's plugin) or --rabbitmq-definitions FILE");
   auto registry = open_registry(given.db, OpenMode::existing_only);
   // The deployment's prefix: --prefix records it (the devices' material, the edge and `edge
   // send` take it from the registry); without it, the recorded one.
@@ -621,6 +666,11 @@ void run_broker_config(const KeysOptions& given) {
                  "re-provision the devices (keys show DEV --reveal) and restart the edge.\n",
                  given.prefix.c_str(), recorded.c_str());
   };
+  if (!options.rabbitmq_definitions.empty()) {
+    run_rabbitmq_config(options, *registry);
+    record_prefix();  // after the file, as for Mosquitto's files
+    return;
+  }
   if (!options.dynamic_security.empty()) {
     // Before: the plugin's settings, saved first, carry the prefix and a failed sync is finished
     // by broker-sync under it.
@@ -876,7 +926,8 @@ void add_keys_command(CLI::App& app) {
 
   CLI::App* broker = keys->add_subcommand(
       "broker-config",
-      "Write the Mosquitto password and ACL files; print the mosquitto.conf lines");
+      "Write the broker's accounts and permissions (Mosquitto's password and ACL files or its "
+      "dynamic-security plugin, or RabbitMQ definitions); print the broker configuration lines");
   add_db_option(broker, *o);
   broker->add_option("--out-dir", o->out_dir,
                      "Directory for the passwd and acl files (a broker without the "
@@ -896,6 +947,13 @@ void add_keys_command(CLI::App& app) {
   broker->add_flag("--reset-passwords", o->reset_passwords,
                    "Set every DSEKP client's password on the plugin again (after a broker "
                    "restored from an old copy; it disconnects them all once)");
+  broker->add_option("--rabbitmq-definitions", o->rabbitmq_definitions,
+                     "Write RabbitMQ definitions (users, permissions, topic permissions; mode "
+                     "0600) to this file for `rabbitmqctl import_definitions`: the clustered "
+                     "broker tier (`dsekp edge --amqp`)");
+  broker->add_option("--amqp-queue", o->amqp_queue,
+                     "With --rabbitmq-definitions: the quorum queue the edges consume "
+                     "(`dsekp edge --amqp-queue`, default dsekp-uplink)");
   broker->add_option("--edge-user", o->edge_user, "The edge's broker user name")->required();
   broker->add_option("--prefix", o->prefix,
                      "Topic prefix of the deployment, e.g. site1/ (recorded in the registry; "
@@ -919,6 +977,16 @@ void add_keys_command(CLI::App& app) {
                      "The base topic `dsekp edge --republish-topic` republishes under (default: "
                      "{prefix}plain): edges write and readers read BASE/#");
   broker->callback([o] { run_broker_config(*o); });
+
+  CLI::App* stale = keys->add_subcommand(
+      "rabbitmq-stale-users",
+      "Read `rabbitmqctl list_users --formatter json` on stdin and print the DSEKP users "
+      "(tagged dsekp-*) that a definitions file no longer has, for `rabbitmqctl delete_user`");
+  stale
+      ->add_option("--definitions", o->rabbitmq_definitions,
+                   "The file `keys broker-config --rabbitmq-definitions` wrote")
+      ->required();
+  stale->callback([o] { run_rabbitmq_stale_users(*o); });
 
   CLI::App* sync = keys->add_subcommand(
       "broker-sync",
