@@ -64,6 +64,9 @@ class RabbitMqCluster {
   void thaw(int node);
   /// A clean stop of the node (SIGTERM: it leaves the cluster in order), then start(node).
   void restart(int node);
+  /// rabbitmqctl `args` against node `via` (the cluster's cookie and epmd), e.g.
+  /// {"import_definitions", path}; its output and exit code.
+  RunOutput control(int via, const std::vector<std::string>& args, std::chrono::seconds timeout);
   [[nodiscard]] std::string log(int node) const;
   /// The last `lines` lines of every node's log, for failure messages.
   [[nodiscard]] std::string logs(std::size_t lines = 40) const;
@@ -83,8 +86,6 @@ class RabbitMqCluster {
   /// Waits (one deadline) until the node's MQTT and AMQP listeners accept connections; "" if
   /// they do, else why not (the VM exited, or the time ran out) and after how long.
   std::string serving(Node& node, int timeout_s);
-  /// rabbitmqctl `args` against node `via` (the suite's cookie and epmd).
-  RunOutput control(int via, const std::vector<std::string>& args, std::chrono::seconds timeout);
   void stop_node(Node& node, bool graceful);
   // The node's Erlang VM (from its pid file, checked against its environment), or 0.
   pid_t vm_of(const Node& node) const;

@@ -50,6 +50,11 @@ bool ProbeClient::pump(Done done, std::chrono::milliseconds timeout) {
   return true;
 }
 
+void ProbeClient::set_login(const std::string& username, const std::string& password) {
+  if (mosquitto_username_pw_set(mosq_, username.c_str(), password.c_str()) != MOSQ_ERR_SUCCESS)
+    throw std::runtime_error("mosquitto_username_pw_set failed");
+}
+
 std::optional<int> ProbeClient::connect(int port) {
   if (mosquitto_connect(mosq_, "127.0.0.1", port, 30) != MOSQ_ERR_SUCCESS) return std::nullopt;
   pump([this] { return connack_.has_value(); });

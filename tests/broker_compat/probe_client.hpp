@@ -32,6 +32,8 @@ class ProbeClient {
   ProbeClient(const ProbeClient&) = delete;
   ProbeClient& operator=(const ProbeClient&) = delete;
 
+  /// The user name and password the next connect() sends (none by default: anonymous).
+  void set_login(const std::string& username, const std::string& password);
   /// The CONNACK's return (3.1.1) or reason (5) code, 0 = accepted; nullopt if none came.
   std::optional<int> connect(int port);
   /// The CONNACK's session-present flag (only meaningful after an accepted connect).

@@ -14,36 +14,18 @@
 
 #include "fleet_fixture.hpp"
 #include "mqtt_probes.hpp"
-#include "shared_rabbitmq_cluster.hpp"
+#include "rabbitmq_fixture.hpp"
 #include "tests/support/build_paths.hpp"
 #include "tests/support/registry_bed.hpp"
 
 namespace dsekp::broker_compat {
 namespace {
 
-/// The suite's nodes (one program, one set).
-using SharedRabbit = dsekp::test::SharedRabbitMqCluster<1>;
+using RabbitMq = RabbitMqTest;
 
-#define DSEKP_NEED_RABBIT()                                                              \
-  if (dsekp::test::RabbitMqCluster::executable().empty())                                \
-    GTEST_SKIP() << "rabbitmq-server is not installed (Debian: apt-get install "         \
-                    "rabbitmq-server); the RabbitMQ broker-compatibility tests need it"; \
-  ASSERT_NE(SharedRabbit::get(), nullptr) << SharedRabbit::error()
-
-class RabbitMq : public FleetTest {
- protected:
-  static void TearDownTestSuite() { SharedRabbit::reset(); }
-  void SetUp() override { DSEKP_NEED_RABBIT(); }
-  int broker_port() const override {
-    return SharedRabbit::get() ? SharedRabbit::get()->mqtt_port(0) : 0;
-  }
-  std::string broker_log() const override {
-    return SharedRabbit::get() ? SharedRabbit::get()->log(0) : "";
-  }
-};
-
-// RabbitMQ checks an MQTT login against its own users; the devices' registry logins are not
-// there (`dsekp keys broker-config` writes Mosquitto files only), so they connect anonymously.
+// These devices connect anonymously (the node allows it); with the registry's accounts
+// imported (`dsekp keys broker-config --rabbitmq-definitions`) they log in as themselves:
+// rabbitmq_accounts_test.cpp.
 TEST_F(RabbitMq, DsekpQos1WithEdgeOnMqtt311) {
   provision(5);
   start_edge("3.1.1");

@@ -1,0 +1,226 @@
+// The registry's accounts on RabbitMQ (`dsekp keys broker-config --rabbitmq-definitions`,
+// edge/broker_admin/rabbitmq_definitions.hpp), imported into the program's node with
+// anonymous MQTT logins switched off, as an operator runs it: devices log in with their own
+// registry logins (the provisioning material, unchanged) and the edge with its account over AMQP,
+// every frame once; anonymous and wrong logins are refused; a device account publishes and
+// reads only its own topics (not another's uplink or ACK, not the uplink at large, not the
+// republished readings); an account that takes another's client id gets nothing of that
+// session; a removed device's account goes with `keys rabbitmq-stale-users` and cannot log in.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "probe_client.hpp"
+#include "rabbitmq_fixture.hpp"
+#include "tests/support/build_paths.hpp"
+#include "tests/support/child_process.hpp"
+
+namespace dsekp::broker_compat {
+namespace {
+
+using dsekp::test::ProbeClient;
+using namespace std::chrono_literals;
+
+class RabbitMqAccounts : public RabbitMqTest {
+ protected:
+  // `mqtt.allow_anonymous = false` in rabbitmq.conf sets this application variable, which the
+  // MQTT plugin reads at each CONNECT: set here at run time, as the rest of the program's tests
+  // need anonymous logins.
+  void SetUp() override {
+    RabbitMqTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    set_anonymous(false);
+  }
+  void TearDown() override {
+    if (SharedRabbit::get() != nullptr) set_anonymous(true);
+    RabbitMqTest::TearDown();
+  }
+  void set_anonymous(bool allowed) {
+    const auto r = SharedRabbit::get()->control(
+        0,
+        {"eval", std::string("application:set_env(rabbitmq_mqtt, allow_anonymous, ") +
+                     (allowed ? "true" : "false") + ")."},
+        60s);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  std::vector<std::string> edge_broker_args(const std::string&) const override {
+    return {"--amqp", "127.0.0.1:" + std::to_string(SharedRabbit::get()->amqp_port(0)),
+            "--amqp-queue", "uplink-accounts"};
+  }
+  /// broker-config --rabbitmq-definitions for the registry, imported into the node.
+  void import_registry() {
+    const auto r = dsekp::test::run_command(
+        {::dsekp::test::cli_path(), "keys", "broker-config", "--db", registry_, "--edge-user",
+         "edge", "--psk-baseline", "--rabbitmq-definitions", definitions_, "--amqp-queue",
+         "uplink-accounts"},
+        dir_.path().string(), 30s);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("mqtt.allow_anonymous = false"), std::string::npos) << r.out;
+    const auto imported =
+        SharedRabbit::get()->control(0, {"import_definitions", definitions_}, 60s);
+    ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  }
+  /// The registry's password of `user` (a device or an account).
+  std::string password_of(const std::string& user) {
+    std::unique_ptr<edge::DeviceRegistry> registry;
+    EXPECT_TRUE(
+        edge::DeviceRegistry::open(registry_, edge::OpenMode::existing_only, registry).ok());
+    std::vector<edge::BrokerAccount> devices;
+    EXPECT_TRUE(registry->device_broker_accounts(devices).ok());
+    for (const auto& d : devices)
+      if (d.username == user) return d.password;
+    edge::ServiceAccount account;
+    EXPECT_TRUE(registry->account(user, account).ok()) << user;
+    return account.login.password;
+  }
+  /// A probe with client id `client_id` logged in as `user` (its registry password), connected.
+  std::unique_ptr<ProbeClient> logged_in(const std::string& user, const std::string& client_id,
+                                         bool clean_session = true) {
+    auto probe =
+        std::make_unique<ProbeClient>(client_id, ProbeClient::Version::v311, clean_session);
+    probe->set_login(user, password_of(user));
+    EXPECT_EQ(probe->connect(broker_port()), std::optional<int>(0)) << user << " as " << client_id;
+    return probe;
+  }
+
+  std::string definitions_ = dir_.file("rabbitmq-definitions.json");
+};
+
+TEST_F(RabbitMqAccounts, DevicesAndTheEdgeLogInWithTheirRegistryAccounts) {
+  provision(3);
+  import_registry();
+  start_edge("3.1.1");
+  // No --anonymous: each device logs in with the user name and password of its material.
+  const auto r =
+      run_devices({"--mode", "dsekp", "--qos", "1", "--count", "20", "--interval-ms", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(summary().at("handshakes").at("ok"), 3);
+  EXPECT_TRUE(wait_until([&] { return telemetry_rows() >= 60; }, 10s)) << telemetry_rows();
+  EXPECT_EQ(edge_->terminate(), std::optional<int>(0));
+  expect_every_frame_once("dsekp", 60);
+}
+
+TEST_F(RabbitMqAccounts, AnonymousLoginsAndWrongPasswordsAreRefused) {
+  provision(1);
+  import_registry();
+  ProbeClient anonymous("anonymous-probe");
+  EXPECT_NE(anonymous.connect(broker_port()), std::optional<int>(0));
+  ProbeClient wrong("esp32-00");
+  wrong.set_login("esp32-00", "not-its-password");
+  EXPECT_NE(wrong.connect(broker_port()), std::optional<int>(0));
+  ProbeClient unknown("nobody");
+  unknown.set_login("nobody", password_of("esp32-00"));
+  EXPECT_NE(unknown.connect(broker_port()), std::optional<int>(0));
+  EXPECT_EQ(logged_in("esp32-00", "esp32-00")->lost(), false);
+}
+
+TEST_F(RabbitMqAccounts, ADeviceAccountReachesOnlyItsOwnTopics) {
+  provision(2);
+  import_registry();
+  auto victim = logged_in("esp32-01", "esp32-01");
+  ASSERT_EQ(victim->subscribe("dsekp/init/ack/esp32-01", 1), std::optional<int>(1));
+  auto watcher = logged_in("edge", "edge");  // reads the uplink, as the edges may
+  ASSERT_EQ(watcher->subscribe("dsekp/data/+", 1), std::optional<int>(1));
+  ASSERT_EQ(watcher->subscribe("dsekp/init/+", 1), std::optional<int>(1));
+
+  EXPECT_TRUE(logged_in("esp32-00", "esp32-00")->publish("dsekp/data/esp32-00", "own", 1));
+  ASSERT_TRUE(watcher->wait_for_topic("dsekp/data/esp32-00"));
+  // Each refused publish closes the connection (MQTT 3.1.1 has no way to say "denied").
+  for (const char* topic : {"dsekp/data/esp32-01", "dsekp/init/esp32-01", "dsekp/init/ack/esp32-01",
+                            "dsekp/down/esp32-01", "plain/esp32-00/t"}) {
+    auto attacker = logged_in("esp32-00", "esp32-00");
+    EXPECT_FALSE(attacker->publish(topic, "forged", 1)) << topic;
+  }
+  for (const char* filter :
+       {"dsekp/init/ack/esp32-01", "dsekp/#", "dsekp/data/+", "#", "plain/#", "dsekp/init/ack/+"}) {
+    auto attacker = logged_in("esp32-00", "esp32-00");
+    const std::optional<int> granted = attacker->subscribe(filter, 1);
+    EXPECT_TRUE(!granted.has_value() || *granted == 128 || attacker->lost())
+        << filter << ": granted " << granted.value_or(-1);
+  }
+  victim->drain(500ms);
+  watcher->drain(500ms);
+  EXPECT_TRUE(victim->received().empty()) << victim->received().front().topic;
+  ASSERT_EQ(watcher->received().size(), 1u);  // the device's own frame only
+  EXPECT_EQ(watcher->received().front().payload, "own");
+}
+
+// RabbitMQ 3.10 cannot bind a client id to an account (Mosquitto's use_username_as_clientid):
+// another account may connect under a device's client id. What it gets: none of that session's
+// queued messages (the session queue is the device's own resource), and no publish or
+// subscribe on the device's topics. What it does: the device's connection is closed.
+TEST_F(RabbitMqAccounts, AnotherAccountsClientIdGetsNoneOfItsSession) {
+  provision(2);
+  import_registry();
+  {
+    auto victim = logged_in("esp32-01", "esp32-01", false);
+    ASSERT_EQ(victim->subscribe("dsekp/init/ack/esp32-01", 1), std::optional<int>(1));
+    victim->disconnect();
+  }
+  EXPECT_TRUE(logged_in("edge", "edge")->publish("dsekp/init/ack/esp32-01", "queued ack", 1));
+  {
+    ProbeClient thief("esp32-01", ProbeClient::Version::v311, false);
+    thief.set_login("esp32-00", password_of("esp32-00"));
+    const std::optional<int> connack = thief.connect(broker_port());
+    if (connack == std::optional<int>(0)) thief.drain(1000ms);
+    std::printf("[ figures  ] another account under esp32-01's client id: CONNACK %d, lost %d\n",
+                connack.value_or(-1), thief.lost() ? 1 : 0);
+    EXPECT_TRUE(thief.received().empty());
+  }
+  // The session and its queued message are still the device's.
+  auto victim = logged_in("esp32-01", "esp32-01", false);
+  EXPECT_TRUE(victim->wait_for_topic("dsekp/init/ack/esp32-01"));
+  // A connected device is disconnected by another account taking its client id.
+  ProbeClient taker("esp32-01");
+  taker.set_login("esp32-00", password_of("esp32-00"));
+  (void)taker.connect(broker_port());
+  victim->drain(1000ms);
+  EXPECT_TRUE(victim->lost());
+}
+
+TEST_F(RabbitMqAccounts, ARemovedDevicesAccountIsPrunedAndCannotLogIn) {
+  provision(2);
+  import_registry();
+  const std::string password = password_of("esp32-01");
+  ASSERT_FALSE(logged_in("esp32-01", "esp32-01")->lost());
+  const auto removed = dsekp::test::run_command(
+      {::dsekp::test::cli_path(), "keys", "remove", "--db", registry_, "esp32-01"},
+      dir_.path().string(), 30s);
+  ASSERT_EQ(removed.exit_code, 0) << removed.err;
+  import_registry();
+  // The import left the removed account in place: the listing names it as stale.
+  const auto listed =
+      SharedRabbit::get()->control(0, {"-q", "list_users", "--formatter", "json"}, 60s);
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  const std::string users = dir_.file("users.json");
+  std::ofstream(users) << listed.output;
+  const auto stale = dsekp::test::run_command(
+      {"/bin/sh", "-c",
+       "'" + ::dsekp::test::cli_path() + "' keys rabbitmq-stale-users --definitions '" +
+           definitions_ + "' < '" + users + "'"},
+      dir_.path().string(), 30s);
+  ASSERT_EQ(stale.exit_code, 0) << stale.err;
+  // The node also holds the accounts of the program's earlier tests (registries of their own).
+  std::vector<std::string> names;
+  for (std::size_t at = 0; at < stale.out.size();) {
+    const std::size_t end = stale.out.find('\n', at);
+    names.push_back(stale.out.substr(at, end - at));
+    at = end == std::string::npos ? stale.out.size() : end + 1;
+  }
+  EXPECT_NE(std::find(names.begin(), names.end(), "esp32-01"), names.end()) << stale.out;
+  EXPECT_EQ(std::find(names.begin(), names.end(), "esp32-00"), names.end()) << stale.out;
+  EXPECT_EQ(std::find(names.begin(), names.end(), "edge"), names.end()) << stale.out;
+  for (const std::string& name : names)
+    ASSERT_EQ(SharedRabbit::get()->control(0, {"delete_user", name}, 60s).exit_code, 0) << name;
+  EXPECT_EQ(logged_in("esp32-00", "esp32-00")->lost(), false);
+  ProbeClient gone("esp32-01");
+  gone.set_login("esp32-01", password);
+  EXPECT_NE(gone.connect(broker_port()), std::optional<int>(0));
+}
+
+}  // namespace
+}  // namespace dsekp::broker_compat
