@@ -4,8 +4,11 @@
 // registry logins (the provisioning material, unchanged) and the edge with its account over AMQP,
 // every frame once; anonymous and wrong logins are refused; a device account publishes and
 // reads only its own topics (not another's uplink or ACK, not the uplink at large, not the
-// republished readings); an account that takes another's client id gets nothing of that
-// session; a removed device's account goes with `keys rabbitmq-stale-users` and cannot log in.
+// republished readings), over MQTT and over AMQP, and cannot touch the edges' queue; an account
+// that takes another's client id gets nothing of that session; a removed device's account goes with
+// `keys rabbitmq-stale-users` and cannot log in.
+#include <amqp.h>
+#include <amqp_tcp_socket.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,6 +27,100 @@ namespace {
 
 using dsekp::test::ProbeClient;
 using namespace std::chrono_literals;
+
+/// One AMQP 0-9-1 connection as `user`: what a device account can do besides MQTT (RabbitMQ
+/// lets every user speak both). Each attempt reports "ok", "login refused" or the server's
+/// channel close ("403 ACCESS_REFUSED - ...").
+class AmqpProbe {
+ public:
+  AmqpProbe(int port, const std::string& user, const std::string& password)
+      : conn_(amqp_new_connection()) {
+    amqp_socket_t* socket = amqp_tcp_socket_new(conn_);
+    if (socket == nullptr || amqp_socket_open(socket, "127.0.0.1", port) != AMQP_STATUS_OK) return;
+    const amqp_rpc_reply_t login = amqp_login(conn_, "/", 0, 131072, 0, AMQP_SASL_METHOD_PLAIN,
+                                              user.c_str(), password.c_str());
+    logged_in_ = login.reply_type == AMQP_RESPONSE_NORMAL;
+  }
+  ~AmqpProbe() {
+    if (logged_in_) (void)amqp_connection_close(conn_, AMQP_REPLY_SUCCESS);
+    amqp_destroy_connection(conn_);
+  }
+  AmqpProbe(const AmqpProbe&) = delete;
+  AmqpProbe& operator=(const AmqpProbe&) = delete;
+
+  /// A confirmed publish on `exchange` under `key`, with the MQTT plugin's QoS header.
+  std::string publish(const std::string& exchange, const std::string& key) {
+    if (!open_channel()) return outcome_;
+    amqp_confirm_select(conn_, channel_);
+    if (!replied()) return outcome_;
+    amqp_table_entry_t header;
+    header.key = amqp_cstring_bytes("x-mqtt-publish-qos");
+    header.value.kind = AMQP_FIELD_KIND_U8;  // the form that crashed MQTT subscribers
+    header.value.value.u8 = 1;
+    amqp_basic_properties_t properties{};
+    properties._flags = AMQP_BASIC_HEADERS_FLAG;
+    properties.headers.num_entries = 1;
+    properties.headers.entries = &header;
+    amqp_basic_publish(conn_, channel_, amqp_cstring_bytes(exchange.c_str()),
+                       amqp_cstring_bytes(key.c_str()), 0, 0, &properties,
+                       amqp_cstring_bytes("forged"));
+    amqp_frame_t frame;
+    timeval timeout{3, 0};
+    if (amqp_simple_wait_frame_noblock(conn_, &frame, &timeout) != AMQP_STATUS_OK)
+      return "no answer";
+    if (frame.frame_type == AMQP_FRAME_METHOD && frame.payload.method.id == AMQP_BASIC_ACK_METHOD)
+      return "ok";
+    if (frame.frame_type == AMQP_FRAME_METHOD &&
+        frame.payload.method.id == AMQP_CHANNEL_CLOSE_METHOD)
+      return closed(*static_cast<amqp_channel_close_t*>(frame.payload.method.decoded));
+    return "unexpected frame";
+  }
+  /// queue.delete of `queue` (the edges' quorum queue: it would take the uplink with it).
+  std::string delete_queue(const std::string& queue) {
+    if (!open_channel()) return outcome_;
+    amqp_queue_delete(conn_, channel_, amqp_cstring_bytes(queue.c_str()), 0, 0);
+    return replied() ? "ok" : outcome_;
+  }
+  /// basic.get from `queue` (taking the edges' messages).
+  std::string get(const std::string& queue) {
+    if (!open_channel()) return outcome_;
+    (void)amqp_basic_get(conn_, channel_, amqp_cstring_bytes(queue.c_str()), 1);
+    return replied() ? "ok" : outcome_;
+  }
+
+ private:
+  bool open_channel() {
+    if (!logged_in_) {
+      outcome_ = "login refused";
+      return false;
+    }
+    ++channel_;  // a refused operation closes its channel: each attempt gets a fresh one
+    amqp_channel_open(conn_, channel_);
+    return replied();
+  }
+  bool replied() {
+    const amqp_rpc_reply_t r = amqp_get_rpc_reply(conn_);
+    if (r.reply_type == AMQP_RESPONSE_NORMAL) return true;
+    if (r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION && r.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
+      const auto& close = *static_cast<amqp_channel_close_t*>(r.reply.decoded);
+      outcome_ = closed(close);
+      amqp_channel_close_ok_t ok{};
+      (void)amqp_send_method(conn_, channel_, AMQP_CHANNEL_CLOSE_OK_METHOD, &ok);
+    } else {
+      outcome_ = "error";
+    }
+    return false;
+  }
+  static std::string closed(const amqp_channel_close_t& close) {
+    return std::to_string(close.reply_code) + " " +
+           std::string(static_cast<const char*>(close.reply_text.bytes), close.reply_text.len);
+  }
+
+  amqp_connection_state_t conn_;
+  bool logged_in_ = false;
+  amqp_channel_t channel_ = 0;
+  std::string outcome_;
+};
 
 class RabbitMqAccounts : public RabbitMqTest {
  protected:
@@ -153,6 +250,27 @@ TEST_F(RabbitMqAccounts, ADeviceAccountReachesOnlyItsOwnTopics) {
 // another account may connect under a device's client id. What it gets: none of that session's
 // queued messages (the session queue is the device's own resource), and no publish or
 // subscribe on the device's topics. What it does: the device's connection is closed.
+// A device account over AMQP: the same topic permissions hold (no forged downlink, which with
+// the unsigned QoS header above crashed every MQTT connection it reached under RabbitMQ 3.10),
+// no publish to the default exchange (straight into the edges' queue under any key), and the
+// edges' queue can be neither deleted nor read.
+TEST_F(RabbitMqAccounts, ADeviceAccountOverAmqpCannotForgeDownlinksOrTouchTheEdgesQueue) {
+  provision(2);
+  import_registry();
+  start_edge("3.1.1");  // declares uplink-accounts
+  const int port = SharedRabbit::get()->amqp_port(0);
+  AmqpProbe device(port, "esp32-00", password_of("esp32-00"));
+  EXPECT_EQ(device.publish("amq.topic", "dsekp.data.esp32-00"), "ok");
+  for (const char* key : {"dsekp.down.esp32-01", "dsekp.init.ack.esp32-01", "dsekp.data.esp32-01"})
+    EXPECT_TRUE(device.publish("amq.topic", key).starts_with("403 ACCESS_REFUSED")) << key;
+  EXPECT_TRUE(device.publish("", "uplink-accounts").starts_with("403 ACCESS_REFUSED"));
+  EXPECT_TRUE(device.delete_queue("uplink-accounts").starts_with("403 ACCESS_REFUSED"));
+  EXPECT_TRUE(device.get("uplink-accounts").starts_with("403 ACCESS_REFUSED"));
+  AmqpProbe wrong(port, "esp32-00", "not-its-password");
+  EXPECT_EQ(wrong.publish("amq.topic", "dsekp.data.esp32-00"), "login refused");
+  EXPECT_EQ(edge_->terminate(), std::optional<int>(0));
+}
+
 TEST_F(RabbitMqAccounts, AnotherAccountsClientIdGetsNoneOfItsSession) {
   provision(2);
   import_registry();
