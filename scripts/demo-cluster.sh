@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make demo-cluster`: the clustered engines (docs/SCALING.md, "A clustered broker tier" and "A
 # clustered state tier") on one machine: three RabbitMQ nodes (one cluster, the MQTT plugin, a
-# quorum queue), a Redis Cluster of three primaries and three replicas, three `dsekp edge`
+# quorum queue; the registry's accounts imported, no anonymous logins: docs/EDGE.md "Broker
+# accounts on RabbitMQ"), a Redis Cluster of three primaries and three replicas, three `dsekp edge`
 # processes consuming the uplink queue over AMQP (each from another node) with the session
 # states in the Redis Cluster, and three `dsekp device` fleets, one on each broker node. Prints
 # how the frames were split over the edges and whether every frame the devices sent is in the
@@ -77,7 +78,7 @@ for i in 0 1 2; do
   cat >"$node/rabbitmq.conf" <<EOF
 listeners.tcp.1 = 127.0.0.1:${amqp[$i]}
 mqtt.listeners.tcp.1 = 127.0.0.1:${mqtt[$i]}
-mqtt.allow_anonymous = true
+mqtt.allow_anonymous = false
 mqtt.durable_queue_type = quorum
 loopback_users = none
 net_ticktime = 15
@@ -144,13 +145,22 @@ json.dump([json.load(open(f)) for f in files], open("%s/fleet-%s.json" % (d, fle
 EOF
 done
 
+# The registry's accounts on the broker, as docs/EDGE.md sets them up: devices log in as
+# themselves, the edges with their account; the guest login goes.
+"$dsekp" keys broker-config --db "$registry" --edge-user edge --amqp-queue demo-uplink \
+  --rabbitmq-definitions "$run_dir/rabbitmq-definitions.json" >"$run_dir/rabbitmq.conf-lines" \
+  2>>"$run_dir/keys.err"
+ctl() { env HOME="$rabbit/home" ERL_EPMD_PORT="$epmd_port" "$rabbitmqctl" -n "${names[0]}" "$@"; }
+ctl import_definitions "$run_dir/rabbitmq-definitions.json" >/dev/null
+ctl delete_user guest >/dev/null
+
 for k in 0 1 2; do
   # Each edge starts on another node (and moves to the next one if its node goes).
   nodes_from_k=""
   for j in 0 1 2; do
     nodes_from_k+="${nodes_from_k:+,}127.0.0.1:${amqp[$(((k + j) % 3))]}"
   done
-  "$dsekp" edge --amqp "$nodes_from_k" --amqp-queue demo-uplink --username guest --password guest \
+  "$dsekp" edge --amqp "$nodes_from_k" --amqp-queue demo-uplink --username edge \
     --db "$registry" --store "redis+cluster://$seeds/demo:" --client-id "edge-$k" \
     --downlink-lane "$k/3" --state-db "$run_dir/edge-$k.state" --logs-dir "$run_dir/edge-$k" \
     --metrics off --replay-window 1024 --ready-file "$run_dir/edge-$k.ready" \
@@ -167,7 +177,7 @@ echo "demo-cluster: RabbitMQ on AMQP ${amqp[*]} / MQTT ${mqtt[*]}, Redis Cluster
 fleet_pids=()
 for fleet in 0 1 2; do
   "$dsekp" device --broker "127.0.0.1:${mqtt[$fleet]}" --mode dsekp --qos 1 \
-    --credentials "$run_dir/fleet-$fleet.json" --anonymous --count "$frames" \
+    --credentials "$run_dir/fleet-$fleet.json" --count "$frames" \
     --interval-ms "$interval_ms" --logs-dir "$run_dir/devices-$fleet" \
     --summary-json "$run_dir/devices-$fleet/summary.json" 2>"$run_dir/devices-$fleet.err" &
   fleet_pids+=($!)

@@ -127,11 +127,19 @@ RegistryStatus rabbitmq_definitions(const std::vector<BrokerAccount>& devices,
                                  {"read", regex_of(grants, TopicAccess::read)}});
     return RegistryStatus{};
   };
-  for (const ServiceAccount& a : accounts)
-    if (auto s = add(a.login, account_role_name(a.role), account_grants(a.role, options.scope),
-                     a.role == AccountRole::edge);
+  // Edges also read the PSK baseline's topic when the baseline is off: an edge without it
+  // unbinds its durable queue from that topic (a binding an earlier configuration may have
+  // left), and RabbitMQ checks an unbind against the read pattern, unlike Mosquitto an
+  // unsubscribe. An edge is trusted with every device's traffic anyway.
+  GrantScope edge_scope = options.scope;
+  edge_scope.psk_baseline = true;
+  for (const ServiceAccount& a : accounts) {
+    const bool edge = a.role == AccountRole::edge;
+    if (auto s = add(a.login, account_role_name(a.role),
+                     account_grants(a.role, edge ? edge_scope : options.scope), edge);
         !s.ok())
       return s;
+  }
   for (const BrokerAccount& d : devices)
     if (auto s = add(d, "device", device_grants(d.username, options.scope), false); !s.ok())
       return s;

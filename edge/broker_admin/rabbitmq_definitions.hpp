@@ -12,6 +12,8 @@
 //   keys of the topics it may publish on, `read` the binding keys of the filters it may
 //   subscribe to (amqp_topics.hpp's '/' <-> '.' swap; '+' is '*' in a binding key). Every user
 //   gets one: RabbitMQ lets a user without any topic permission publish under every key.
+//   Edges may also bind (and so unbind) the PSK baseline's topic when the baseline is off: an
+//   edge unbinds it at start, and RabbitMQ checks that against the read pattern.
 // - vhost permissions on resource names: publishing only to amq.topic (not to the default
 //   exchange, which would reach the edges' queue under any key), and only the MQTT plugin's
 //   session queues of its own client id (`mqtt-subscription-<user name>qos0|1`): an account

@@ -104,9 +104,9 @@ class FleetTest : public ::testing::Test {
                                   edge_logs_,
                                   "--metrics",
                                   "off",
-                                  "--psk-baseline",
                                   "--client-id",
                                   std::string("edge-") + info->name()};
+    if (edge_psk_baseline_) args.push_back("--psk-baseline");
     const std::vector<std::string> broker = edge_broker_args(version);
     args.insert(args.end(), broker.begin(), broker.end());
     edge_ = std::make_unique<edge::testing::EdgeRunner>(dir_, std::move(args));
@@ -264,6 +264,7 @@ class FleetTest : public ::testing::Test {
   std::string edge_logs_ = dir_.file("server");
   std::string device_err_;
   std::unique_ptr<edge::testing::EdgeRunner> edge_;
+  bool edge_psk_baseline_ = true;  // start_edge() passes --psk-baseline
 };
 
 class NatsFleetTest : public FleetTest {

@@ -144,6 +144,9 @@ class RabbitMqAccounts : public RabbitMqTest {
         60s);
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
+  // Without the PSK baseline (the default): the edge then unbinds its queue from the PSK topic
+  // (an earlier configuration's binding), which RabbitMQ checks against its topic permissions.
+  RabbitMqAccounts() { edge_psk_baseline_ = false; }
   std::vector<std::string> edge_broker_args(const std::string&) const override {
     return {"--amqp", "127.0.0.1:" + std::to_string(SharedRabbit::get()->amqp_port(0)),
             "--amqp-queue", "uplink-accounts"};
@@ -152,8 +155,7 @@ class RabbitMqAccounts : public RabbitMqTest {
   void import_registry() {
     const auto r = dsekp::test::run_command(
         {::dsekp::test::cli_path(), "keys", "broker-config", "--db", registry_, "--edge-user",
-         "edge", "--psk-baseline", "--rabbitmq-definitions", definitions_, "--amqp-queue",
-         "uplink-accounts"},
+         "edge", "--rabbitmq-definitions", definitions_, "--amqp-queue", "uplink-accounts"},
         dir_.path().string(), 30s);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("mqtt.allow_anonymous = false"), std::string::npos) << r.out;

@@ -103,6 +103,9 @@ TEST_F(RabbitMqDefinitions, EdgesReadTheUplinkAndAnswerEveryDevice) {
                           "dsekp.data.dev-a", "dsekp.admin.downlink"})
     EXPECT_TRUE(topic_allows("edge", "read", key)) << key;
   EXPECT_FALSE(topic_allows("edge", "read", "#"));
+  // The PSK topic, though the baseline is off here: the edge unbinds it at start.
+  EXPECT_TRUE(topic_allows("edge", "read", "psk.data"));
+  EXPECT_FALSE(topic_allows("dev-a", "write", "psk.data"));
   EXPECT_FALSE(topic_allows("edge", "read", "plain.#"));  // republished plaintext: readers only
   for (const char* key : {"dsekp.init.ack.dev-a", "dsekp.down.x", "dsekp.rekey.x", "plain.dev-a.t"})
     EXPECT_TRUE(topic_allows("edge", "write", key)) << key;
