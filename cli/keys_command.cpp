@@ -610,16 +610,17 @@ void run_rabbitmq_config(const KeysOptions& options, DeviceRegistry& registry) {
   check(edge::broker_admin::write_rabbitmq_definitions(registry, options.rabbitmq_definitions,
                                                        rabbit, file));
   std::cout << file.conf_lines;
-  std::fprintf(stderr,
-               "dsekp keys: wrote %s (%zu devices + %zu other accounts). Load it with "
-               "`rabbitmqctl import_definitions %s` (on any node: definitions are "
-               "cluster-wide); an import never deletes, so then remove the accounts the "
-               "registry no longer has: `rabbitmqctl -q list_users --formatter json | dsekp keys "
-               "rabbitmq-stale-users --definitions %s | xargs -r -n1 rabbitmqctl delete_user`. "
-               "The edge logs in as %s with the password stored in the registry%s.\n",
-               file.path.c_str(), file.devices, file.accounts.size(), file.path.c_str(),
-               file.path.c_str(), file.edge.username.c_str(),
-               options.reveal ? "" : " (--reveal prints the accounts' passwords)");
+  std::fprintf(
+      stderr,
+      "dsekp keys: wrote %s (%zu devices + %zu other accounts). Load it with "
+      "`rabbitmqctl import_definitions %s` (on any node: definitions are "
+      "cluster-wide); an import never deletes, so then remove the accounts the "
+      "registry no longer has: `rabbitmqctl -q list_users --formatter json | dsekp keys "
+      "rabbitmq-stale-users --definitions %s | xargs -r -d '\\n' -n1 rabbitmqctl delete_user --`. "
+      "The edge logs in as %s with the password stored in the registry%s.\n",
+      file.path.c_str(), file.devices, file.accounts.size(), file.path.c_str(), file.path.c_str(),
+      file.edge.username.c_str(),
+      options.reveal ? "" : " (--reveal prints the accounts' passwords)");
   if (options.reveal) print_account_passwords(registry);
 }
 

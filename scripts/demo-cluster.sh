@@ -80,7 +80,6 @@ listeners.tcp.1 = 127.0.0.1:${amqp[$i]}
 mqtt.listeners.tcp.1 = 127.0.0.1:${mqtt[$i]}
 mqtt.allow_anonymous = false
 mqtt.durable_queue_type = quorum
-loopback_users = none
 net_ticktime = 15
 cluster_partition_handling = pause_minority
 log.console = false
@@ -147,9 +146,10 @@ done
 
 # The registry's accounts on the broker, as docs/EDGE.md sets them up: devices log in as
 # themselves, the edges with their account; the guest login goes.
+# (Everything on loopback here: a deployment keeps the AMQP listener from the devices' reach.)
 "$dsekp" keys broker-config --db "$registry" --edge-user edge --amqp-queue demo-uplink \
   --rabbitmq-definitions "$run_dir/rabbitmq-definitions.json" >"$run_dir/rabbitmq.conf-lines" \
-  2>>"$run_dir/keys.err"
+  2>>"$run_dir/keys.err" || { tail -3 "$run_dir/keys.err" >&2; exit 1; }
 ctl() { env HOME="$rabbit/home" ERL_EPMD_PORT="$epmd_port" "$rabbitmqctl" -n "${names[0]}" "$@"; }
 ctl import_definitions "$run_dir/rabbitmq-definitions.json" >/dev/null
 ctl delete_user guest >/dev/null

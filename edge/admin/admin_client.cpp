@@ -54,7 +54,11 @@ bool request_downlink(const AdminClientOptions& o, const DownlinkRequest& reques
   std::call_once(once, [] { mosquitto_lib_init(); });
   Exchange x;
   x.result_topic = result_topic(o.topic_prefix, request.request_id);
-  const std::string client_id = "dsekp-admin-" + std::to_string(::getpid());
+  // "<user>:<pid>": a name of the account's own (':' is in no account or device name), so that
+  // a broker that ties session queues to names (RabbitMQ, rabbitmq_definitions.hpp) lets it in,
+  // and two sends at once do not take over each other's session.
+  const std::string client_id = (o.username.empty() ? std::string("dsekp-admin") : o.username) +
+                                ":" + std::to_string(::getpid());
   std::unique_ptr<mosquitto, MosqDeleter> mosq(mosquitto_new(client_id.c_str(), true, &x));
   if (!mosq) {
     error = "mosquitto_new failed";

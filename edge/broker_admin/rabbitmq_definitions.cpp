@@ -15,6 +15,10 @@
 namespace dsekp::edge::broker_admin {
 namespace {
 
+/// The end of a pattern: PCRE's (RabbitMQ's) `$` also matches before a final newline, so a
+/// routing key "dsekp.data.dev-a\n" would pass "...dev-a$".
+constexpr const char* kEnd = "\\z";
+
 /// `text` with every character a regex gives a meaning to escaped.
 std::string escaped(std::string_view text) {
   std::string out;
@@ -66,16 +70,18 @@ std::string regex_of(const std::vector<TopicGrant>& grants, TopicAccess access) 
     if (!alternatives.empty()) alternatives += '|';
     alternatives += filter_regex(g.filter, access);
   }
-  return alternatives.empty() ? "^$" : "^(?:" + alternatives + ")$";
+  return alternatives.empty() ? "^\\z" : "^(?:" + alternatives + ")" + kEnd;
 }
 
 std::string tag_of(std::string_view role) {
   return "dsekp-" + std::string(role);
 }
 
-/// The MQTT plugin's session queues of the client id `user`.
-std::string session_queues(const std::string& user) {
-  return "mqtt-subscription-" + escaped(user) + "qos[01]";
+/// The MQTT plugin's session queues of the client id `user` (a device), or of the client ids
+/// `user` and `user:<anything>` (an account: `dsekp edge send` runs as `<user>:<pid>`; ':' is in
+/// no account or device name, so no other account's or device's queue has that form).
+std::string session_queues(const std::string& user, bool device) {
+  return "mqtt-subscription-" + escaped(user) + (device ? "" : "(?::[^:]*)?") + "qos[01]";
 }
 
 bool has_brace(std::string_view text) {
@@ -111,10 +117,11 @@ RegistryStatus rabbitmq_definitions(const std::vector<BrokerAccount>& devices,
                      {"password_hash", hash},
                      {"hashing_algorithm", kRabbitMqHashingAlgorithm},
                      {"tags", nlohmann::ordered_json::array({tag_of(role)})}});
-    std::string queues = session_queues(login.username);
+    std::string queues = session_queues(login.username, role == "device");
     if (consumes_queue) queues += "|" + escaped(options.edge_queue);
-    const std::string own = "^(?:" + queues + ")$";
-    const std::string own_and_exchange = "^(?:" + escaped(options.exchange) + "|" + queues + ")$";
+    const std::string own = "^(?:" + queues + ")" + kEnd;
+    const std::string own_and_exchange =
+        "^(?:" + escaped(options.exchange) + "|" + queues + ")" + kEnd;
     permissions.push_back({{"user", login.username},
                            {"vhost", options.vhost},
                            {"configure", own},
@@ -179,7 +186,11 @@ RegistryStatus write_rabbitmq_definitions(DeviceRegistry& registry, const std::s
       options.vhost + "\n" + "mqtt.exchange = " + options.exchange + "\n" +
       "mqtt.durable_queue_type = quorum\n"
       "# the guest account only from loopback (better: rabbitmqctl delete_user guest)\n"
-      "loopback_users.guest = true\n";
+      "loopback_users.guest = true\n"
+      "# REQUIRED: the AMQP listener only on an address the edges reach and the devices do not\n"
+      "# (RabbitMQ's permissions cannot keep an AMQP client logged in with a device account\n"
+      "# from routing any key into amq.topic: docs/SCALING.md, \"Accounts\"), e.g.\n"
+      "# listeners.tcp.1 = 10.0.0.1:5672\n";
   return {};
 }
 

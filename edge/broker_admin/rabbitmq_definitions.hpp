@@ -16,15 +16,22 @@
 //   edge unbinds it at start, and RabbitMQ checks that against the read pattern.
 // - vhost permissions on resource names: publishing only to amq.topic (not to the default
 //   exchange, which would reach the edges' queue under any key), and only the MQTT plugin's
-//   session queues of its own client id (`mqtt-subscription-<user name>qos0|1`): an account
+//   session queues of its own client ids (`mqtt-subscription-<client id>qos0|1`): an account
 //   that connects with another's client id cannot resume that session's queue (it would get the
 //   other's queued ACKs). Edges also get their quorum queue (`--amqp-queue`).
 //
-// What RabbitMQ 3.10 cannot be told (Mosquitto's `use_username_as_clientid`): that a client id
-// belongs to one account. An account connecting with another's client id still disconnects that
+// What RabbitMQ cannot be told at all: that a resource name is a queue and not an exchange.
+// The account that may declare its session queue may declare an exchange of that name with
+// amq.topic as its alternate exchange and so, over AMQP, route any key into amq.topic past the
+// topic permissions (tests/broker_compat/rabbitmq_accounts_test.cpp shows it). So the AMQP
+// listener must be where only the edges reach it; the printed configuration says so.
+//
+// What RabbitMQ 3.10 cannot be told either (Mosquitto's `use_username_as_clientid`): that a client
+// id belongs to one account. An account connecting with another's client id still disconnects that
 // client (RabbitMQ closes the older connection with the same id); it cannot publish or read
-// anything under it. So client ids must equal user names (devices' do) and an account that
-// abuses another's id is to be removed (`dsekp keys remove`, then import and prune again).
+// anything under it. So a device's client id must be its user name (devices' are), an
+// account's its user name or `<user name>:<anything>` (`dsekp edge send`: `<user>:<pid>`), and
+// an account that abuses another's id is to be removed (`keys remove`, import, prune).
 //
 // Removal: an import adds and updates, it never deletes. `stale_rabbitmq_users` names the
 // broker's `dsekp-*`-tagged users that the document no longer has, for `rabbitmqctl
@@ -51,7 +58,8 @@ struct RabbitMqDefinitionsOptions {
 };
 
 /// The regex RabbitMQ matches against a routing key (write) or a binding key (read) for the
-/// MQTT filters in `grants` of that access, anchored; "^$" (no MQTT topic) if there are none.
+/// MQTT filters in `grants` of that access, anchored (`\z` at the end: PCRE's `$` would also
+/// match before a final newline); "^\z" (no MQTT topic) if there are none.
 [[nodiscard]] std::string rabbitmq_topic_regex(const std::vector<TopicGrant>& grants,
                                                TopicAccess access);
 

@@ -1,7 +1,8 @@
 // RabbitMQ definitions from the registry's accounts, without a broker: the password hash against
 // an independent computation (Python's hashlib: base64(salt || SHA-256(salt || password))), what
 // each account's topic patterns let through (checked with std::regex, whose ECMAScript syntax
-// covers what the patterns use), the vhost permissions and the stale-user list. That RabbitMQ
+// covers what the patterns use once PCRE's end anchor `\z` is read as ECMAScript's `$`, which
+// never matches before a newline), the vhost permissions and the stale-user list. That RabbitMQ
 // itself accepts the document, the logins and the patterns is
 // tests/broker_compat/rabbitmq_accounts_test.cpp.
 #include <gtest/gtest.h>
@@ -45,19 +46,26 @@ class RabbitMqDefinitions : public ::testing::Test {
     OpenSslRng rng;
     ASSERT_TRUE(rabbitmq_definitions(devices, accounts, options_, rng, document_).ok());
   }
+  /// A pattern for std::regex: PCRE's `\z` (the very end) is ECMAScript's `$`.
+  std::regex ecmascript(std::string pattern) {
+    EXPECT_TRUE(pattern.ends_with("\\z")) << pattern;
+    if (pattern.ends_with("\\z")) pattern.replace(pattern.size() - 2, 2, "$");
+    return std::regex(pattern);
+  }
+
   /// Whether `user`'s `kind` ("write"/"read") topic pattern matches `key`.
   bool topic_allows(const std::string& user, const std::string& kind, const std::string& key) {
     for (const auto& p : document_["topic_permissions"])
       if (p["user"] == user) {
         EXPECT_EQ(p["exchange"], "amq.topic");
-        return std::regex_search(key, std::regex(p[kind].get<std::string>()));
+        return std::regex_search(key, ecmascript(p[kind].get<std::string>()));
       }
     ADD_FAILURE() << "no topic permission for " << user;
     return false;
   }
   bool resource_allows(const std::string& user, const std::string& kind, const std::string& name) {
     for (const auto& p : document_["permissions"])
-      if (p["user"] == user) return std::regex_search(name, std::regex(p[kind].get<std::string>()));
+      if (p["user"] == user) return std::regex_search(name, ecmascript(p[kind].get<std::string>()));
     ADD_FAILURE() << "no permission for " << user;
     return false;
   }

@@ -217,6 +217,7 @@ std::vector<std::vector<Reply>> RedisClusterClient::pipeline_slots(
     std::string wanted_text;
     std::size_t sent = 0;  // commands written, WAIT included
     bool written = false;
+    bool received = false;
   };
   std::vector<Primary> primaries;
   const auto unmapped = [&](const SlotBatch& b) { return owners_.at(b.slot) == kNoNode; };
@@ -257,10 +258,24 @@ std::vector<std::vector<Reply>> RedisClusterClient::pipeline_slots(
     p.written = node.connection->send(sent);
     if (!p.written) send_alone(p);
   }
+  // Replies written for but never read (an exception on the way) would be read later as the
+  // answers to other commands: such connections are dropped instead.
+  struct DropUnread {
+    std::vector<Primary>& primaries;
+    std::deque<Node>& nodes;
+    ~DropUnread() {
+      for (const Primary& p : primaries)
+        if (p.written && !p.received)
+          nodes[static_cast<std::size_t>(p.node)].connection->abandon(
+              "a pipeline's replies were not read");
+    }
+  } drop_unread{primaries, nodes_};
+  bool moved = false;
   for (Primary& p : primaries) {
     if (!p.written) continue;
     Node& node = nodes_[static_cast<std::size_t>(p.node)];
     std::vector<Reply> replies = node.connection->receive(p.sent);
+    p.received = true;
     if (replies.empty()) {
       send_alone(p);
       continue;
@@ -275,6 +290,8 @@ std::vector<std::vector<Reply>> RedisClusterClient::pipeline_slots(
       if (is_error(first, "MOVED ") || is_error(first, "ASK ") || is_error(first, "TRYAGAIN") ||
           is_error(first, "CLUSTERDOWN")) {
         alone[i] = true;
+        moved = moved || is_error(first, "MOVED ");
+        if (!is_error(first, "CLUSTERDOWN")) ++redirects_;
       } else {
         ran = true;
         for (std::size_t k = 0; k < count; ++k) out[i].push_back(std::move(replies[at + k]));
@@ -284,6 +301,7 @@ std::vector<std::vector<Reply>> RedisClusterClient::pipeline_slots(
     if (p.wanted > 0 && ran && !replicated(node, std::move(replies.back()), p.wanted, wait))
       for (std::size_t i : p.batches) out[i].clear();
   }
+  if (moved) (void)read_slot_map();  // else each moved batch would meet its MOVED again
   for (std::size_t i = 0; i < batches.size(); ++i)
     if (alone[i]) out[i] = pipeline(batches[i].slot, batches[i].commands, wait);
   return out;

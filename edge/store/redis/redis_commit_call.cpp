@@ -114,26 +114,63 @@ StoreResult CommitScript::run_one(const std::vector<const CommitOp*>& ops,
 }
 
 void CommitScript::run_all(std::vector<CommitRun>& runs, ReplicaWait wait) {
-  std::vector<Arguments> arguments(runs.size());
-  std::vector<SlotBatch> batches(runs.size());
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    build(arguments[i], runs[i].ops, runs[i].pending_key, runs[i].rows);
-    batches[i].slot = key_slot(route_of(runs[i].ops, runs[i].pending_key));
-    batches[i].commands.push_back(arguments[i].args);
+  std::vector<std::size_t> all(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) all[i] = i;
+  std::vector<std::size_t> noscript;
+  send_all(runs, all, wait, noscript);
+  if (noscript.empty()) return;
+  // Primaries without the script (a first commit, a promoted replica, a restarted node): loaded
+  // on every primary, then those runs all at once again; nothing of theirs ran.
+  StoreResult loaded;
+  (void)client_.for_each_primary([&](RedisConnection& node) {
+    const std::array<std::string_view, 3> args{"SCRIPT", "LOAD", kCommitScript};
+    const Reply r = node.command(args);
+    if (r == nullptr) {
+      loaded = storage_failure("SCRIPT LOAD: " + node.last_error());
+    } else if (r->type != REDIS_REPLY_STRING) {
+      loaded = storage_failure("SCRIPT LOAD: " + (r->type == REDIS_REPLY_ERROR
+                                                      ? reply_text(*r)
+                                                      : std::string("unexpected reply")));
+    } else {
+      sha_ = reply_text(*r);
+    }
+    return loaded.ok();
+  });
+  if (!loaded.ok()) {
+    for (std::size_t i : noscript) runs[i].result = loaded;
+    return;
+  }
+  std::vector<std::size_t> still;
+  send_all(runs, noscript, wait, still);
+  // A primary that lost the script again meanwhile (restarted): one run at a time, each
+  // loading it on its own primary.
+  for (std::size_t i : still) {
+    CommitRun& run = runs[i];
+    run.result =
+        run_one(run.ops, run.pending_key, run.rows, run.generations, run.conflicting, wait);
+  }
+}
+
+void CommitScript::send_all(std::vector<CommitRun>& runs, const std::vector<std::size_t>& which,
+                            ReplicaWait wait, std::vector<std::size_t>& noscript) {
+  noscript.clear();
+  std::vector<Arguments> arguments(which.size());
+  std::vector<SlotBatch> batches(which.size());
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    const CommitRun& run = runs[which[k]];
+    build(arguments[k], run.ops, run.pending_key, run.rows);
+    batches[k].slot = key_slot(route_of(run.ops, run.pending_key));
+    batches[k].commands.push_back(arguments[k].args);
   }
   std::vector<std::vector<Reply>> replies = client_.pipeline_slots(batches, wait);
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    CommitRun& run = runs[i];
-    const Reply r = replies[i].empty() ? nullptr : std::move(replies[i].front());
-    if (is_noscript(r)) {  // a primary that had not loaded the script yet (or restarted)
-      const std::string_view route = route_of(run.ops, run.pending_key);
-      run.result = load(route);
-      if (run.result.ok())
-        run.result =
-            run_one(run.ops, run.pending_key, run.rows, run.generations, run.conflicting, wait);
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    CommitRun& run = runs[which[k]];
+    run.conflicting = run.ops.size();
+    const Reply r = replies[k].empty() ? nullptr : std::move(replies[k].front());
+    if (is_noscript(r)) {
+      noscript.push_back(which[k]);
       continue;
     }
-    run.conflicting = run.ops.size();
     run.result = read_reply(r, run.ops.size(), run.generations, run.conflicting);
   }
 }

@@ -61,9 +61,9 @@ class CommitScript {
                   const std::vector<std::string>& rows, std::vector<std::uint64_t>& generations,
                   std::size_t& conflicting, ReplicaWait wait = {});
   /// Every run at once (RedisClient::pipeline_slots): the keys of each in one slot, `wait` after
-  /// each primary's runs. Each run's result as run() would give it; a run answered NOSCRIPT
-  /// (nothing ran) goes again on its own after SCRIPT LOAD on its primary. Runs are atomic each,
-  /// not together: some may apply where others conflict or fail.
+  /// each primary's runs. Each run's result as run() would give it; runs answered NOSCRIPT
+  /// (nothing ran) go again, all at once, after SCRIPT LOAD on every primary. Runs are atomic
+  /// each, not together: some may apply where others conflict or fail.
   void run_all(std::vector<CommitRun>& runs, ReplicaWait wait = {});
 
  private:
@@ -78,6 +78,9 @@ class CommitScript {
   };
   void build(Arguments& out, const std::vector<const CommitOp*>& ops, std::string_view pending_key,
              const std::vector<std::string>& rows) const;
+  /// The runs `which` at once; those answered NOSCRIPT (nothing ran) into `noscript`.
+  void send_all(std::vector<CommitRun>& runs, const std::vector<std::size_t>& which,
+                ReplicaWait wait, std::vector<std::size_t>& noscript);
   StoreResult run_one(const std::vector<const CommitOp*>& ops, std::string_view pending_key,
                       const std::vector<std::string>& rows, std::vector<std::uint64_t>& generations,
                       std::size_t& conflicting, ReplicaWait wait);

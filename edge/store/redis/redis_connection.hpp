@@ -76,6 +76,9 @@ class RedisConnection {
   bool send(const std::vector<std::vector<std::string_view>>& commands);
   std::vector<Reply> receive(std::size_t count);
 
+  /// Drops the connection (the backoff starts, last_error() is `why`): for a caller that
+  /// cannot read the replies it sent for.
+  void abandon(const std::string& why) { drop(why); }
   [[nodiscard]] bool connected() const noexcept { return context_ != nullptr; }
   [[nodiscard]] const RedisEndpoint& endpoint() const noexcept { return endpoint_; }
   /// Set: command() does not fail when the server is unreachable but asks `handler` whether to
