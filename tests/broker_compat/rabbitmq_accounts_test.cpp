@@ -279,10 +279,8 @@ TEST_F(RabbitMqAccounts, ADeviceAccountReachesOnlyItsOwnTopics) {
   EXPECT_TRUE(logged_in("esp32-00", "esp32-00")->publish("dsekp/data/esp32-00", "own", 1));
   ASSERT_TRUE(watcher->wait_for_topic("dsekp/data/esp32-00"));
   // Each refused publish closes the connection (MQTT 3.1.1 has no way to say "denied").
-  for (const char* topic :
-       {"dsekp/data/esp32-01", "dsekp/init/esp32-01", "dsekp/init/ack/esp32-01",
-        "dsekp/down/esp32-01", "dsekp/rekey/esp32-01", "plain/esp32-00/t",
-        "dsekp/data/esp32-00\n"}) {  // PCRE's `$` would let the last one through
+  for (const char* topic : {"dsekp/data/esp32-01", "dsekp/init/esp32-01", "dsekp/init/ack/esp32-01",
+                            "dsekp/down/esp32-01", "dsekp/rekey/esp32-01", "plain/esp32-00/t"}) {
     auto attacker = logged_in("esp32-00", "esp32-00");
     EXPECT_FALSE(attacker->publish(topic, "forged", 1)) << topic;
   }
@@ -317,7 +315,10 @@ TEST_F(RabbitMqAccounts, ADeviceAccountOverAmqpCannotForgeDownlinksOrTouchTheEdg
   const int port = SharedRabbit::get()->amqp_port(0);
   AmqpProbe device(port, "esp32-00", password_of("esp32-00"));
   EXPECT_EQ(device.publish("amq.topic", "dsekp.data.esp32-00"), "ok");
-  for (const char* key : {"dsekp.down.esp32-01", "dsekp.init.ack.esp32-01", "dsekp.data.esp32-01"})
+  // The last: its own key with a trailing newline, which PCRE's `$` would let through (libmosquitto
+  // refuses such a topic, AMQP does not).
+  for (const char* key : {"dsekp.down.esp32-01", "dsekp.init.ack.esp32-01", "dsekp.data.esp32-01",
+                          "dsekp.data.esp32-00\n"})
     EXPECT_TRUE(device.publish("amq.topic", key).starts_with("403 ACCESS_REFUSED")) << key;
   EXPECT_TRUE(device.publish("", "uplink-accounts").starts_with("403 ACCESS_REFUSED"));
   EXPECT_TRUE(device.delete_queue("uplink-accounts").starts_with("403 ACCESS_REFUSED"));
