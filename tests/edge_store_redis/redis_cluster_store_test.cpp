@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -246,6 +247,49 @@ TEST_F(RedisClusterStore, ACommitItsReplicaDoesNotConfirmFails) {
   EXPECT_NE(store->last_error().find("WAIT saw 0 of 1 replicas"), std::string::npos)
       << store->last_error();
   ASSERT_TRUE(cluster().wait_until_ok(std::chrono::seconds(30)));
+}
+
+// One commit over devices on all three primaries, one primary's replica hung: that primary's
+// WAIT fails the commit (never hidden by the others' success), the other primaries' runs apply.
+TEST_F(RedisClusterStore, AReplicaThatDoesNotConfirmOnePrimarysRunsFailsTheWholeCommit) {
+  RedisStoreOptions o = backend_.options();
+  o.cluster_wait = redis::ReplicaWait{1, 200};
+  std::string error;
+  auto store = RedisSessionStore::open(o, error);
+  ASSERT_NE(store, nullptr) << error;
+  std::vector<DevId> ids;
+  std::map<int, DevId> one_per_primary;
+  for (int i = 0; one_per_primary.size() < 3 && i < 100; ++i) {
+    const DevId id = dev_id_of("spread-" + std::to_string(i));
+    one_per_primary.emplace(cluster().primary_of(slot_of(*store, id)), id);
+  }
+  ASSERT_EQ(one_per_primary.size(), 3u);
+  const auto& [hung_primary, hung_device] = *one_per_primary.begin();
+  const int replica = cluster().replicas_of(hung_primary).front();
+  cluster().freeze(replica);
+  StoreResult r;
+  {
+    Transaction tx(*store);
+    for (const auto& [primary, id] : one_per_primary) {
+      std::uint64_t g = kAbsentGeneration;
+      ASSERT_TRUE(store->save(id, make_rich_state(std::string(id.str())), kNow, g).ok());
+    }
+    r = tx.commit();
+  }
+  cluster().thaw(replica);
+  EXPECT_EQ(r.status, StoreStatus::storage_failure);
+  EXPECT_NE(store->last_error().find("WAIT saw 0 of 1 replicas"), std::string::npos)
+      << store->last_error();
+  ASSERT_TRUE(cluster().wait_until_ok(std::chrono::seconds(30)));
+  auto other = backend_.open_redis();
+  for (const auto& [primary, id] : one_per_primary) {
+    EdgeDeviceState out;
+    std::uint64_t g = 0;
+    ASSERT_TRUE(other->load(id, out, g).ok());
+    // Every run applied on its primary (the hung replica's primary too: only its copy is
+    // unconfirmed), as after a lost reply.
+    EXPECT_EQ(g, 1u) << id.str();
+  }
 }
 
 TEST_F(RedisClusterStore, MakeDurableAsksEveryPrimary) {
