@@ -293,6 +293,35 @@ TEST(RedisStoreUrl, ParsesHostPortAndPrefix) {
   }
 }
 
+TEST(RedisStoreUrl, AClusterUrlTakesTheReplicaWait) {
+  RedisStoreOptions o;
+  std::string error;
+  ASSERT_TRUE(parse_redis_store_url("redis+cluster://h:7000/f:", o, error)) << error;
+  EXPECT_EQ(o.cluster_wait.replicas, 1);  // the defaults
+  EXPECT_EQ(o.cluster_wait.timeout_ms, 500);
+  EXPECT_EQ(o.prefix, "f:");
+  ASSERT_TRUE(parse_redis_store_url("redis+cluster://h:7000/f:?replicas=2&wait-ms=300", o, error))
+      << error;
+  EXPECT_EQ(o.cluster_wait.replicas, 2);
+  EXPECT_EQ(o.cluster_wait.timeout_ms, 300);
+  EXPECT_EQ(o.prefix, "f:");
+  ASSERT_TRUE(parse_redis_store_url("redis+cluster://h:7000?wait-ms=200", o, error)) << error;
+  EXPECT_EQ(o.cluster_wait.timeout_ms, 200);
+  EXPECT_EQ(o.prefix, "dsekp:");
+  for (const char* bad : {"redis+cluster://h?replicas=0", "redis+cluster://h?replicas=6",
+                          "redis+cluster://h?wait-ms=0",
+                          "redis+cluster://h?replicas=", "redis+cluster://h?replicas=1x",
+                          "redis+cluster://h?foo=1", "redis+cluster://h?replicas"}) {
+    RedisStoreOptions fresh;
+    error.clear();
+    EXPECT_FALSE(parse_redis_store_url(bad, fresh, error)) << bad;
+    EXPECT_NE(error.find("replicas=1..5"), std::string::npos) << bad << ": " << error;
+  }
+  // One server has no replicas to wait for: the '?' stays part of the prefix there, as before.
+  ASSERT_TRUE(parse_redis_store_url("redis://h/p?x", o, error)) << error;
+  EXPECT_EQ(o.prefix, "p?x");
+}
+
 TEST(RedisStoreUrl, AClusterUrlNamesItsSeedNodes) {
   RedisStoreOptions o;
   std::string error;

@@ -58,6 +58,38 @@ bool is_redis_store_url(std::string_view store) {
   return store.starts_with("redis://") || store.starts_with("redis+cluster://");
 }
 
+namespace {
+
+/// "replicas=N&wait-ms=M" (either, both, any order) into `wait`. N: 1-5 (no 0: a commit only
+/// its primary holds is lost with it), M: 1-60000 ms (the store also wants it below the command
+/// timeout).
+bool parse_cluster_wait(std::string_view query, redis::ReplicaWait& wait, std::string& error) {
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    const std::size_t eq = pair.find('=');
+    const std::string_view name = pair.substr(0, eq);
+    const std::string_view text = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
+    int value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    const bool number = !text.empty() && ec == std::errc() && end == text.data() + text.size();
+    if (name == "replicas" && number && value >= 1 && value <= 5) {
+      wait.replicas = value;
+    } else if (name == "wait-ms" && number && value >= 1 && value <= 60000) {
+      wait.timeout_ms = value;
+    } else {
+      error = "store URL: \"" + std::string(pair) +
+              "\": a cluster URL takes ?replicas=1..5 and wait-ms=1..60000 (no replicas=0: a "
+              "commit only its primary holds is lost with it)";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool parse_redis_store_url(std::string_view url, RedisStoreOptions& options, std::string& error) {
   constexpr std::string_view kScheme = "redis://";
   constexpr std::string_view kClusterScheme = "redis+cluster://";
@@ -67,6 +99,12 @@ bool parse_redis_store_url(std::string_view url, RedisStoreOptions& options, std
     return false;
   }
   std::string_view rest = url.substr(cluster ? kClusterScheme.size() : kScheme.size());
+  // A cluster's replica wait: ?replicas=N&wait-ms=M (RedisStoreOptions::cluster_wait).
+  redis::ReplicaWait wait = options.cluster_wait;
+  if (const std::size_t question = rest.find('?'); cluster && question != std::string_view::npos) {
+    if (!parse_cluster_wait(rest.substr(question + 1), wait, error)) return false;
+    rest = rest.substr(0, question);
+  }
   // redis://USER@HOST...: the ACL user. Its password never goes in the URL (argv is readable by
   // every local user through ps and /proc): it comes from a file or the environment.
   std::string_view user;
@@ -112,6 +150,7 @@ bool parse_redis_store_url(std::string_view url, RedisStoreOptions& options, std
   options.endpoint.port = nodes.front().second;
   options.cluster_seeds.clear();
   if (cluster) options.cluster_seeds = std::move(nodes);
+  options.cluster_wait = wait;
   options.prefix = std::string(prefix);
   return true;
 }

@@ -9,6 +9,10 @@
 // A Redis Cluster: redis+cluster://[USER@]HOST[:PORT][,HOST[:PORT]...][/PREFIX], the nodes to
 // ask for the slot map (any of the cluster's; more than one so that one down is not fatal), e.g.
 // redis+cluster://10.0.0.5:7000,10.0.0.6:7000,10.0.0.7:7000/fleet1:
+// followed, if wanted, by the replica wait: ?replicas=N (1-5, default 1: WAIT for that many of
+// the primary's replicas after each commit) and/or wait-ms=M (default 500, below the command
+// timeout of 1,000 ms), e.g. ...:7000/fleet1:?replicas=2&wait-ms=300. On a cluster URL a '?'
+// therefore starts these options, never the prefix.
 #pragma once
 
 #include <memory>
