@@ -1,8 +1,10 @@
 // RabbitMQ definitions from the registry (see rabbitmq_definitions.hpp).
 #include "edge/broker_admin/rabbitmq_definitions.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 #include "crypto/openssl/openssl_crypto.hpp"
 #include "edge/amqp/amqp_topics.hpp"
@@ -63,16 +65,6 @@ std::string filter_regex(std::string_view filter, TopicAccess access) {
   return out;
 }
 
-std::string regex_of(const std::vector<TopicGrant>& grants, TopicAccess access) {
-  std::string alternatives;
-  for (const TopicGrant& g : grants) {
-    if (g.access != access) continue;
-    if (!alternatives.empty()) alternatives += '|';
-    alternatives += filter_regex(g.filter, access);
-  }
-  return alternatives.empty() ? "^\\z" : "^(?:" + alternatives + ")" + kEnd;
-}
-
 std::string tag_of(std::string_view role) {
   return "dsekp-" + std::string(role);
 }
@@ -91,7 +83,13 @@ bool has_brace(std::string_view text) {
 }  // namespace
 
 std::string rabbitmq_topic_regex(const std::vector<TopicGrant>& grants, TopicAccess access) {
-  return regex_of(grants, access);
+  std::string alternatives;
+  for (const TopicGrant& g : grants) {
+    if (g.access != access) continue;
+    if (!alternatives.empty()) alternatives += '|';
+    alternatives += filter_regex(g.filter, access);
+  }
+  return alternatives.empty() ? "^\\z" : "^(?:" + alternatives + ")" + kEnd;
 }
 
 RegistryStatus rabbitmq_definitions(const std::vector<BrokerAccount>& devices,
@@ -130,8 +128,8 @@ RegistryStatus rabbitmq_definitions(const std::vector<BrokerAccount>& devices,
     topic_permissions.push_back({{"user", login.username},
                                  {"vhost", options.vhost},
                                  {"exchange", options.exchange},
-                                 {"write", regex_of(grants, TopicAccess::write)},
-                                 {"read", regex_of(grants, TopicAccess::read)}});
+                                 {"write", rabbitmq_topic_regex(grants, TopicAccess::write)},
+                                 {"read", rabbitmq_topic_regex(grants, TopicAccess::read)}});
     return RegistryStatus{};
   };
   // Edges also read the PSK baseline's topic when the baseline is off: an edge without it
@@ -209,22 +207,17 @@ RegistryStatus stale_rabbitmq_users(const std::string& list_users_json,
     if (!u.is_object() || !u.contains("user") || !u["user"].is_string())
       return {RegistryErrc::invalid_argument, "rabbitmqctl list_users: an entry without a user"};
     const std::string name = u["user"].get<std::string>();
-    bool ours = false;
-    const auto tagged = [&](const nlohmann::json& t) {
-      return t.is_string() && t.get<std::string>().starts_with("dsekp-");
-    };
-    if (u.contains("tags")) {
-      const auto& tags = u["tags"];
-      if (tags.is_array())
-        for (const auto& t : tags) ours = ours || tagged(t);
-      else if (tags.is_string())  // older formatters: "a,b"
-        for (std::size_t at = 0; at <= tags.get<std::string>().size();) {
-          const std::string all = tags.get<std::string>();
-          const std::size_t comma = std::min(all.find(',', at), all.size());
-          ours = ours || all.substr(at, comma - at).starts_with("dsekp-");
-          at = comma + 1;
-        }
+    // Tags as a list (3.10's JSON formatter) or as one "a,b" string (older ones).
+    std::vector<std::string> tags;
+    if (u.contains("tags") && u["tags"].is_array()) {
+      for (const auto& t : u["tags"])
+        if (t.is_string()) tags.push_back(t.get<std::string>());
+    } else if (u.contains("tags") && u["tags"].is_string()) {
+      std::istringstream all(u["tags"].get<std::string>());
+      for (std::string t; std::getline(all, t, ',');) tags.push_back(t);
     }
+    const bool ours = std::any_of(tags.begin(), tags.end(),
+                                  [](const std::string& t) { return t.starts_with("dsekp-"); });
     if (ours && kept.count(name) == 0) out.push_back(name);
   }
   return {};

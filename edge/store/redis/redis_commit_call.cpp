@@ -33,10 +33,14 @@ std::string_view kind_name(CommitOpKind kind) {
 
 }  // namespace
 
+constexpr std::array<std::string_view, 3> kScriptLoad{"SCRIPT", "LOAD", kCommitScript};
+
 StoreResult CommitScript::load(std::string_view key) {
-  const std::array<std::string_view, 3> args{"SCRIPT", "LOAD", kCommitScript};
-  const Reply r = client_.command(key, args);
-  if (r == nullptr) return storage_failure(client_.last_error());
+  return take_sha(client_.command(key, kScriptLoad), client_.last_error());
+}
+
+StoreResult CommitScript::take_sha(const Reply& r, const std::string& unreachable) {
+  if (r == nullptr) return storage_failure("SCRIPT LOAD: " + unreachable);
   if (r->type != REDIS_REPLY_STRING)
     return storage_failure("SCRIPT LOAD: " + (r->type == REDIS_REPLY_ERROR
                                                   ? reply_text(*r)
@@ -123,17 +127,7 @@ void CommitScript::run_all(std::vector<CommitRun>& runs, ReplicaWait wait) {
   // on every primary, then those runs all at once again; nothing of theirs ran.
   StoreResult loaded;
   (void)client_.for_each_primary([&](RedisConnection& node) {
-    const std::array<std::string_view, 3> args{"SCRIPT", "LOAD", kCommitScript};
-    const Reply r = node.command(args);
-    if (r == nullptr) {
-      loaded = storage_failure("SCRIPT LOAD: " + node.last_error());
-    } else if (r->type != REDIS_REPLY_STRING) {
-      loaded = storage_failure("SCRIPT LOAD: " + (r->type == REDIS_REPLY_ERROR
-                                                      ? reply_text(*r)
-                                                      : std::string("unexpected reply")));
-    } else {
-      sha_ = reply_text(*r);
-    }
+    loaded = take_sha(node.command(kScriptLoad), node.last_error());
     return loaded.ok();
   });
   if (!loaded.ok()) {

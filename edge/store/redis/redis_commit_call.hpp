@@ -78,6 +78,9 @@ class CommitScript {
   };
   void build(Arguments& out, const std::vector<const CommitOp*>& ops, std::string_view pending_key,
              const std::vector<std::string>& rows) const;
+  /// SCRIPT LOAD's reply `r` (null: the server could not be reached, for `unreachable`): the
+  /// script's sha kept, or why not.
+  StoreResult take_sha(const Reply& r, const std::string& unreachable);
   /// The runs `which` at once; those answered NOSCRIPT (nothing ran) into `noscript`.
   void send_all(std::vector<CommitRun>& runs, const std::vector<std::size_t>& which,
                 ReplicaWait wait, std::vector<std::size_t>& noscript);
